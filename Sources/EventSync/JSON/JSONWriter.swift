@@ -1,0 +1,125 @@
+/// Writes JSON as compact UTF-8 with object keys sorted, so equal values
+/// always encode to equal bytes.
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8] = []
+
+    public init(capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    public static func encode(_ value: JSONValue) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.write(value)
+        return writer.bytes
+    }
+
+    public static func string(_ value: JSONValue) -> String {
+        String(decoding: encode(value), as: UTF8.self)
+    }
+
+    public mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: raw("null")
+        case .bool(let flag): raw(flag ? "true" : "false")
+        case .number(let number): write(number: number)
+        case .string(let string): write(string: string)
+        case .array(let array):
+            bytes.append(UInt8(ascii: "["))
+            for (position, element) in array.enumerated() {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let object):
+            write(object: object)
+        }
+    }
+
+    public mutating func write(object: JSONObject) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for key in object.keys.sorted() {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            write(string: key)
+            bytes.append(UInt8(ascii: ":"))
+            // The key came from the dictionary, so the lookup cannot miss.
+            write(object[key] ?? .null)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Writes `"key":` — for callers that build an object field by field in a fixed order.
+    public mutating func key(_ name: String, first: Bool = false) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        write(string: name)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    public mutating func raw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    public mutating func open(_ bracket: UInt8) { bytes.append(bracket) }
+
+    public mutating func write(number: Double) {
+        if number.rounded() == number, abs(number) < 1e15 {
+            write(integer: Int64(number))
+        } else {
+            bytes.append(contentsOf: number.description.utf8)
+        }
+    }
+
+    public mutating func write(integer: Int64) {
+        if integer == 0 { bytes.append(UInt8(ascii: "0")); return }
+        var magnitude = integer.magnitude
+        if integer < 0 { bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            for position in stride(from: count - 1, through: 0, by: -1) {
+                bytes.append(buffer[position])
+            }
+        }
+    }
+
+    public mutating func write(string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            var runStart = 0
+            for (position, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
+                runStart = position + 1
+                switch byte {
+                case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
+                case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                              hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONWriter {
+    public static func encodeObject(_ object: JSONObject) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + object.count * 32)
+        writer.write(object: object)
+        return writer.bytes
+    }
+}

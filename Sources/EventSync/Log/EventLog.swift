@@ -1,0 +1,80 @@
+/// The append-only log: `seq` (8 bytes, big-endian) → event JSON.
+///
+/// Appending assigns the next sequence number inside the write transaction
+/// (LMDB allows one writer at a time, across processes), writes the event
+/// and folds it into the views in that same transaction, so the log and the
+/// views can never disagree after a crash.
+struct EventLog: Sendable {
+    let events: Database
+    let views: ViewDatabases
+
+    /// Appends events within one write transaction, numbering them as it goes.
+    struct Appender {
+        let log: EventLog
+        let transaction: Transaction
+        private(set) var nextSeq: UInt64
+
+        init(log: EventLog, transaction: Transaction) throws {
+            self.log = log
+            self.transaction = transaction
+            self.nextSeq = try log.lastSeq(in: transaction) + 1
+        }
+
+        /// Appends `event` (its `seq` is assigned here) and returns it as stored.
+        @discardableResult
+        mutating func append(_ event: Event) throws -> Event {
+            var event = event
+            event.seq = nextSeq
+            try transaction.put(Keys.sequence(event.seq), EventCoding.encode(event), in: log.events, append: true)
+            try log.views.apply(event, in: transaction)
+            nextSeq += 1
+            return event
+        }
+    }
+
+    func lastSeq(in transaction: Transaction) throws -> UInt64 {
+        let cursor = try transaction.cursor(events)
+        guard let last = try cursor.last() else { return 0 }
+        return Keys.sequence(from: last.key)
+    }
+
+    func event(seq: UInt64, in transaction: Transaction) throws -> Event? {
+        try transaction.withValue(Keys.sequence(seq), in: events) { try EventCoding.decode($0) }
+    }
+
+    /// Calls `body` with each event from `seq` on, in order, until it returns false.
+    func forEach(from seq: UInt64 = 1, in transaction: Transaction, _ body: (Event) throws -> Bool) throws {
+        let cursor = try transaction.cursor(events)
+        var entry = try cursor.seek(atLeast: Keys.sequence(seq))
+        while let current = entry {
+            guard try body(try EventCoding.decode(current.value)) else { return }
+            entry = try cursor.next()
+        }
+    }
+
+    /// The last `count` events, oldest first.
+    func last(_ count: Int, in transaction: Transaction) throws -> [Event] {
+        guard count > 0 else { return [] }
+        let cursor = try transaction.cursor(events)
+        var result: [Event] = []
+        var entry = try cursor.last()
+        while let current = entry, result.count < count {
+            result.append(try EventCoding.decode(current.value))
+            entry = try cursor.previous()
+        }
+        return result.reversed()
+    }
+
+    /// Every event of record `id` (of any entity), oldest first, found through the history index.
+    func history(of id: String, in transaction: Transaction) throws -> [Event] {
+        let prefix = Keys.historyPrefix(id: id)
+        let cursor = try transaction.cursor(views.history)
+        var seqs: [UInt64] = []
+        var entry = try cursor.seek(atLeast: prefix)
+        while let current = entry, current.key.starts(with: prefix) {
+            seqs.append(Keys.sequence(from: current.value))
+            entry = try cursor.next()
+        }
+        return try seqs.sorted().compactMap { try event(seq: $0, in: transaction) }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// Event times: milliseconds since 1970 in UTC, written as ISO 8601 with milliseconds.
+///
+/// Formatting is done by hand because it runs once per event on import and
+/// `ISO8601DateFormatter` costs more than the rest of encoding an event.
+public enum Timestamp {
+    public static func now() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
+
+    /// `2026-11-29T16:14:10.123Z`
+    public static func iso8601(milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds.floorDiv(1000))
+        let millis = Int(milliseconds - Int64(seconds) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` or a bare date `YYYY-MM-DD` (midnight UTC).
+    public static func parse(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[start..<start + count] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0, 4), bytes.count >= 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              let month = number(5, 2), let day = number(8, 2), CalendarDate.isValid(year: year, month: month, day: day)
+        else { return nil }
+        var hour = 0, minute = 0, second = 0, millis = 0, offsetMinutes = 0
+        var position = 10
+        if bytes.count > 10 {
+            guard bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: " "), bytes.count >= 19,
+                  let h = number(11, 2), bytes[13] == UInt8(ascii: ":"), let m = number(14, 2),
+                  bytes[16] == UInt8(ascii: ":"), let s = number(17, 2), h < 24, m < 60, s < 61
+            else { return nil }
+            (hour, minute, second) = (h, m, s)
+            position = 19
+            if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+                position += 1
+                var scale = 100
+                while position < bytes.count, let digit = number(position, 1) {
+                    millis += digit * scale
+                    scale /= 10
+                    position += 1
+                }
+            }
+            guard position < bytes.count else { return nil }
+            if bytes[position] == UInt8(ascii: "Z") {
+                position += 1
+            } else if bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                guard let oh = number(position + 1, 2), position + 3 < bytes.count, bytes[position + 3] == UInt8(ascii: ":"),
+                      let om = number(position + 4, 2) else { return nil }
+                offsetMinutes = (oh * 60 + om) * (bytes[position] == UInt8(ascii: "+") ? 1 : -1)
+                position += 6
+            } else {
+                return nil
+            }
+            guard position == bytes.count else { return nil }
+        }
+        let days = CalendarDate.daysSinceEpoch(year: year, month: month, day: day)
+        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
+        return seconds * 1000 + Int64(millis)
+    }
+}
+
+/// Proleptic Gregorian calendar arithmetic for ISO dates.
+enum CalendarDate {
+    static func isValid(year: Int, month: Int, day: Int) -> Bool {
+        guard (1...12).contains(month), day >= 1 else { return false }
+        let lengths = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        return day <= lengths[month - 1]
+    }
+
+    static func isLeap(_ year: Int) -> Bool {
+        (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    }
+
+    /// Days from 1970-01-01 (Howard Hinnant's `days_from_civil`).
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+extension Int64 {
+    fileprivate func floorDiv(_ divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}

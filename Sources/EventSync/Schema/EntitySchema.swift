@@ -1,0 +1,212 @@
+import Foundation
+
+/// An entity declared by a JSON Schema file: its name, its collection on the
+/// server, and the rules every record must satisfy.
+///
+/// evsync reads the subset of JSON Schema that describes flat records:
+/// `type` (one or several), `format` (`date`, `date-time`, `uri`),
+/// `contentEncoding: base64`, `minLength`/`maxLength`, `minimum`/`maximum`,
+/// `enum`, `items`, `required`. Fields not declared under `properties` are
+/// always refused, so a typo never reaches the log.
+public struct EntitySchema: Sendable {
+    /// The entity's name as the schema's `title` spells it, e.g. `Holiday`.
+    public let name: String
+    /// The server collection (`x-evsync-collection`, else the name lower-cased and pluralised).
+    public let collection: String
+    /// Field names in the order the schema declares them (for tables).
+    public let fieldNames: [String]
+    public let required: Set<String>
+    let rules: [String: Rule]
+
+    /// Parses a schema document. `source` names it in errors.
+    public init(json text: String, source: String) throws(SchemaError) {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(text)
+        } catch {
+            throw SchemaError("\(source): \(error)")
+        }
+        guard case .object(let root) = document else { throw SchemaError("\(source): a schema must be a JSON object") }
+        guard let title = root["title"]?.stringValue, Self.isValidName(title) else {
+            throw SchemaError("\(source): 'title' must name the entity (letters, digits, '_', starting with a letter)")
+        }
+        guard case .object(let properties)? = root["properties"] else {
+            throw SchemaError("\(source): 'properties' must be an object")
+        }
+        var rules: [String: Rule] = [:]
+        for (field, definition) in properties {
+            guard !Self.reservedFields.contains(field) else {
+                throw SchemaError("\(source): field '\(field)' is reserved")
+            }
+            rules[field] = try Rule(definition, path: "\(source): property '\(field)'")
+        }
+        let required = Set(root["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        if let missing = required.first(where: { rules[$0] == nil }) {
+            throw SchemaError("\(source): required field '\(missing)' is not among the properties")
+        }
+        let collection = root["x-evsync-collection"]?.stringValue ?? Self.pluralise(title.lowercased())
+        guard RecordID.isValid(collection) else { throw SchemaError("\(source): collection name '\(collection)' is not valid") }
+        self.name = title
+        self.collection = collection
+        self.rules = rules
+        self.required = required
+        self.fieldNames = Self.declarationOrder(of: properties.keys, in: text)
+    }
+
+    /// Field names a record may not use: the record id is the key, and the server owns these.
+    static let reservedFields: Set<String> = ["id", "last_modified", "deleted", "schema"]
+
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+
+    static func pluralise(_ word: String) -> String {
+        let vowels: Set<Character> = ["a", "e", "i", "o", "u"]
+        if word.hasSuffix("y"), word.count > 1, !vowels.contains(word[word.index(word.endIndex, offsetBy: -2)]) {
+            return word.dropLast() + "ies"
+        }
+        if ["s", "x", "z", "ch", "sh"].contains(where: word.hasSuffix) { return word + "es" }
+        return word + "s"
+    }
+
+    /// Dictionaries forget order; the schema text has it, and tables read better in it.
+    private static func declarationOrder(of names: Dictionary<String, JSONValue>.Keys, in text: String) -> [String] {
+        names.sorted { left, right in
+            let l = text.range(of: "\"\(left)\"")?.lowerBound ?? text.endIndex
+            let r = text.range(of: "\"\(right)\"")?.lowerBound ?? text.endIndex
+            return l == r ? left < right : l < r
+        }
+    }
+
+    // MARK: Validation
+
+    /// Checks a whole record (after a change is applied) against the schema.
+    public func validate(_ record: JSONObject) throws(SchemaError) {
+        for field in required where record[field] == nil {
+            throw SchemaError("\(name): required field '\(field)' is missing")
+        }
+        for (field, value) in record {
+            try validate(field: field, value: value)
+        }
+    }
+
+    /// Checks one field's value.
+    public func validate(field: String, value: JSONValue) throws(SchemaError) {
+        guard let rule = rules[field] else {
+            let known = fieldNames.joined(separator: ", ")
+            throw SchemaError("\(name) has no field '\(field)' (fields: \(known))")
+        }
+        try rule.check(value, path: "\(name).\(field)")
+    }
+
+    public func hasField(_ field: String) -> Bool { rules[field] != nil }
+}
+
+/// A schema that cannot be read, or a record that breaks one.
+public struct SchemaError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The constraints on one value.
+struct Rule: Sendable {
+    var types: Set<String> = []
+    var format: String?
+    var base64 = false
+    var minLength: Int?
+    var maxLength: Int?
+    var minimum: Double?
+    var maximum: Double?
+    var allowed: [JSONValue]?
+    var items: [Rule] = []  // zero or one element: `indirect` storage for the recursive case
+
+    static let knownTypes: Set<String> = ["string", "number", "integer", "boolean", "array", "object", "null"]
+
+    init(_ definition: JSONValue, path: String) throws(SchemaError) {
+        guard case .object(let object) = definition else { throw SchemaError("\(path) must be an object") }
+        switch object["type"] {
+        case .string(let type)?: types = [type]
+        case .array(let list)?: types = Set(list.compactMap(\.stringValue))
+        case nil: break
+        default: throw SchemaError("\(path): 'type' must be a string or an array of strings")
+        }
+        if let unknown = types.first(where: { !Self.knownTypes.contains($0) }) {
+            throw SchemaError("\(path): unknown type '\(unknown)'")
+        }
+        format = object["format"]?.stringValue
+        if let format, !["date", "date-time", "uri", "uuid"].contains(format) {
+            throw SchemaError("\(path): unsupported format '\(format)'")
+        }
+        base64 = object["contentEncoding"]?.stringValue == "base64"
+        minLength = object["minLength"]?.int64Value.map(Int.init)
+        maxLength = object["maxLength"]?.int64Value.map(Int.init)
+        minimum = object["minimum"]?.doubleValue
+        maximum = object["maximum"]?.doubleValue
+        allowed = object["enum"]?.arrayValue
+        if let itemDefinition = object["items"] {
+            items = [try Rule(itemDefinition, path: "\(path) items")]
+        }
+    }
+
+    func check(_ value: JSONValue, path: String) throws(SchemaError) {
+        if !types.isEmpty, !types.contains(where: { Self.matches(value, type: $0) }) {
+            throw SchemaError("\(path) must be \(types.sorted().joined(separator: " or ")), not \(value.typeName)")
+        }
+        if let allowed, !allowed.contains(value) {
+            throw SchemaError("\(path) must be one of \(allowed.map(JSONWriter.string).joined(separator: ", "))")
+        }
+        switch value {
+        case .string(let string):
+            let length = string.count
+            if let minLength, length < minLength { throw SchemaError("\(path) must have at least \(minLength) characters") }
+            if let maxLength, length > maxLength { throw SchemaError("\(path) must have at most \(maxLength) characters") }
+            if let format { try Self.checkFormat(format, string, path: path) }
+            if base64, Data(base64Encoded: string) == nil { throw SchemaError("\(path) must be base64-encoded bytes") }
+        case .number(let number):
+            if let minimum, number < minimum { throw SchemaError("\(path) must be at least \(minimum)") }
+            if let maximum, number > maximum { throw SchemaError("\(path) must be at most \(maximum)") }
+        case .array(let elements):
+            if let rule = items.first {
+                for (position, element) in elements.enumerated() {
+                    try rule.check(element, path: "\(path)[\(position)]")
+                }
+            }
+        default:
+            break
+        }
+    }
+
+    static func matches(_ value: JSONValue, type: String) -> Bool {
+        switch (type, value) {
+        case ("string", .string), ("number", .number), ("boolean", .bool), ("array", .array),
+             ("object", .object), ("null", .null):
+            true
+        case ("integer", .number(let number)):
+            number.rounded() == number
+        default:
+            false
+        }
+    }
+
+    static func checkFormat(_ format: String, _ string: String, path: String) throws(SchemaError) {
+        switch format {
+        case "date":
+            guard string.utf8.count == 10, Timestamp.parse(string) != nil else {
+                throw SchemaError("\(path) must be a date as YYYY-MM-DD, not '\(string)'")
+            }
+        case "date-time":
+            guard string.utf8.count > 10, Timestamp.parse(string) != nil else {
+                throw SchemaError("\(path) must be an ISO 8601 date-time, not '\(string)'")
+            }
+        case "uri":
+            guard let url = URL(string: string), let scheme = url.scheme, !scheme.isEmpty,
+                  url.host != nil || scheme == "mailto" || scheme == "urn"
+            else { throw SchemaError("\(path) must be an absolute URL, not '\(string)'") }
+        case "uuid":
+            guard UUID(uuidString: string) != nil else { throw SchemaError("\(path) must be a UUID, not '\(string)'") }
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// The entities evsync knows: the built-in Holiday and Birthday, plus every
+/// `*.schema.json` in a schema directory (which may also replace a built-in).
+public struct SchemaRegistry: Sendable {
+    private var byLowercasedName: [String: EntitySchema] = [:]
+
+    /// The built-in schemas only.
+    public init() {
+        for file in BuiltinSchemas.files {
+            // The built-ins are tested to parse; a failure here would be a build defect, so skip rather than crash.
+            if let schema = try? EntitySchema(json: file.text, source: file.name) {
+                register(schema)
+            }
+        }
+    }
+
+    /// The built-ins plus the entity schemas found in `directory`.
+    /// `event.schema.json`, the log's own envelope, is not an entity.
+    public init(directory: String) throws(SchemaError) {
+        self.init()
+        let files: [String]
+        do {
+            files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw SchemaError("cannot read the schema directory \(directory)")
+        }
+        for file in files.sorted() where file.hasSuffix(".schema.json") && file != "event.schema.json" {
+            let path = (directory as NSString).appendingPathComponent(file)
+            guard let data = FileManager.default.contents(atPath: path) else { throw SchemaError("cannot read \(path)") }
+            register(try EntitySchema(json: String(decoding: data, as: UTF8.self), source: path))
+        }
+    }
+
+    private mutating func register(_ schema: EntitySchema) {
+        byLowercasedName[schema.name.lowercased()] = schema
+    }
+
+    /// The entity called `name`, ignoring case.
+    public func schema(named name: String) throws(SchemaError) -> EntitySchema {
+        guard let schema = byLowercasedName[name.lowercased()] else {
+            throw SchemaError("unknown entity '\(name)' (known: \(entityNames.joined(separator: ", ")))")
+        }
+        return schema
+    }
+
+    public var entities: [EntitySchema] {
+        byLowercasedName.values.sorted { $0.name < $1.name }
+    }
+
+    public var entityNames: [String] { entities.map(\.name) }
+}

@@ -1,0 +1,77 @@
+import CLMDB
+
+/// One LMDB environment: a memory-mapped file holding named databases.
+///
+/// Every use goes through `read` or `write`, which own their transaction for
+/// exactly the closure's scope: commit on return, abort on throw. The
+/// environment is opened with `MDB_NOTLS`, so a read transaction is not tied
+/// to a thread (Swift tasks hop threads); write transactions never outlive
+/// their synchronous closure, so they never cross an `await`.
+final class Environment: @unchecked Sendable {
+    // LMDB's environment handle is thread-safe; the class only hands it to
+    // transactions, which are confined to one closure on one thread.
+    private let handle: OpaquePointer
+
+    /// Opens (creating if needed) the environment in `directory`.
+    init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false) throws(StorageError) {
+        var handle: OpaquePointer?
+        try StorageError.check(mdb_env_create(&handle), "creating the environment")
+        guard let handle else { throw StorageError(code: MDB_PANIC, operation: "creating the environment") }
+        do throws(StorageError) {
+            try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting the map size")
+            try StorageError.check(mdb_env_set_maxdbs(handle, maxDatabases), "setting the database count")
+            try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting the reader count")
+            var flags = UInt32(MDB_NOTLS)
+            if readOnly { flags |= UInt32(MDB_RDONLY) }
+            try StorageError.check(mdb_env_open(handle, directory, flags, 0o644), "opening \(directory)")
+        } catch {
+            mdb_env_close(handle)
+            throw error
+        }
+        self.handle = handle
+        // Reader slots of processes that were killed stay taken until someone clears them.
+        var stale: Int32 = 0
+        mdb_reader_check(handle, &stale)
+    }
+
+    deinit {
+        mdb_env_close(handle)
+    }
+
+    /// Opens (or, in a write transaction, creates) a named database.
+    func openDatabase(_ name: String, flags: Int32 = 0, in transaction: Transaction) throws(StorageError) -> Database {
+        var dbi: MDB_dbi = 0
+        try StorageError.check(mdb_dbi_open(transaction.handle, name, UInt32(flags), &dbi), "opening database \(name)")
+        return Database(dbi: dbi, name: name)
+    }
+
+    /// Runs `body` in a read-only snapshot of the store.
+    func read<T>(_ body: (Transaction) throws -> T) throws -> T {
+        let transaction = try Transaction(environment: handle, readOnly: true)
+        defer { transaction.abort() }
+        let result = try body(transaction)
+        // Committing (not aborting) a read transaction keeps database handles it opened.
+        try transaction.commit()
+        return result
+    }
+
+    /// Runs `body` in the single write transaction: committed when `body`
+    /// returns, aborted (leaving the store exactly as it was) when it throws.
+    func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+        let transaction = try Transaction(environment: handle, readOnly: false)
+        do {
+            let result = try body(transaction)
+            try transaction.commit()
+            return result
+        } catch {
+            transaction.abort()
+            throw error
+        }
+    }
+}
+
+/// A named database inside an environment.
+struct Database: Sendable {
+    let dbi: MDB_dbi
+    let name: String
+}

@@ -1,0 +1,13 @@
+import CLMDB
+
+/// LMDB's flag constants as `Int32`, so code outside this folder needs no C types.
+enum MDBFlags {
+    static let create = Int32(MDB_CREATE)
+    static let dupSort = Int32(MDB_DUPSORT)
+    static let dupFixed = Int32(MDB_DUPFIXED)
+}
+
+/// LMDB's return codes that callers treat as answers rather than failures.
+enum MDBErrors {
+    static let notFound = MDB_NOTFOUND
+}

@@ -1,0 +1,153 @@
+import CLMDB
+
+/// One LMDB transaction, valid only inside the `Environment.read`/`write`
+/// closure that created it. Values handed out as raw buffers point into the
+/// memory map and are valid only until the transaction ends.
+final class Transaction {
+    let handle: OpaquePointer
+    let readOnly: Bool
+    private var finished = false
+
+    init(environment: OpaquePointer, readOnly: Bool) throws(StorageError) {
+        var handle: OpaquePointer?
+        let flags = readOnly ? UInt32(MDB_RDONLY) : 0
+        try StorageError.check(mdb_txn_begin(environment, nil, flags, &handle), "beginning a transaction")
+        guard let handle else { throw StorageError(code: MDB_PANIC, operation: "beginning a transaction") }
+        self.handle = handle
+        self.readOnly = readOnly
+    }
+
+    deinit {
+        abort()
+    }
+
+    func commit() throws(StorageError) {
+        guard !finished else { return }
+        finished = true
+        try StorageError.check(mdb_txn_commit(handle), "committing")
+    }
+
+    func abort() {
+        guard !finished else { return }
+        finished = true
+        mdb_txn_abort(handle)
+    }
+
+    /// Calls `body` with the value stored under `key`, or returns nil without calling it.
+    func withValue<T>(_ key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+        try key.withUnsafeBytes { keyBytes in
+            var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var data = MDB_val()
+            let code = mdb_get(handle, database.dbi, &keyValue, &data)
+            if code == MDB_NOTFOUND { return nil }
+            try StorageError.check(code, "reading from \(database.name)")
+            return try body(UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
+        }
+    }
+
+    /// A copy of the value stored under `key`.
+    func get(_ key: [UInt8], in database: Database) throws -> [UInt8]? {
+        try withValue(key, in: database) { Array($0) }
+    }
+
+    /// Stores `value` under `key`. `append` promises the key sorts after
+    /// every key already there (LMDB then skips the tree search).
+    func put(_ key: [UInt8], _ value: [UInt8], in database: Database, append: Bool = false, noDuplicate: Bool = false) throws(StorageError) {
+        var flags: UInt32 = 0
+        if append { flags |= UInt32(MDB_APPEND) }
+        if noDuplicate { flags |= UInt32(MDB_NODUPDATA) }
+        let code = key.withUnsafeBytes { keyBytes in
+            value.withUnsafeBytes { valueBytes in
+                var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                return mdb_put(handle, database.dbi, &keyValue, &dataValue, flags)
+            }
+        }
+        if code == MDB_KEYEXIST, noDuplicate { return }
+        try StorageError.check(code, "writing to \(database.name)")
+    }
+
+    /// Removes `key`; returns whether it was there.
+    @discardableResult
+    func delete(_ key: [UInt8], in database: Database) throws(StorageError) -> Bool {
+        let code = key.withUnsafeBytes { keyBytes in
+            var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            return mdb_del(handle, database.dbi, &keyValue, nil)
+        }
+        if code == MDB_NOTFOUND { return false }
+        try StorageError.check(code, "deleting from \(database.name)")
+        return true
+    }
+
+    /// Removes every entry of `database`, keeping the database itself.
+    func empty(_ database: Database) throws(StorageError) {
+        try StorageError.check(mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
+    }
+
+    func count(_ database: Database) throws(StorageError) -> Int {
+        var stat = MDB_stat()
+        try StorageError.check(mdb_stat(handle, database.dbi, &stat), "reading statistics of \(database.name)")
+        return stat.ms_entries
+    }
+
+    func cursor(_ database: Database) throws(StorageError) -> Cursor {
+        try Cursor(transaction: self, database: database)
+    }
+}
+
+/// A position in one database, moved with LMDB's cursor operations.
+/// Keys and values it returns point into the map: copy what must outlive the transaction.
+final class Cursor {
+    private let handle: OpaquePointer
+    private let database: Database
+
+    fileprivate init(transaction: Transaction, database: Database) throws(StorageError) {
+        var handle: OpaquePointer?
+        try StorageError.check(mdb_cursor_open(transaction.handle, database.dbi, &handle), "opening a cursor on \(database.name)")
+        guard let handle else { throw StorageError(code: MDB_PANIC, operation: "opening a cursor") }
+        self.handle = handle
+        self.database = database
+    }
+
+    deinit {
+        mdb_cursor_close(handle)
+    }
+
+    typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+
+    fileprivate func move(_ operation: MDB_cursor_op, key: [UInt8]? = nil) throws(StorageError) -> Entry? {
+        var keyValue = MDB_val()
+        var dataValue = MDB_val()
+        let code: Int32
+        if let key {
+            code = key.withUnsafeBytes { keyBytes in
+                keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                return mdb_cursor_get(handle, &keyValue, &dataValue, operation)
+            }
+        } else {
+            code = mdb_cursor_get(handle, &keyValue, &dataValue, operation)
+        }
+        if code == MDB_NOTFOUND { return nil }
+        try StorageError.check(code, "moving a cursor on \(database.name)")
+        return (UnsafeRawBufferPointer(start: keyValue.mv_data, count: keyValue.mv_size),
+                UnsafeRawBufferPointer(start: dataValue.mv_data, count: dataValue.mv_size))
+    }
+
+    func first() throws(StorageError) -> Entry? { try move(MDB_FIRST) }
+    func last() throws(StorageError) -> Entry? { try move(MDB_LAST) }
+    func next() throws(StorageError) -> Entry? { try move(MDB_NEXT) }
+    func previous() throws(StorageError) -> Entry? { try move(MDB_PREV) }
+    /// The first entry whose key is greater than or equal to `key`.
+    func seek(atLeast key: [UInt8]) throws(StorageError) -> Entry? { try move(MDB_SET_RANGE, key: key) }
+}
+
+extension Cursor {
+    /// Positions on exactly `key`; nil if it is not there.
+    func seek(exactly key: [UInt8]) throws(StorageError) -> Entry? { try move(MDB_SET_KEY, key: key) }
+    /// In a sorted-duplicates database: the last value of the current key.
+    func lastDuplicate() throws(StorageError) -> Entry? { try move(MDB_LAST_DUP) }
+    /// In a sorted-duplicates database: the previous value of the current key.
+    func previousDuplicate() throws(StorageError) -> Entry? { try move(MDB_PREV_DUP) }
+    /// In a sorted-duplicates database: the next value of the current key.
+    func nextDuplicate() throws(StorageError) -> Entry? { try move(MDB_NEXT_DUP) }
+}

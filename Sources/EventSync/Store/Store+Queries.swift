@@ -1,0 +1,122 @@
+/// A record as a table shows it.
+public struct Record: Sendable, Equatable {
+    public let entity: String
+    public let id: String
+    public let fields: JSONObject
+
+    /// The record as one JSON object: `id` and the fields.
+    public var json: JSONObject {
+        var object = fields
+        object["id"] = .string(id)
+        return object
+    }
+}
+
+/// A point in the log's past: after event `seq`, or at a moment.
+public enum LogPoint: Sendable, Equatable {
+    case seq(UInt64)
+    /// Milliseconds since 1970, UTC.
+    case time(Int64)
+
+    /// Parses `--as-of`: a sequence number, or an ISO 8601 date or date-time.
+    public init?(_ text: String) {
+        if let seq = UInt64(text) {
+            self = .seq(seq)
+        } else if let time = Timestamp.parse(text) {
+            self = .time(time)
+        } else {
+            return nil
+        }
+    }
+
+    func includes(_ event: Event) -> Bool {
+        switch self {
+        case .seq(let seq): event.seq <= seq
+        case .time(let time): event.at <= time
+        }
+    }
+}
+
+extension Store {
+    /// One record, now or as it was at `asOf`; nil if it did not exist then.
+    public func record(_ entityName: String, id: String, asOf point: LogPoint? = nil) throws(StoreError) -> Record? {
+        let schema = try entity(entityName)
+        try Self.checkID(id)
+        return try read { transaction in
+            let fields: JSONObject?
+            if let point {
+                // The record's own events, from the history index, folded up to the point.
+                var projection = RecordProjection()
+                for event in try log.history(of: id, in: transaction) where event.entity == schema.name && point.includes(event) {
+                    projection.apply(event)
+                }
+                fields = projection.row
+            } else {
+                fields = try log.views.projection(entity: schema.name, id: id, in: transaction).row
+            }
+            return fields.map { Record(entity: schema.name, id: id, fields: $0) }
+        }
+    }
+
+    /// Every record of an entity, sorted by id; at `asOf`, replayed from the log up to that point.
+    public func records(_ entityName: String, asOf point: LogPoint? = nil) throws(StoreError) -> [Record] {
+        let schema = try entity(entityName)
+        return try read { transaction in
+            guard let point else {
+                var records: [Record] = []
+                try forEachRow(of: schema.name, in: transaction) { id, fields in
+                    records.append(Record(entity: schema.name, id: id, fields: fields))
+                }
+                return records
+            }
+            var projections: [String: RecordProjection] = [:]
+            try log.forEach(in: transaction) { event in
+                guard point.includes(event) else { return false }
+                if event.entity == schema.name { projections[event.recordID, default: RecordProjection()].apply(event) }
+                return true
+            }
+            return projections.compactMap { id, projection in
+                projection.row.map { Record(entity: schema.name, id: id, fields: $0) }
+            }.sorted { $0.id < $1.id }
+        }
+    }
+
+    func forEachRow(of entity: String, in transaction: Transaction, _ body: (String, JSONObject) throws -> Void) throws {
+        let prefix = Keys.entityPrefix(entity)
+        let cursor = try transaction.cursor(log.views.rows)
+        var entry = try cursor.seek(atLeast: prefix)
+        while let current = entry, current.key.starts(with: prefix) {
+            let id = String(decoding: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]), as: UTF8.self)
+            try body(id, try ViewDatabases.decodeRow(current.value))
+            entry = try cursor.next()
+        }
+    }
+
+    /// Every event of the record(s) with this id, oldest first.
+    public func history(of id: String) throws(StoreError) -> [Event] {
+        try Self.checkID(id)
+        return try read { try log.history(of: id, in: $0) }
+    }
+
+    /// The last `count` events, oldest first.
+    public func lastEvents(_ count: Int) throws(StoreError) -> [Event] {
+        try read { try log.last(count, in: $0) }
+    }
+
+    /// Events after `seq`, oldest first, at most `limit`.
+    public func events(after seq: UInt64, limit: Int = .max) throws(StoreError) -> [Event] {
+        try read { transaction in
+            var events: [Event] = []
+            try log.forEach(from: seq + 1, in: transaction) { event in
+                events.append(event)
+                return events.count < limit
+            }
+            return events
+        }
+    }
+
+    /// The sequence number of the newest event (0 for an empty log).
+    public func lastSeq() throws(StoreError) -> UInt64 {
+        try read { try log.lastSeq(in: $0) }
+    }
+}

@@ -1,0 +1,44 @@
+/// What `evsync status` reports.
+public struct StoreStatus: Sendable, Equatable {
+    /// Events in the log.
+    public var events: UInt64
+    /// Live records per entity name, for every entity the schemas know or the log mentions.
+    public var records: [String: Int]
+    /// Records whose local state the server has not acknowledged.
+    public var pendingRecords: Int
+    /// Local events not yet acknowledged by a server.
+    public var unacknowledgedEvents: Int
+}
+
+extension Store {
+    public func status() throws(StoreError) -> StoreStatus {
+        try read { transaction in
+            var status = StoreStatus(events: try log.lastSeq(in: transaction), records: [:], pendingRecords: 0, unacknowledgedEvents: 0)
+            for schema in schemas.entities { status.records[schema.name] = 0 }
+            // Rows are sorted by entity, so count runs of one prefix.
+            let rows = try transaction.cursor(log.views.rows)
+            var entry = try rows.first()
+            while let current = entry, let (entity, _) = Keys.split(current.key) {
+                let name = schemas.entities.first { $0.name.lowercased() == entity }?.name ?? entity
+                status.records[name, default: 0] += 1
+                entry = try rows.next()
+            }
+            // For each record waiting in the outbox, its local events since the server last spoke of it.
+            let outbox = try transaction.cursor(log.views.outbox)
+            let history = try transaction.cursor(log.views.history)
+            entry = try outbox.first()
+            while let current = entry, let (entity, id) = Keys.split(current.key) {
+                status.pendingRecords += 1
+                if try history.seek(exactly: Keys.history(entity: entity, id: id)) != nil {
+                    var dup = try history.lastDuplicate()
+                    while let value = dup?.value, value.count == 10, value[9] == 0 {
+                        status.unacknowledgedEvents += 1
+                        dup = try history.previousDuplicate()
+                    }
+                }
+                entry = try outbox.next()
+            }
+            return status
+        }
+    }
+}

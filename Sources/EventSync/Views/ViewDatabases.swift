@@ -1,0 +1,106 @@
+/// The databases derived from the log, and how one event updates them.
+///
+/// - `rows`: `entity\0id` → the record's fields (JSON): the current tables.
+/// - `shadow`: `entity\0id` → the server's version and fields as the log last heard them.
+/// - `outbox`: `entity\0id` → nothing; present exactly when row and shadow differ (what sync must push).
+/// - `history`: `id\0entity` → sorted duplicates, one per event of the record (`seq`, kind, origin).
+///
+/// All four are rebuilt from the log by `rebuild-views`; they hold nothing
+/// the log does not say.
+struct ViewDatabases: Sendable {
+    let rows: Database
+    let shadow: Database
+    let outbox: Database
+    let history: Database
+
+    static let names = ["rows", "shadow", "outbox", "history"]
+
+    static func open(prefix: String = "", in environment: Environment, transaction: Transaction, create: Bool) throws -> ViewDatabases {
+        let createFlag: Int32 = create ? MDBFlags.create : 0
+        return ViewDatabases(
+            rows: try environment.openDatabase(prefix + "rows", flags: createFlag, in: transaction),
+            shadow: try environment.openDatabase(prefix + "shadow", flags: createFlag, in: transaction),
+            outbox: try environment.openDatabase(prefix + "outbox", flags: createFlag, in: transaction),
+            history: try environment.openDatabase(prefix + "history", flags: createFlag | MDBFlags.dupSort | MDBFlags.dupFixed, in: transaction)
+        )
+    }
+
+    var all: [Database] { [rows, shadow, outbox, history] }
+
+    // MARK: Reading
+
+    func projection(entity: String, id: String, in transaction: Transaction) throws -> RecordProjection {
+        let key = Keys.record(entity: entity, id: id)
+        return try projection(key: key, in: transaction)
+    }
+
+    func projection(key: [UInt8], in transaction: Transaction) throws -> RecordProjection {
+        var projection = RecordProjection()
+        projection.row = try transaction.withValue(key, in: rows) { try Self.decodeRow($0) }
+        if let (version, fields) = try transaction.withValue(key, in: shadow, { try Self.decodeShadow($0) }) {
+            projection.version = version
+            projection.shadow = fields
+        }
+        return projection
+    }
+
+    static func decodeRow(_ bytes: UnsafeRawBufferPointer) throws -> JSONObject {
+        guard case .object(let fields) = try JSONParser.parse(bytes) else {
+            throw EventDecodingError(reason: "a view row is not a JSON object")
+        }
+        return fields
+    }
+
+    /// Shadow values: the version as 8 big-endian bytes (all ones: never heard), then the fields' JSON, or nothing if the server has no such record.
+    static func encodeShadow(version: Int64?, fields: JSONObject?) -> [UInt8] {
+        var bytes = withUnsafeBytes(of: UInt64(bitPattern: version ?? -1).bigEndian, Array.init)
+        if let fields { bytes.append(contentsOf: JSONWriter.encodeObject(fields)) }
+        return bytes
+    }
+
+    static func decodeShadow(_ bytes: UnsafeRawBufferPointer) throws -> (Int64?, JSONObject?) {
+        guard bytes.count >= 8 else { throw EventDecodingError(reason: "a shadow entry is truncated") }
+        let raw = Int64(bitPattern: Keys.sequence(from: bytes))
+        let version: Int64? = raw == -1 ? nil : raw
+        guard bytes.count > 8 else { return (version, nil) }
+        return (version, try decodeRow(UnsafeRawBufferPointer(rebasing: bytes[8...])))
+    }
+
+    /// History values: `seq` (8 bytes, big-endian, so duplicates sort in log order), kind, origin.
+    static func historyEntry(_ event: Event) -> [UInt8] {
+        var bytes = Keys.sequence(event.seq)
+        bytes.append(UInt8(Event.Kind.allCases.firstIndex(of: event.kind) ?? 0))
+        bytes.append(event.origin == .local ? 0 : 1)
+        return bytes
+    }
+
+    // MARK: Writing
+
+    /// Folds one event into the views, in the transaction that appends it.
+    func apply(_ event: Event, in transaction: Transaction) throws {
+        let key = Keys.record(entity: event.entity, id: event.recordID)
+        var projection = try projection(key: key, in: transaction)
+        let wasPending = projection.isPending
+        let oldShadow = (projection.shadow, projection.version)
+        projection.apply(event)
+        try write(projection, key: key, wasPending: wasPending, shadowChanged: oldShadow != (projection.shadow, projection.version), in: transaction)
+        try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
+    }
+
+    private func write(_ projection: RecordProjection, key: [UInt8], wasPending: Bool, shadowChanged: Bool, in transaction: Transaction) throws {
+        if let row = projection.row {
+            try transaction.put(key, JSONWriter.encodeObject(row), in: rows)
+        } else {
+            try transaction.delete(key, in: rows)
+        }
+        if shadowChanged {
+            try transaction.put(key, Self.encodeShadow(version: projection.version, fields: projection.shadow), in: shadow)
+        }
+        let isPending = projection.isPending
+        if isPending, !wasPending {
+            try transaction.put(key, [], in: outbox)
+        } else if !isPending, wasPending {
+            try transaction.delete(key, in: outbox)
+        }
+    }
+}

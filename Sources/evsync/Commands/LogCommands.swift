@@ -1,0 +1,78 @@
+import EventSync
+import Foundation
+
+/// history, log tail, rebuild-views, status.
+enum LogCommands {
+    static let history = Command(flagOptions: ["--json"]) { arguments, global in
+        let words = try arguments.positionals(1, 1, usage: "evsync history <id> [--json]")
+        let events = try global.openStore(create: false).history(of: words[0])
+        if arguments.has("--json") {
+            print("[" + events.map(Output.json).joined(separator: ",") + "]")
+        } else if events.isEmpty {
+            throw CLIError(.noInput, "no events for id '\(words[0])'")
+        } else {
+            print(Output.history(events))
+        }
+    }
+
+    static let tail = Command(valueOptions: ["-n"], flagOptions: ["--follow", "-f", "--json"]) { arguments, global in
+        _ = try arguments.positionals(0, 0, usage: "evsync log tail [-n N] [--follow] [--json]")
+        let countText = arguments.value("-n") ?? "10"
+        guard let count = Int(countText), count >= 0 else { throw CLIError(.usage, "-n takes a whole number, not '\(countText)'") }
+        let store = try global.openStore(create: false)
+        let json = arguments.has("--json")
+        let render = { (event: Event) in json ? Output.json(event) : Output.line(event) }
+        var last = try store.lastSeq()
+        for event in try store.lastEvents(count) { print(render(event)) }
+        fflush(nil)
+        guard arguments.has("--follow") || arguments.has("-f") else { return }
+        // Polling a read snapshot never takes the write lock, so followers never slow writers down.
+        while true {
+            let events = try store.events(after: last, limit: 10_000)
+            for event in events { print(render(event)) }
+            if let newest = events.last {
+                last = newest.seq
+                fflush(nil)
+            } else {
+                usleep(200_000)
+            }
+        }
+    }
+
+    static let rebuildViews = Command(flagOptions: ["--verify"]) { arguments, global in
+        _ = try arguments.positionals(0, 0, usage: "evsync rebuild-views [--verify]")
+        let store = try global.openStore(create: false)
+        if arguments.has("--verify") {
+            let differences = try store.verifyViews()
+            guard differences.isEmpty else {
+                for difference in differences { print(difference) }
+                throw CLIError(.failure, "the views differ from the log (\(differences.count)\(differences.count >= 100 ? "+" : "") difference\(differences.count == 1 ? "" : "s")); run `evsync rebuild-views` to repair them")
+            }
+            print("views match the log (\(try store.lastSeq()) events)")
+        } else {
+            let count = try store.rebuildViews()
+            print("rebuilt the views from \(count) events")
+        }
+    }
+
+    static let status = Command(flagOptions: ["--json"]) { arguments, global in
+        _ = try arguments.positionals(0, 0, usage: "evsync status [--json]")
+        let store = try global.openStore(create: false)
+        let status = try store.status()
+        if arguments.has("--json") {
+            let object: JSONObject = [
+                "store": .string(store.directory),
+                "events": .number(Double(status.events)),
+                "records": .object(status.records.mapValues { .number(Double($0)) }),
+                "pendingRecords": .number(Double(status.pendingRecords)),
+                "unacknowledgedEvents": .number(Double(status.unacknowledgedEvents)),
+            ]
+            print(Output.json(.object(object)))
+        } else {
+            var rows = [["store", store.directory], ["events", "\(status.events)"]]
+            rows += status.records.keys.sorted().map { [$0, "\(status.records[$0] ?? 0) records"] }
+            rows.append(["to push", "\(status.pendingRecords) records (\(status.unacknowledgedEvents) local events not yet acknowledged by a server)"])
+            print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
+        }
+    }
+}
