@@ -31,4 +31,9 @@ static inline CURLcode evsync_curl_get_long(CURL *handle, CURLINFO info, long *v
     return curl_easy_getinfo(handle, info, value);
 }
 
+/* CURLAUTH_BASIC is a cast expression macro, which Swift does not import. */
+static inline long evsync_curl_auth_basic(void) {
+    return (long)CURLAUTH_BASIC;
+}
+
 #endif
