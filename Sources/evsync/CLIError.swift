@@ -10,6 +10,7 @@ struct CLIError: Error {
         case noInput = 66
         case unavailable = 69
         case tempFail = 75
+        case noPermission = 77
     }
 
     let code: Code
@@ -33,6 +34,15 @@ struct CLIError: Error {
             self.init(code, error.message)
         case let error as SchemaError:
             self.init(.dataError, error.description)
+        case let error as SyncError:
+            let code: Code = switch error.code {
+            case .busy: .tempFail
+            case .unavailable, .server: .unavailable
+            case .unauthorized: .noPermission
+            case .invalidRemote: .usage
+            case .failure: .failure
+            }
+            self.init(code, error.message)
         default:
             self.init(.failure, "\(error)")
         }

@@ -34,7 +34,9 @@ public struct RecordProjection: Sendable, Equatable {
             // Remote changes are relative to the server's previous state, so
             // applying them to the row keeps local edits of other fields: the
             // field-by-field merge.
-            row = Self.applying(event, to: row ?? [:])
+            // A record deleted here but still on the server stays deleted
+            // until the delete is pushed (or a conflict event decides).
+            if row != nil || shadow == nil { row = Self.applying(event, to: row ?? [:]) }
             shadow = Self.applying(event, to: shadow ?? [:])
             version = event.version
         case (.deleted, .remote):

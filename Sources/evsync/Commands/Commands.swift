@@ -17,5 +17,6 @@ enum Commands {
         "log": LogCommands.tail,
         "rebuild-views": LogCommands.rebuildViews,
         "status": LogCommands.status,
+        "sync": SyncCommand.sync,
     ]
 }

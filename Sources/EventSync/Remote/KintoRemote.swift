@@ -1,0 +1,279 @@
+import Foundation
+
+/// The Kinto HTTP API (v1) as a `SyncRemote`: one bucket, one collection per entity.
+///
+/// - Pull: `GET …/records?_sort=last_modified&_since=N&_limit=…`, following
+///   `Next-Page`; with a known cursor the first request carries
+///   `If-None-Match`, so an unchanged collection costs one 304.
+/// - Push: `POST /batch` of conditional `PUT`/`DELETE`s (`If-None-Match: *`,
+///   `If-Match`), at most the server's `batch_max_requests` each.
+/// - Missing bucket and collections are created on first use.
+public final class KintoRemote: SyncRemote {
+    /// The server root, e.g. `http://127.0.0.1:8888/v1`.
+    public let server: URL
+    public let bucket: String
+    public let address: String
+    /// Records per page when pulling.
+    public var pageSize = 1000
+    public var retry = RetryPolicy()
+    /// Ask the server for the number of records first (one HEAD request), to show progress.
+    public var wantsTotals = false
+
+    private let client: HTTPClient
+    private let credentials: Credentials?
+    private var cachedBatchLimit: Int?
+    /// Kinto's `Backoff` header asks clients to wait before their next request.
+    private var backoffUntil: Date?
+
+    /// - Parameter bucketURL: the bucket's URL, e.g. `http://127.0.0.1:8888/v1/buckets/evsync`.
+    public init(bucketURL: String, credentials: Credentials?) throws(SyncError) {
+        let (server, bucket) = try Self.parse(bucketURL)
+        self.server = server
+        self.bucket = bucket
+        self.address = server.absoluteString + "/buckets/" + bucket
+        self.credentials = credentials
+        do {
+            self.client = try HTTPClient(credentials: credentials)
+        } catch {
+            throw SyncError(.failure, error.description)
+        }
+    }
+
+    /// Splits a bucket URL into the server root and the bucket id, refusing anything that would leak or mislead.
+    static func parse(_ text: String) throws(SyncError) -> (URL, String) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+        else {
+            throw SyncError(.invalidRemote, "the remote must be an http(s) URL of a Kinto bucket, like http://127.0.0.1:8888/v1/buckets/evsync")
+        }
+        guard components.user == nil, components.password == nil else {
+            throw SyncError(.invalidRemote, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
+        }
+        guard components.query == nil, components.fragment == nil else {
+            throw SyncError(.invalidRemote, "the remote URL must not have a query or fragment")
+        }
+        var segments = components.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard segments.count >= 2, segments[segments.count - 2] == "buckets", RecordID.isValid(segments[segments.count - 1]) else {
+            throw SyncError(.invalidRemote, "the remote must end in /buckets/<bucket id>, like http://127.0.0.1:8888/v1/buckets/evsync")
+        }
+        let bucket = segments.removeLast()
+        segments.removeLast()
+        var root = URLComponents()
+        root.scheme = scheme
+        root.host = host
+        root.port = components.port
+        root.path = segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
+        guard let url = root.url else { throw SyncError(.invalidRemote, "cannot use the remote URL \(text)") }
+        return (url, bucket)
+    }
+
+    // MARK: URLs, built from validated path segments and encoded query items
+
+    private func url(_ segments: [String], query: [URLQueryItem] = []) -> URL {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.path = server.path + "/" + segments.joined(separator: "/")
+        components.queryItems = query.isEmpty ? nil : query
+        return components.url ?? server
+    }
+
+    private func path(_ segments: [String]) -> String {
+        "/" + segments.joined(separator: "/")
+    }
+
+    private func recordSegments(_ collection: String, _ id: String? = nil) -> [String] {
+        ["buckets", bucket, "collections", collection, "records"] + (id.map { [$0] } ?? [])
+    }
+
+    // MARK: SyncRemote
+
+    public func batchLimit() throws(SyncError) -> Int {
+        if let cachedBatchLimit { return cachedBatchLimit }
+        let response = try send(HTTPRequest(method: "GET", url: url([""])))
+        try expect(response, [200], doing: "reading the server's settings")
+        let root = try json(response, doing: "reading the server's settings")
+        if credentials != nil, root.objectValue?["user"] == nil {
+            throw SyncError(.unauthorized, "the server at \(address) did not accept the credentials")
+        }
+        let limit = root.objectValue?["settings"]?.objectValue?["batch_max_requests"]?.int64Value.map(Int.init) ?? 25
+        cachedBatchLimit = max(1, limit)
+        return max(1, limit)
+    }
+
+    public func changes(in collection: String, since: Int64?, onPage: (RemotePage) throws -> Bool) throws {
+        var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(pageSize))]
+        if let since { query.append(URLQueryItem(name: "_since", value: String(since))) }
+        var request = HTTPRequest(method: "GET", url: url(recordSegments(collection), query: query))
+        // The collection's ETag is its newest change: equal to our cursor means nothing new.
+        if let since { request.headers.append(("If-None-Match", "\"\(since)\"")) }
+
+        var response = try send(request)
+        if response.status == 403 || response.status == 404 {
+            try createCollection(collection)
+            response = try send(request)
+        }
+        if response.status == 304 { return }
+        var total: Int?
+        if wantsTotals {
+            var head = request
+            head.method = "HEAD"
+            head.headers = []
+            total = try send(head).headers["total-records"].flatMap { Int($0) }
+        }
+        while true {
+            try expect(response, [200], doing: "listing \(collection)")
+            let page = RemotePage(records: try Self.records(in: try json(response, doing: "listing \(collection)"), collection: collection), total: total)
+            guard try onPage(page), let next = response.headers["next-page"] else { return }
+            guard let nextURL = URL(string: next), nextURL.host == server.host, nextURL.port == server.port,
+                  nextURL.scheme == server.scheme
+            else {
+                throw SyncError(.server, "the server sent a Next-Page URL on another host; refusing to follow it")
+            }
+            response = try send(HTTPRequest(method: "GET", url: nextURL))
+        }
+    }
+
+    public func push(_ operations: [RemoteOperation], to collection: String) throws(SyncError) -> [RemoteOutcome] {
+        guard !operations.isEmpty else { return [] }
+        var requests: [JSONValue] = []
+        for operation in operations {
+            var request: JSONObject = ["path": .string(path(recordSegments(collection, operation.id)))]
+            switch operation {
+            case .create(_, let fields):
+                request["method"] = "PUT"
+                request["headers"] = ["If-None-Match": "*"]
+                request["body"] = ["data": .object(fields)]
+            case .update(_, let fields, let version):
+                request["method"] = "PUT"
+                request["headers"] = ["If-Match": .string("\"\(version)\"")]
+                request["body"] = ["data": .object(fields)]
+            case .delete(_, let version):
+                request["method"] = "DELETE"
+                request["headers"] = ["If-Match": .string("\"\(version)\"")]
+            }
+            requests.append(.object(request))
+        }
+        let body = JSONWriter.encode(.object(["requests": .array(requests)]))
+        // The batch is one server transaction and every write in it is
+        // conditional, so retrying a whole batch after a 5xx is safe.
+        let response = try send(HTTPRequest(method: "POST", url: url(["batch"]), body: body))
+        try expect(response, [200], doing: "pushing to \(collection)")
+        guard let responses = try json(response, doing: "pushing to \(collection)").objectValue?["responses"]?.arrayValue,
+              responses.count == operations.count
+        else {
+            throw SyncError(.server, "the server's batch response does not match the \(operations.count) requests sent")
+        }
+        return try responses.map { sub throws(SyncError) in try Self.outcome(of: sub.objectValue ?? [:]) }
+    }
+
+    private static func outcome(of response: JSONObject) throws(SyncError) -> RemoteOutcome {
+        let status = response["status"]?.int64Value.map(Int.init) ?? 0
+        let body = response["body"]?.objectValue ?? [:]
+        switch status {
+        case 200, 201:
+            guard let version = body["data"]?.objectValue?["last_modified"]?.int64Value else {
+                throw SyncError(.server, "the server accepted a write without giving its version")
+            }
+            return .applied(version: version)
+        case 412:
+            let existing = body["details"]?.objectValue?["existing"]?.objectValue
+            return .preconditionFailed(current: existing.flatMap { record(from: $0) })
+        case 404:
+            return .notFound
+        case 401:
+            throw SyncError(.unauthorized, "the server refused the credentials (HTTP 401)")
+        default:
+            let message = body["message"]?.stringValue ?? "HTTP \(status)"
+            if RetryPolicy.isRetryable(status: status) {
+                throw SyncError(.unavailable, "the server failed a batch: \(message)")
+            }
+            return .rejected(status: status, message: message)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func createCollection(_ collection: String) throws(SyncError) {
+        for segments in [["buckets", bucket], ["buckets", bucket, "collections", collection]] {
+            let response = try send(HTTPRequest(method: "PUT", url: url(segments), headers: [("If-None-Match", "*")],
+                                                body: Array(#"{"data":{}}"#.utf8)))
+            // 412: it exists already (made by someone else meanwhile).
+            try expect(response, [200, 201, 412], doing: "creating \(segments.joined(separator: "/"))")
+        }
+    }
+
+    static func records(in document: JSONValue, collection: String) throws(SyncError) -> [RemoteRecord] {
+        guard let data = document.objectValue?["data"]?.arrayValue else {
+            throw SyncError(.server, "the server's list of \(collection) has no data array")
+        }
+        var records: [RemoteRecord] = []
+        records.reserveCapacity(data.count)
+        for item in data {
+            guard let object = item.objectValue, let record = record(from: object) else {
+                throw SyncError(.server, "the server sent a \(collection) record without id or last_modified")
+            }
+            records.append(record)
+        }
+        return records
+    }
+
+    /// A Kinto record (`id`, `last_modified`, `deleted` and the data fields) as a `RemoteRecord`.
+    static func record(from object: JSONObject) -> RemoteRecord? {
+        guard let id = object["id"]?.stringValue, RecordID.isValid(id), let version = object["last_modified"]?.int64Value else {
+            return nil
+        }
+        if object["deleted"]?.boolValue == true { return RemoteRecord(id: id, version: version, fields: nil) }
+        var fields = object
+        for reserved in EntitySchema.reservedFields { fields[reserved] = nil }
+        return RemoteRecord(id: id, version: version, fields: fields)
+    }
+
+    private func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(SyncError) {
+        guard !statuses.contains(response.status) else { return }
+        let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue ?? "HTTP \(response.status)"
+        switch response.status {
+        case 401:
+            throw SyncError(.unauthorized, "the server refused the credentials\(credentials.map { " of user \($0.user)" } ?? " (none given: set EVSYNC_AUTH or --auth-file)") while \(what) (HTTP 401)")
+        case 403:
+            throw SyncError(.unauthorized, "the server forbids \(what) in \(address) (HTTP 403: \(message))")
+        default:
+            throw SyncError(.server, "the server failed \(what): HTTP \(response.status): \(message)")
+        }
+    }
+
+    private func json(_ response: HTTPResponse, doing what: String) throws(SyncError) -> JSONValue {
+        do {
+            return try JSONParser.parse(response.body)
+        } catch {
+            throw SyncError(.server, "the server sent invalid JSON while \(what): \(error)")
+        }
+    }
+
+    /// Sends with retries: network errors, 5xx and 429 are tried again after a backoff.
+    private func send(_ request: HTTPRequest) throws(SyncError) -> HTTPResponse {
+        var attempt = 1
+        while true {
+            if let backoffUntil, backoffUntil > Date() {
+                Thread.sleep(until: min(backoffUntil, Date().addingTimeInterval(retry.maximumDelay)))
+            }
+            var failure: String
+            var retryAfter: Double?
+            do {
+                let response = try client.send(request)
+                if let backoff = response.headers["backoff"].flatMap(Double.init) {
+                    backoffUntil = Date().addingTimeInterval(backoff)
+                }
+                guard RetryPolicy.isRetryable(status: response.status) else { return response }
+                retryAfter = response.headers["retry-after"].flatMap(Double.init)
+                let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
+                failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status)\(message.map { ": \($0)" } ?? "")"
+            } catch {
+                failure = error.description
+            }
+            guard attempt < retry.attempts else {
+                throw SyncError(.unavailable, "\(failure) (gave up after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
+            }
+            Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: retryAfter))
+            attempt += 1
+        }
+    }
+}

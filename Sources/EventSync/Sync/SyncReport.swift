@@ -1,0 +1,48 @@
+/// What one sync did: the seeds' background-fetch answer and the counts behind it.
+public struct SyncReport: Sendable, Equatable {
+    public enum Result: String, Sendable {
+        case newData, noData, failed
+    }
+
+    /// Records created or changed here from the server.
+    public var pulled = 0
+    /// Records deleted here because the server deleted them.
+    public var deletedHere = 0
+    /// Local creations and changes the server accepted.
+    public var pushed = 0
+    /// Local deletions the server accepted.
+    public var deletedThere = 0
+    /// Conflicts resolved (each one an event with both versions).
+    public var conflicts = 0
+    /// Changes the server refused (validation, permissions), with its reasons. They stay pending.
+    public var rejected: [String] = []
+    /// Set when the sync stopped on an error; what was done before it is kept.
+    public var error: String?
+    /// True when the sync was asked to stop and did so between pages.
+    public var interrupted = false
+
+    public init() {}
+
+    public var result: Result {
+        if error != nil || !rejected.isEmpty { return .failed }
+        return pulled + deletedHere + pushed + deletedThere + conflicts > 0 ? .newData : .noData
+    }
+}
+
+/// Progress of a running sync, for a progress line or an activity indicator.
+public struct SyncProgress: Sendable, Equatable {
+    public enum Phase: String, Sendable { case pulling, pushing }
+    public var phase: Phase
+    public var entity: String
+    /// Records handled so far in this phase for this entity.
+    public var records: Int
+    public var pages: Int
+    /// Records the server announced, when it did.
+    public var total: Int?
+}
+
+/// The state an app observes: the seeds' activity indicator and "sync completed" notice.
+public enum SyncStatus: Sendable, Equatable {
+    case inProgress(SyncProgress?)
+    case finished(SyncReport)
+}

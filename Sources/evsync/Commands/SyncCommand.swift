@@ -1,0 +1,131 @@
+import EventSync
+import Foundation
+import Synchronization
+
+/// `evsync sync`: the CLI face of `SyncEngine`.
+enum SyncCommand {
+    static let sync = Command(valueOptions: ["--remote", "--conflicts", "--watch", "--auth-file"], flagOptions: ["--json"]) {
+        try run($0, $1)
+    }
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) throws {
+        _ = try arguments.positionals(0, 0, usage: "evsync sync [--remote URL] [--conflicts POLICY] [--json] [--watch SECONDS]")
+        let policyText = arguments.value("--conflicts") ?? ConflictPolicy.serverWins.rawValue
+        guard let policy = ConflictPolicy(rawValue: policyText) else {
+            throw CLIError(.usage, "--conflicts takes server-wins or client-wins, not '\(policyText)'")
+        }
+        var interval: Double?
+        if let text = arguments.value("--watch") {
+            guard let seconds = Double(text), seconds > 0 else { throw CLIError(.usage, "--watch takes a number of seconds, not '\(text)'") }
+            interval = seconds
+        }
+        let credentials = try SyncCommand.credentials(authFile: arguments.value("--auth-file"))
+        let store = try global.openStore(create: true)
+        let environment = ProcessInfo.processInfo.environment
+        let remembered = try store.rememberedRemote()
+        guard let remoteURL = arguments.value("--remote") ?? environment["EVSYNC_REMOTE"].flatMap({ $0.isEmpty ? nil : $0 }) ?? remembered
+        else {
+            throw CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL) or set EVSYNC_REMOTE")
+        }
+        _ = try KintoRemote(bucketURL: remoteURL, credentials: credentials)  // refuse a bad URL before anything else
+        let showProgress = isatty(STDERR_FILENO) == 1
+        let engine = SyncEngine(store: store) {
+            let remote = try KintoRemote(bucketURL: remoteURL, credentials: credentials)
+            remote.wantsTotals = showProgress
+            if let retries = environment["EVSYNC_RETRIES"].flatMap(Int.init) { remote.retry.attempts = retries }
+            return remote
+        }
+        let interruption = Interruption()
+        let progress: ((SyncProgress) -> Void)? = showProgress ? { SyncCommand.showProgress($0) } : nil
+        while true {
+            let report: SyncReport
+            do {
+                report = try engine.syncBlocking(policy: policy, progress: progress, shouldStop: { interruption.requested() })
+            } catch {
+                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                if arguments.has("--json") {
+                    print(Output.json(["result": "failed", "error": .string(error.message), "pulled": 0, "pushed": 0, "conflicts": 0]))
+                }
+                throw error
+            }
+            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            print(arguments.has("--json") ? SyncCommand.json(report) : SyncCommand.summary(report))
+            fflush(nil)
+            for rejection in report.rejected { printError("evsync: the server refused \(rejection)") }
+            guard let interval, !interruption.requested() else {
+                if !report.rejected.isEmpty { throw CLIError(.failure, "\(report.rejected.count) change(s) refused by the server; they stay pending") }
+                return
+            }
+            interruption.wait(seconds: interval)
+            if interruption.requested() { return }
+        }
+    }
+
+    /// `EVSYNC_AUTH`, else `--auth-file`; both hold `user:password`. Never echoed.
+    static func credentials(authFile: String?) throws -> Credentials? {
+        if let path = authFile {
+            guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.noInput, "cannot read the auth file \(path)") }
+            guard let credentials = Credentials(String(decoding: data, as: UTF8.self)) else {
+                throw CLIError(.dataError, "the auth file \(path) must hold user:password")
+            }
+            return credentials
+        }
+        guard let text = ProcessInfo.processInfo.environment["EVSYNC_AUTH"], !text.isEmpty else { return nil }
+        guard let credentials = Credentials(text) else { throw CLIError(.dataError, "EVSYNC_AUTH must be user:password") }
+        return credentials
+    }
+
+    static func json(_ report: SyncReport) -> String {
+        var object: JSONObject = [
+            "result": .string(report.result.rawValue),
+            "pulled": .number(Double(report.pulled)),
+            "pushed": .number(Double(report.pushed)),
+            "deletedHere": .number(Double(report.deletedHere)),
+            "deletedThere": .number(Double(report.deletedThere)),
+            "conflicts": .number(Double(report.conflicts)),
+            "rejected": .array(report.rejected.map(JSONValue.string)),
+        ]
+        if report.interrupted { object["interrupted"] = true }
+        return Output.json(.object(object))
+    }
+
+    static func summary(_ report: SyncReport) -> String {
+        if report.result == .noData, !report.interrupted { return "nothing to do: already in sync" }
+        var text = "sync \(report.result == .failed ? "finished with refusals" : "completed"): pulled \(report.pulled), deleted here \(report.deletedHere), pushed \(report.pushed), deleted on the server \(report.deletedThere), conflicts \(report.conflicts)"
+        if report.interrupted { text += " (interrupted; run sync again to finish)" }
+        return text
+    }
+
+    @Sendable static func showProgress(_ step: SyncProgress) {
+        let of = step.total.map { " of \($0)" } ?? ""
+        let line = "\r\u{1B}[K\(step.phase.rawValue) \(step.entity): \(step.records)\(of) records, \(step.pages) \(step.phase == .pulling ? "pages" : "batches")"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}
+
+/// Ctrl-C during a sync: the first one asks the engine to stop after the
+/// current page (every page is one transaction anyway); a second one quits at once.
+final class Interruption {
+    /// One per process, as the signal is.
+    private static let flag = Atomic<Bool>(false)
+    private let source: any DispatchSourceSignal
+    private let queue = DispatchQueue(label: "evsync.interrupt")
+
+    init() {
+        signal(SIGINT, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: queue)
+        source.setEventHandler {
+            if Interruption.flag.exchange(true, ordering: .relaxed) { exit(130) }
+            printError("evsync: stopping after the current page (Ctrl-C again to quit now)")
+        }
+        source.resume()
+    }
+
+    func requested() -> Bool { Interruption.flag.load(ordering: .relaxed) }
+
+    /// Sleeps up to `seconds`, waking early when interrupted.
+    func wait(seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline, !requested() { Thread.sleep(forTimeInterval: min(0.1, deadline.timeIntervalSinceNow)) }
+    }
+}
