@@ -59,19 +59,25 @@ enum LogCommands {
         _ = try arguments.positionals(0, 0, usage: "evsync status [--json]")
         let store = try global.openStore(create: false)
         let status = try store.status()
+        let remote = try store.rememberedRemote()
+        let lastSync = try store.lastSync()
         if arguments.has("--json") {
-            let object: JSONObject = [
+            var object: JSONObject = [
                 "store": .string(store.directory),
                 "events": .number(Double(status.events)),
                 "records": .object(status.records.mapValues { .number(Double($0)) }),
                 "pendingRecords": .number(Double(status.pendingRecords)),
                 "unacknowledgedEvents": .number(Double(status.unacknowledgedEvents)),
+                "remote": remote.map(JSONValue.string) ?? .null,
+                "lastSync": lastSync.map { ["at": .string($0.at), "result": .string($0.result)] } ?? .null,
             ]
             print(Output.json(.object(object)))
         } else {
             var rows = [["store", store.directory], ["events", "\(status.events)"]]
             rows += status.records.keys.sorted().map { [$0, "\(status.records[$0] ?? 0) records"] }
             rows.append(["to push", "\(status.pendingRecords) records (\(status.unacknowledgedEvents) local events not yet acknowledged by a server)"])
+            rows.append(["remote", remote ?? "none yet (evsync sync --remote URL)"])
+            rows.append(["last sync", lastSync.map { "\($0.at) (\($0.result))" } ?? "never"])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
         }
     }
