@@ -186,6 +186,8 @@ public struct JSONParser: ~Copyable {
     }
 
     private func decodeUTF8(_ buffer: UnsafeRawBufferPointer, at offset: Int) throws(JSONParseError) -> String {
+        // ASCII needs no validation, and most text is ASCII.
+        if !buffer.contains(where: { $0 >= 0x80 }) { return String(decoding: buffer, as: UTF8.self) }
         guard let string = String(validating: buffer.bindMemory(to: UInt8.self), as: UTF8.self) else {
             throw JSONParseError(offset: offset, reason: "string is not valid UTF-8")
         }

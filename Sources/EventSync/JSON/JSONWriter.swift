@@ -49,18 +49,17 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// Writes `"key":` — for callers that build an object field by field in a fixed order.
-    public mutating func key(_ name: String, first: Bool = false) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        write(string: name)
-        bytes.append(UInt8(ascii: ":"))
-    }
-
+    /// Appends bytes that are already JSON (or part of it).
     public mutating func raw(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     public mutating func open(_ bracket: UInt8) { bytes.append(bracket) }
+
+    public mutating func append(byte: UInt8) { bytes.append(byte) }
+
+    /// Appends bytes that are already JSON.
+    public mutating func append(bytes more: [UInt8]) { bytes.append(contentsOf: more) }
 
     public mutating func write(number: Double) {
         if number.rounded() == number, abs(number) < 1e15 {
@@ -94,25 +93,32 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
-            var runStart = 0
-            for (position, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
-                runStart = position + 1
-                switch byte {
-                case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
-                case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
-                case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-                case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-                case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                              hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-                }
+            // Most strings need no escaping: copy them whole.
+            var needsEscape = false
+            for byte in utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                needsEscape = true
+                break
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+            if needsEscape { writeEscaped(utf8) } else { bytes.append(contentsOf: utf8) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        for byte in utf8 {
+            switch byte {
+            case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
+            case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case ..<0x20:
+                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
     }
 }
 

@@ -4,25 +4,29 @@ public enum EventCoding {
     /// The version of the stored event format. Readers refuse events of a newer format.
     public static let formatVersion = 1
 
-    public static func encode(_ event: Event) -> [UInt8] {
+    /// - Parameter encodedSet: `event.set` already encoded, if the caller has it.
+    public static func encode(_ event: Event, encodedSet: [UInt8]? = nil) -> [UInt8] {
         var writer = JSONWriter(capacity: 192 + event.set.count * 24)
         writer.open(UInt8(ascii: "{"))
-        writer.key("format", first: true); writer.write(integer: Int64(formatVersion))
-        writer.key("seq"); writer.write(integer: Int64(event.seq))
-        writer.key("event"); writer.write(string: event.eventID)
-        writer.key("at"); writer.write(string: Timestamp.iso8601(milliseconds: event.at))
-        writer.key("entity"); writer.write(string: event.entity)
-        writer.key("id"); writer.write(string: event.recordID)
-        writer.key("kind"); writer.write(string: event.kind.rawValue)
-        writer.key("origin"); writer.write(string: event.origin.rawValue)
-        writer.key("by"); writer.write(string: event.author)
-        if !event.set.isEmpty { writer.key("set"); writer.write(object: event.set) }
-        if !event.unset.isEmpty { writer.key("unset"); writer.write(.array(event.unset.map(JSONValue.string))) }
-        if let version = event.version { writer.key("version"); writer.write(integer: version) }
-        if let server = event.server { writer.key("server"); write(server, to: &writer) }
-        if let local = event.local { writer.key("local"); write(local, to: &writer) }
-        if let resolved = event.resolved { writer.key("resolved"); write(resolved, to: &writer) }
-        if let policy = event.policy { writer.key("policy"); writer.write(string: policy) }
+        writer.raw("\"format\":"); writer.write(integer: Int64(formatVersion))
+        writer.raw(",\"seq\":"); writer.write(integer: Int64(event.seq))
+        writer.raw(",\"event\":"); writer.write(string: event.eventID)
+        writer.raw(",\"at\":\""); Timestamp.writeISO8601(milliseconds: event.at, to: &writer); writer.raw("\"")
+        writer.raw(",\"entity\":"); writer.write(string: event.entity)
+        writer.raw(",\"id\":"); writer.write(string: event.recordID)
+        writer.raw(",\"kind\":"); writer.write(string: event.kind.rawValue)
+        writer.raw(",\"origin\":"); writer.write(string: event.origin.rawValue)
+        writer.raw(",\"by\":"); writer.write(string: event.author)
+        if !event.set.isEmpty {
+            writer.raw(",\"set\":")
+            if let encodedSet { writer.append(bytes: encodedSet) } else { writer.write(object: event.set) }
+        }
+        if !event.unset.isEmpty { writer.raw(",\"unset\":"); writer.write(.array(event.unset.map(JSONValue.string))) }
+        if let version = event.version { writer.raw(",\"version\":"); writer.write(integer: version) }
+        if let server = event.server { writer.raw(",\"server\":"); write(server, to: &writer) }
+        if let local = event.local { writer.raw(",\"local\":"); write(local, to: &writer) }
+        if let resolved = event.resolved { writer.raw(",\"resolved\":"); write(resolved, to: &writer) }
+        if let policy = event.policy { writer.raw(",\"policy\":"); writer.write(string: policy) }
         writer.open(UInt8(ascii: "}"))
         return writer.bytes
     }

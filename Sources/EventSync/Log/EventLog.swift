@@ -21,12 +21,15 @@ struct EventLog: Sendable {
         }
 
         /// Appends `event` (its `seq` is assigned here) and returns it as stored.
+        /// - Parameter current: the record's projection, if the caller read it in this transaction.
         @discardableResult
-        mutating func append(_ event: Event) throws -> Event {
+        mutating func append(_ event: Event, current: RecordProjection? = nil) throws -> Event {
             var event = event
             event.seq = nextSeq
-            try transaction.put(Keys.sequence(event.seq), EventCoding.encode(event), in: log.events, append: true)
-            try log.views.apply(event, in: transaction)
+            // The fields are encoded once, for the event and (for a creation) the view row.
+            let encodedSet = event.set.isEmpty ? nil : JSONWriter.encodeObject(event.set)
+            try transaction.put(Keys.sequence(event.seq), EventCoding.encode(event, encodedSet: encodedSet), in: log.events, append: true)
+            try log.views.apply(event, in: transaction, current: current, encodedSet: encodedSet)
             nextSeq += 1
             return event
         }

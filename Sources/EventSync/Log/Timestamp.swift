@@ -13,16 +13,34 @@ public enum Timestamp {
 
     /// `2026-11-29T16:14:10.123Z`
     public static func iso8601(milliseconds: Int64) -> String {
+        var writer = JSONWriter(capacity: 24)
+        writeISO8601(milliseconds: milliseconds, to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Writes `2026-11-29T16:14:10.123Z` (without quotes) digit by digit.
+    static func writeISO8601(milliseconds: Int64, to writer: inout JSONWriter) {
         var seconds = time_t(milliseconds.floorDiv(1000))
         let millis = Int(milliseconds - Int64(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var value = value
+            while divisor > 0 {
+                writer.append(byte: UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                value %= divisor
+                divisor /= 10
+            }
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+        digits(Int(parts.tm_year) + 1900, 4); writer.append(byte: UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2); writer.append(byte: UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2); writer.append(byte: UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2); writer.append(byte: UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2); writer.append(byte: UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2); writer.append(byte: UInt8(ascii: "."))
+        digits(millis, 3); writer.append(byte: UInt8(ascii: "Z"))
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` or a bare date `YYYY-MM-DD` (midnight UTC).

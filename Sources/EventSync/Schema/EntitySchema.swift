@@ -72,11 +72,10 @@ public struct EntitySchema: Sendable {
 
     /// Dictionaries forget order; the schema text has it, and tables read better in it.
     private static func declarationOrder(of names: Dictionary<String, JSONValue>.Keys, in text: String) -> [String] {
-        names.sorted { left, right in
-            let l = text.range(of: "\"\(left)\"")?.lowerBound ?? text.endIndex
-            let r = text.range(of: "\"\(right)\"")?.lowerBound ?? text.endIndex
-            return l == r ? left < right : l < r
-        }
+        let positions = Dictionary(uniqueKeysWithValues: names.map { name in
+            (name, text.range(of: "\"\(name)\"").map { text.distance(from: text.startIndex, to: $0.lowerBound) } ?? .max)
+        })
+        return names.sorted { (positions[$0] ?? .max, $0) < (positions[$1] ?? .max, $1) }
     }
 
     // MARK: Validation
@@ -97,7 +96,9 @@ public struct EntitySchema: Sendable {
             let known = fieldNames.joined(separator: ", ")
             throw SchemaError("\(name) has no field '\(field)' (fields: \(known))")
         }
-        try rule.check(value, path: "\(name).\(field)")
+        // Capture the name, not `self`: the path closure would copy the whole schema per field.
+        let entity = name
+        try rule.check(value, path: "\(entity).\(field)")
     }
 
     public func hasField(_ field: String) -> Bool { rules[field] != nil }
@@ -149,27 +150,27 @@ struct Rule: Sendable {
         }
     }
 
-    func check(_ value: JSONValue, path: String) throws(SchemaError) {
+    /// `path` names the value in errors; it is built only when there is one.
+    func check(_ value: JSONValue, path: @autoclosure () -> String) throws(SchemaError) {
         if !types.isEmpty, !types.contains(where: { Self.matches(value, type: $0) }) {
-            throw SchemaError("\(path) must be \(types.sorted().joined(separator: " or ")), not \(value.typeName)")
+            throw SchemaError("\(path()) must be \(types.sorted().joined(separator: " or ")), not \(value.typeName)")
         }
         if let allowed, !allowed.contains(value) {
-            throw SchemaError("\(path) must be one of \(allowed.map(JSONWriter.string).joined(separator: ", "))")
+            throw SchemaError("\(path()) must be one of \(allowed.map(JSONWriter.string).joined(separator: ", "))")
         }
         switch value {
         case .string(let string):
-            let length = string.count
-            if let minLength, length < minLength { throw SchemaError("\(path) must have at least \(minLength) characters") }
-            if let maxLength, length > maxLength { throw SchemaError("\(path) must have at most \(maxLength) characters") }
-            if let format { try Self.checkFormat(format, string, path: path) }
-            if base64, Data(base64Encoded: string) == nil { throw SchemaError("\(path) must be base64-encoded bytes") }
+            if let minLength, string.count < minLength { throw SchemaError("\(path()) must have at least \(minLength) characters") }
+            if let maxLength, string.count > maxLength { throw SchemaError("\(path()) must have at most \(maxLength) characters") }
+            if let format { try Self.checkFormat(format, string, path: path()) }
+            if base64, Data(base64Encoded: string) == nil { throw SchemaError("\(path()) must be base64-encoded bytes") }
         case .number(let number):
-            if let minimum, number < minimum { throw SchemaError("\(path) must be at least \(minimum)") }
-            if let maximum, number > maximum { throw SchemaError("\(path) must be at most \(maximum)") }
+            if let minimum, number < minimum { throw SchemaError("\(path()) must be at least \(minimum)") }
+            if let maximum, number > maximum { throw SchemaError("\(path()) must be at most \(maximum)") }
         case .array(let elements):
             if let rule = items.first {
                 for (position, element) in elements.enumerated() {
-                    try rule.check(element, path: "\(path)[\(position)]")
+                    try rule.check(element, path: "\(path())[\(position)]")
                 }
             }
         default:
@@ -189,24 +190,25 @@ struct Rule: Sendable {
         }
     }
 
-    static func checkFormat(_ format: String, _ string: String, path: String) throws(SchemaError) {
+    static func checkFormat(_ format: String, _ string: String, path: @autoclosure () -> String) throws(SchemaError) {
         switch format {
         case "date":
             guard string.utf8.count == 10, Timestamp.parse(string) != nil else {
-                throw SchemaError("\(path) must be a date as YYYY-MM-DD, not '\(string)'")
+                throw SchemaError("\(path()) must be a date as YYYY-MM-DD, not '\(string)'")
             }
         case "date-time":
             guard string.utf8.count > 10, Timestamp.parse(string) != nil else {
-                throw SchemaError("\(path) must be an ISO 8601 date-time, not '\(string)'")
+                throw SchemaError("\(path()) must be an ISO 8601 date-time, not '\(string)'")
             }
         case "uri":
             guard let url = URL(string: string), let scheme = url.scheme, !scheme.isEmpty,
                   url.host != nil || scheme == "mailto" || scheme == "urn"
-            else { throw SchemaError("\(path) must be an absolute URL, not '\(string)'") }
+            else { throw SchemaError("\(path()) must be an absolute URL, not '\(string)'") }
         case "uuid":
-            guard UUID(uuidString: string) != nil else { throw SchemaError("\(path) must be a UUID, not '\(string)'") }
+            guard UUID(uuidString: string) != nil else { throw SchemaError("\(path()) must be a UUID, not '\(string)'") }
         default:
             break
         }
     }
 }
+

@@ -17,8 +17,8 @@ extension Store {
                 lineNumber += 1
                 guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return }
                 do {
-                    let event = try importEvent(line, schema: schema, at: at, in: appender.transaction)
-                    try appender.append(event)
+                    let (event, current) = try importEvent(line, schema: schema, at: at, in: appender.transaction)
+                    try appender.append(event, current: current)
                     imported += 1
                 } catch {
                     throw StoreError(StoreError.wrap(error).code == .failure ? .failure : .invalidData,
@@ -29,7 +29,8 @@ extension Store {
         }
     }
 
-    private func importEvent(_ line: UnsafeRawBufferPointer, schema: EntitySchema, at: Int64, in transaction: Transaction) throws -> Event {
+    private func importEvent(_ line: UnsafeRawBufferPointer, schema: EntitySchema, at: Int64,
+                             in transaction: Transaction) throws -> (Event, RecordProjection) {
         guard case .object(var fields) = try JSONParser.parse(line) else {
             throw StoreError(.invalidData, "expected a JSON object")
         }
@@ -41,11 +42,12 @@ extension Store {
         }
         try Self.checkID(id)
         try schema.validate(fields)
-        if try log.views.projection(entity: schema.name, id: id, in: transaction).row != nil {
+        let current = try log.views.projection(entity: schema.name, id: id, in: transaction)
+        if current.row != nil {
             throw StoreError(.invalidData, "\(schema.name) '\(id)' already exists")
         }
-        return Event(eventID: RecordID.generate(), at: at, entity: schema.name, recordID: id, kind: .created,
-                     origin: .local, author: author, set: fields)
+        return (Event(eventID: RecordID.generate(), at: at, entity: schema.name, recordID: id, kind: .created,
+                      origin: .local, author: author, set: fields), current)
     }
 }
 

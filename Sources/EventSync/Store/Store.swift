@@ -43,7 +43,7 @@ public final class Store: Sendable {
             throw StoreError(.notFound, "no store at \(directory)")
         }
         do {
-            let environment = try Environment(directory: directory, mapSize: 1 << 36, maxDatabases: 16)
+            let environment = try Self.openEnvironment(directory)
             (self.log, self.meta) = try Self.openDatabases(in: environment)
             self.environment = environment
         } catch {
@@ -52,6 +52,20 @@ public final class Store: Sendable {
         self.directory = directory
         self.schemas = schemas
         self.author = Self.defaultAuthor()
+    }
+
+    /// The map is address space, not memory: ask for 64 GiB, and settle for
+    /// less where the address space is limited (32-bit, `ulimit -v`, valgrind).
+    private static func openEnvironment(_ directory: String) throws -> Environment {
+        var failure: (any Error)?
+        for mapSize in [1 << 36, 1 << 33, 1 << 30] {
+            do {
+                return try Environment(directory: directory, mapSize: mapSize, maxDatabases: 16)
+            } catch {
+                failure = error
+            }
+        }
+        throw failure ?? StoreError(.failure, "cannot open the store at \(directory)")
     }
 
     private static func openDatabases(in environment: Environment) throws -> (EventLog, Database) {

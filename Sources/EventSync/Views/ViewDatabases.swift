@@ -77,19 +77,24 @@ struct ViewDatabases: Sendable {
     // MARK: Writing
 
     /// Folds one event into the views, in the transaction that appends it.
-    func apply(_ event: Event, in transaction: Transaction) throws {
+    /// - Parameter current: the record's projection, when the caller has just read it in this transaction.
+    /// - Parameter encodedSet: `event.set` encoded, which is the new row of a local creation.
+    func apply(_ event: Event, in transaction: Transaction, current: RecordProjection? = nil, encodedSet: [UInt8]? = nil) throws {
         let key = Keys.record(entity: event.entity, id: event.recordID)
-        var projection = try projection(key: key, in: transaction)
+        var projection = try current ?? projection(key: key, in: transaction)
         let wasPending = projection.isPending
         let oldShadow = (projection.shadow, projection.version)
         projection.apply(event)
-        try write(projection, key: key, wasPending: wasPending, shadowChanged: oldShadow != (projection.shadow, projection.version), in: transaction)
+        let rowBytes = event.kind == .created && event.origin == .local ? encodedSet : nil
+        try write(projection, key: key, rowBytes: rowBytes, wasPending: wasPending,
+                  shadowChanged: oldShadow != (projection.shadow, projection.version), in: transaction)
         try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
     }
 
-    private func write(_ projection: RecordProjection, key: [UInt8], wasPending: Bool, shadowChanged: Bool, in transaction: Transaction) throws {
+    private func write(_ projection: RecordProjection, key: [UInt8], rowBytes: [UInt8]?, wasPending: Bool, shadowChanged: Bool,
+                       in transaction: Transaction) throws {
         if let row = projection.row {
-            try transaction.put(key, JSONWriter.encodeObject(row), in: rows)
+            try transaction.put(key, rowBytes ?? JSONWriter.encodeObject(row), in: rows)
         } else {
             try transaction.delete(key, in: rows)
         }
