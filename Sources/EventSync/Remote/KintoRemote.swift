@@ -119,17 +119,35 @@ public final class KintoRemote: SyncRemote {
             head.headers = []
             total = try send(head).headers["total-records"].flatMap { Int($0) }
         }
-        while true {
-            try expect(response, [200], doing: "listing \(collection)")
-            let page = RemotePage(records: try Self.records(in: try json(response, doing: "listing \(collection)"), collection: collection), total: total)
-            guard try onPage(page), let next = response.headers["next-page"] else { return }
-            guard let nextURL = URL(string: next), nextURL.host == server.host, nextURL.port == server.port,
-                  nextURL.scheme == server.scheme
-            else {
-                throw SyncError(.server, "the server sent a Next-Page URL on another host; refusing to follow it")
+        try expect(response, [200], doing: "listing \(collection)")
+        // Page N+1 is fetched and parsed on a worker while page N is written.
+        var first: HTTPResponse? = response
+        var next: URL?
+        try PagePrefetcher().run(fetch: { [self] in
+            let current: HTTPResponse
+            if let response = first {
+                current = response
+                first = nil
+            } else if let url = next {
+                current = try send(HTTPRequest(method: "GET", url: url))
+            } else {
+                return ([], false)
             }
-            response = try send(HTTPRequest(method: "GET", url: nextURL))
+            try expect(current, [200], doing: "listing \(collection)")
+            let records = try Self.records(in: try json(current, doing: "listing \(collection)"), collection: collection)
+            next = try current.headers["next-page"].map { text throws(SyncError) in try sameServer(text) }
+            return (records, next != nil)
+        }, consume: { records in
+            try onPage(RemotePage(records: records, total: total))
+        })
+    }
+
+    /// A `Next-Page` URL, accepted only on our own server: credentials must not follow a link elsewhere.
+    private func sameServer(_ text: String) throws(SyncError) -> URL {
+        guard let url = URL(string: text), url.host == server.host, url.port == server.port, url.scheme == server.scheme else {
+            throw SyncError(.server, "the server sent a Next-Page URL on another host; refusing to follow it")
         }
+        return url
     }
 
     public func push(_ operations: [RemoteOperation], to collection: String) throws(SyncError) -> [RemoteOutcome] {
