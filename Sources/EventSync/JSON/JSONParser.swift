@@ -40,6 +40,64 @@ public struct JSONParser: ~Copyable {
         try parse(Array(text.utf8))
     }
 
+    /// Parses one object without building it: `member` is called with each
+    /// key and the parser positioned at the value, which it must read with
+    /// `value()`. For fixed shapes (the event envelope) on hot paths.
+    static func parseObject(_ bytes: UnsafeRawBufferPointer, member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Void) throws {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{") else { throw parser.error("expected an object") }
+        parser.index += 1
+        parser.skipWhitespace()
+        if parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "}") {
+            parser.index += 1
+        } else {
+            while true {
+                parser.skipWhitespace()
+                guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "\"") else { throw parser.error("expected a string key") }
+                let key = try parser.rawKey()
+                parser.skipWhitespace()
+                guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: ":") else { throw parser.error("expected ':'") }
+                parser.index += 1
+                parser.skipWhitespace()
+                try member(key, &parser)
+                parser.skipWhitespace()
+                guard parser.index < bytes.count else { throw parser.error("unexpected end of input") }
+                if bytes[parser.index] == UInt8(ascii: ",") { parser.index += 1; continue }
+                if bytes[parser.index] == UInt8(ascii: "}") { parser.index += 1; break }
+                throw parser.error("expected ',' or '}'")
+            }
+        }
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.error("unexpected text after the value") }
+    }
+
+    /// Reads the value at the current position (inside `parseObject`'s `member`).
+    mutating func value() throws(JSONParseError) -> JSONValue {
+        try parseValue()
+    }
+
+    /// Reads the value at the current position, with its bytes as they stand.
+    mutating func valueAndBytes() throws(JSONParseError) -> (JSONValue, UnsafeRawBufferPointer) {
+        let start = index
+        let value = try parseValue()
+        return (value, UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
+    }
+
+    /// A key without escapes, as bytes (keys of the event envelope never need escapes).
+    private mutating func rawKey() throws(JSONParseError) -> UnsafeRawBufferPointer {
+        let start = index + 1
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\") { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            index = end + 1
+            return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        }
+        // An escaped key is valid JSON but matches no envelope key: hand back something that matches nothing.
+        _ = try parseString()
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<start])
+    }
+
     private init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
@@ -90,7 +148,8 @@ public struct JSONParser: ~Copyable {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var object = JSONObject()
+        // Records have a handful of fields: one allocation instead of growing 1, 2, 4, 8.
+        var object = JSONObject(minimumCapacity: 8)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The stored form of events: one compact JSON object per event, keys in a
 /// fixed order, as documented by `Schemas/event.schema.json`.
 public enum EventCoding {
@@ -38,46 +40,72 @@ public enum EventCoding {
         }
     }
 
+    /// Decodes a stored event. The envelope is read member by member, not
+    /// built as a dictionary first: `rebuild-views` decodes every event.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Event {
-        guard case .object(let object) = try JSONParser.parse(bytes) else {
-            throw EventDecodingError(reason: "an event is not a JSON object")
+        var encodedSet: [UInt8]?
+        return try decode(bytes, encodedSet: &encodedSet)
+    }
+
+    /// Decodes a stored event and hands back its `set` as stored, which is
+    /// already the canonical encoding of the fields (a creation's view row).
+    static func decode(_ bytes: UnsafeRawBufferPointer, encodedSet: inout [UInt8]?) throws -> Event {
+        var format: Int64?, seq: Int64?, at: Int64?, version: Int64?
+        var eventID: String?, entity: String?, recordID: String?, author: String?, policy: String?
+        var kind: Event.Kind?, origin: Event.Origin?
+        var set: JSONObject = [:], unset: [String] = []
+        var server: RecordState?, local: RecordState?, resolved: RecordState?
+        func state(_ value: JSONValue) -> RecordState {
+            if case .object(let fields) = value { return .present(fields) }
+            return .absent
         }
-        return try decode(object)
+        encodedSet = nil
+        try JSONParser.parseObject(bytes) { key, parser in
+            func `is`(_ name: StaticString) -> Bool {
+                key.count == name.utf8CodeUnitCount && (key.baseAddress.map { memcmp($0, name.utf8Start, key.count) == 0 } ?? true)
+            }
+            if `is`("set") {
+                let (value, raw) = try parser.valueAndBytes()
+                encodedSet = Array(raw)
+                set = value.objectValue ?? [:]
+                return
+            }
+            let value = try parser.value()
+            if `is`("format") { format = value.int64Value }
+            else if `is`("seq") { seq = value.int64Value }
+            else if `is`("event") { eventID = value.stringValue }
+            else if `is`("at") { at = value.stringValue.flatMap(Timestamp.parse) }
+            else if `is`("entity") { entity = value.stringValue }
+            else if `is`("id") { recordID = value.stringValue }
+            else if `is`("kind") { kind = value.stringValue.flatMap(Event.Kind.init(rawValue:)) }
+            else if `is`("origin") { origin = value.stringValue.flatMap(Event.Origin.init(rawValue:)) }
+            else if `is`("by") { author = value.stringValue }
+            else if `is`("unset") { unset = value.arrayValue?.compactMap(\.stringValue) ?? [] }
+            else if `is`("version") { version = value.int64Value }
+            else if `is`("server") { server = state(value) }
+            else if `is`("local") { local = state(value) }
+            else if `is`("resolved") { resolved = state(value) }
+            else if `is`("policy") { policy = value.stringValue }
+            // Anything else: a field added by a later minor revision of format 1.
+        }
+        guard let format else { throw EventDecodingError(reason: "event has no format") }
+        guard format <= formatVersion else {
+            throw EventDecodingError(reason: "event format \(format) is newer than this evsync understands (\(formatVersion))")
+        }
+        guard let seq, seq > 0 else { throw EventDecodingError(reason: "event has no seq") }
+        guard let at else { throw EventDecodingError(reason: "event has a bad 'at'") }
+        guard let kind else { throw EventDecodingError(reason: "event has an unknown kind") }
+        guard let origin else { throw EventDecodingError(reason: "event has an unknown origin") }
+        guard let eventID, let entity, let recordID, let author else {
+            throw EventDecodingError(reason: "event lacks one of event, entity, id, by")
+        }
+        return Event(seq: UInt64(seq), eventID: eventID, at: at, entity: entity, recordID: recordID, kind: kind, origin: origin,
+                     author: author, set: set, unset: unset, version: version, server: server, local: local,
+                     resolved: resolved, policy: policy)
     }
 
     public static func decode(_ bytes: [UInt8]) throws -> Event {
         try bytes.withUnsafeBytes { try decode($0) }
-    }
-
-    static func decode(_ object: JSONObject) throws -> Event {
-        func string(_ key: String) throws -> String {
-            guard let value = object[key]?.stringValue else { throw EventDecodingError(reason: "event has no string '\(key)'") }
-            return value
-        }
-        func state(_ key: String) -> RecordState? {
-            switch object[key] {
-            case nil: nil
-            case .object(let fields)?: .present(fields)
-            default: .absent
-            }
-        }
-        guard let format = object["format"]?.int64Value else { throw EventDecodingError(reason: "event has no format") }
-        guard format <= formatVersion else {
-            throw EventDecodingError(reason: "event format \(format) is newer than this evsync understands (\(formatVersion))")
-        }
-        guard let seq = object["seq"]?.int64Value, seq > 0 else { throw EventDecodingError(reason: "event has no seq") }
-        guard let at = Timestamp.parse(try string("at")) else { throw EventDecodingError(reason: "event has a bad 'at'") }
-        guard let kind = Event.Kind(rawValue: try string("kind")) else { throw EventDecodingError(reason: "event has an unknown kind") }
-        guard let origin = Event.Origin(rawValue: try string("origin")) else { throw EventDecodingError(reason: "event has an unknown origin") }
-        return Event(
-            seq: UInt64(seq), eventID: try string("event"), at: at, entity: try string("entity"), recordID: try string("id"),
-            kind: kind, origin: origin, author: try string("by"),
-            set: object["set"]?.objectValue ?? [:],
-            unset: object["unset"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-            version: object["version"]?.int64Value,
-            server: state("server"), local: state("local"), resolved: state("resolved"),
-            policy: object["policy"]?.stringValue
-        )
     }
 }
 

@@ -33,6 +33,23 @@ struct EventLog: Sendable {
             nextSeq += 1
             return event
         }
+
+        /// Appends many events: all to the log first, in order, then to the
+        /// views sorted by record, which turns random B-tree inserts into a
+        /// sweep (each view page is touched once, not once per event). The
+        /// sort is stable, so each record's events still apply in log order.
+        mutating func append(contentsOf events: [Event]) throws {
+            var stored: [(event: Event, encodedSet: [UInt8]?)] = []
+            stored.reserveCapacity(events.count)
+            for var event in events {
+                event.seq = nextSeq
+                nextSeq += 1
+                let encodedSet = event.set.isEmpty ? nil : JSONWriter.encodeObject(event.set)
+                try transaction.put(Keys.sequence(event.seq), EventCoding.encode(event, encodedSet: encodedSet), in: log.events, append: true)
+                stored.append((event, encodedSet))
+            }
+            try log.views.apply(sortedByRecord: stored, in: transaction)
+        }
     }
 
     func lastSeq(in transaction: Transaction) throws -> UInt64 {

@@ -53,10 +53,14 @@ extension Store {
 
     private func replay(into views: ViewDatabases, in transaction: Transaction) throws -> UInt64 {
         var count: UInt64 = 0
-        try log.forEach(in: transaction) { event in
-            try views.apply(event, in: transaction)
+        let cursor = try transaction.cursor(log.events)
+        var entry = try cursor.first()
+        var encodedSet: [UInt8]?
+        while let current = entry {
+            let event = try EventCoding.decode(current.value, encodedSet: &encodedSet)
+            try views.apply(event, in: transaction, encodedSet: encodedSet)
             count += 1
-            return true
+            entry = try cursor.next()
         }
         return count
     }

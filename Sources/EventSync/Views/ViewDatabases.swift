@@ -91,6 +91,19 @@ struct ViewDatabases: Sendable {
         try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
     }
 
+    /// Applies events in record order (stable: log order within a record); see `EventLog.Appender.append(contentsOf:)`.
+    func apply(sortedByRecord events: [(event: Event, encodedSet: [UInt8]?)], in transaction: Transaction) throws {
+        let order = events.indices.sorted { a, b in
+            let (x, y) = (events[a].event, events[b].event)
+            if x.recordID != y.recordID { return x.recordID < y.recordID }
+            if x.entity != y.entity { return x.entity < y.entity }
+            return a < b
+        }
+        for index in order {
+            try apply(events[index].event, in: transaction, encodedSet: events[index].encodedSet)
+        }
+    }
+
     private func write(_ projection: RecordProjection, key: [UInt8], rowBytes: [UInt8]?, wasPending: Bool, shadowChanged: Bool,
                        in transaction: Transaction) throws {
         if let row = projection.row {
