@@ -1,4 +1,5 @@
 import CLMDB
+import Foundation
 
 /// One LMDB environment: a memory-mapped file holding named databases.
 ///
@@ -36,6 +37,22 @@ final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(handle)
+    }
+
+    /// Drops this process's mapping of the store's pages (they stay in the
+    /// page cache and come back on the next access). Pages a long pull or
+    /// rebuild has read count in the process's resident set; this keeps that
+    /// bounded by the work in flight rather than by the size of the store.
+    /// Safe at any time: the map is a read-only shared mapping of the file
+    /// (no `MDB_WRITEMAP`), so a dropped page faults back in unchanged.
+    func releaseMappedPages() {
+        var info = MDB_envinfo()
+        var stat = MDB_stat()
+        guard mdb_env_info(handle, &info) == MDB_SUCCESS, mdb_env_stat(handle, &stat) == MDB_SUCCESS,
+              let address = info.me_mapaddr
+        else { return }
+        let used = min(info.me_mapsize, (info.me_last_pgno + 1) * Int(stat.ms_psize))
+        madvise(address, used, MADV_DONTNEED)
     }
 
     /// Opens (or, in a write transaction, creates) a named database.

@@ -127,6 +127,8 @@ public final class SyncEngine: Sendable {
             step.records += page.records.count
             step.pages += 1
             step.total = page.total
+            // A first pull can be millions of records: keep the resident set to the pages in flight.
+            if step.pages % 8 == 0 { store.environment.releaseMappedPages() }
             progress(step)
             return !shouldStop()
         }
