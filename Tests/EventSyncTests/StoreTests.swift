@@ -65,6 +65,24 @@ struct StoreTests {
         }
     }
 
+    @Test("a field both set and removed in one edit is refused, whether or not it is there")
+    func setAndUnsetTheSameField() throws {
+        try withTemporaryStore { store, _ in
+            try store.add("Holiday", id: "with", fields: ["name": "A", "date": "2026-01-01", "details": "old"])
+            try store.add("Holiday", id: "without", fields: ["name": "B", "date": "2026-01-01"])
+            for id in ["with", "without"] {
+                let before = try store.record("Holiday", id: id)
+                let error = try #require(throws: StoreError.self, "\(id)") {
+                    try store.edit("Holiday", id: id, set: ["details": "new"], unset: ["details"])
+                }
+                #expect(error.code == .invalidData)
+                #expect(error.message.contains("details"))
+                #expect(try store.record("Holiday", id: id) == before)
+            }
+            #expect(try store.lastSeq() == 2)
+        }
+    }
+
     @Test("bad input is refused with invalidData and writes nothing")
     func invalidData() throws {
         try withTemporaryStore { store, _ in
