@@ -91,8 +91,16 @@ final class RunningCommand {
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        stop()
         for handle in handles { try? handle.close() }
+    }
+
+    /// Stops the process with SIGKILL. Not `Process.terminate()` (SIGTERM): on
+    /// Linux, Foundation spawns children from a Dispatch worker thread whose
+    /// signal mask blocks SIGTERM, and the child inherits that mask, so a
+    /// SIGTERM would never arrive and waiting for the exit would hang.
+    private func stop() {
+        if process.isRunning { _ = kill(process.processIdentifier, SIGKILL) }
     }
 
     /// Everything written to standard output so far.
@@ -106,7 +114,7 @@ final class RunningCommand {
         while process.isRunning, Date() < deadline { usleep(1_000) }
         if process.isRunning {
             Issue.record("evsync \(arguments.joined(separator: " ")) did not finish in \(timeout) s; killing it", sourceLocation: sourceLocation)
-            process.terminate()
+            stop()
         }
         process.waitUntilExit()
         let status = process.terminationReason == .exit ? process.terminationStatus : -process.terminationStatus
@@ -114,8 +122,9 @@ final class RunningCommand {
                          stderr: String(decoding: (try? Data(contentsOf: stderrURL)) ?? Data(), as: UTF8.self))
     }
 
+    /// Kills the process (see `stop()`) and waits for it to be gone.
     func terminate() {
-        if process.isRunning { process.terminate() }
+        stop()
         process.waitUntilExit()
     }
 }
@@ -148,6 +157,16 @@ struct Sandbox {
         for (key, value) in overrides { environment[key] = value }
         return try RunningCommand(executable: EvsyncBinary.url, arguments: arguments, environment: environment,
                                   directory: root, stdin: stdin, outputDirectory: outputDirectory)
+    }
+
+    /// Starts `/bin/sh -c script` with the same environment as the binary gets,
+    /// plus `EVSYNC_BINARY_PATH` (the binary) for the script to call.
+    func launchShell(_ script: String) throws -> RunningCommand {
+        try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
+        var environment = self.environment
+        environment["EVSYNC_BINARY_PATH"] = EvsyncBinary.url.path
+        return try RunningCommand(executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script], environment: environment,
+                                  directory: root, stdin: nil, outputDirectory: outputDirectory)
     }
 
     /// Runs `evsync arguments…` to completion.
