@@ -97,6 +97,8 @@ public struct EntitySchema: Sendable {
             let known = fieldNames.joined(separator: ", ")
             throw SchemaError("\(name) has no field '\(field)' (fields: \(known))")
         }
+        // JSON has no NaN or infinity: written to the log, they would make it unreadable.
+        guard value.isFiniteEverywhere else { throw SchemaError("\(name).\(field) must not hold NaN or infinity") }
         try rule.check(value, path: "\(name).\(field)")
     }
 
@@ -207,6 +209,18 @@ struct Rule: Sendable {
             guard UUID(uuidString: string) != nil else { throw SchemaError("\(path) must be a UUID, not '\(string)'") }
         default:
             break
+        }
+    }
+}
+
+extension JSONValue {
+    /// False when a number in the value, at any depth, is NaN or infinite.
+    fileprivate var isFiniteEverywhere: Bool {
+        switch self {
+        case .number(let number): number.isFinite
+        case .array(let elements): elements.allSatisfy(\.isFiniteEverywhere)
+        case .object(let fields): fields.values.allSatisfy(\.isFiniteEverywhere)
+        case .null, .bool, .string: true
         }
     }
 }
