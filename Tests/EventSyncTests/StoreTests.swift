@@ -83,6 +83,35 @@ struct StoreTests {
         }
     }
 
+    @Test("NaN and infinity are refused at any depth: JSON cannot hold them")
+    func nonFiniteNumbers() throws {
+        try withTemporaryDirectory { directory in
+            let schema = #"{"title": "Book", "properties": {"title": {"type": "string"}, "rating": {"type": "number"}, "extra": {}}}"#
+            try schema.write(to: directory.appendingPathComponent("book.schema.json"), atomically: true, encoding: .utf8)
+            try withTemporaryStore(schemas: try SchemaRegistry(directory: directory.path)) { store, _ in
+                try store.add("Book", id: "ok", fields: ["title": "Fine", "rating": 4.5, "extra": ["n": [1, 2.5]]])
+                let values: [JSONValue] = [.number(.nan), .number(.infinity), .number(-.infinity), ["deep": [1, .number(.nan)]], [.number(.infinity)]]
+                for value in values {
+                    for field in ["rating", "extra"] {
+                        let add = try #require(throws: StoreError.self, "\(field) = \(value)") {
+                            try store.add("Book", fields: ["title": "Bad", field: value])
+                        }
+                        #expect(add.code == .invalidData)
+                        let edit = try #require(throws: StoreError.self, "\(field) = \(value)") {
+                            try store.edit("Book", id: "ok", set: [field: value])
+                        }
+                        #expect(edit.code == .invalidData)
+                    }
+                }
+                // The log is intact and readable.
+                #expect(try store.lastSeq() == 1)
+                #expect(try store.lastEvents(10).count == 1)
+                #expect(try store.records("Book").map(\.id) == ["ok"])
+                #expect(try store.rebuildViews() == 1)
+            }
+        }
+    }
+
     @Test("bad input is refused with invalidData and writes nothing")
     func invalidData() throws {
         try withTemporaryStore { store, _ in
