@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import EventSync
 
@@ -66,6 +67,64 @@ struct MultiProcessTests {
             #expect(lines.count == 3)
             #expect(lines.map { $0.prefix(3) } == ["#2 ", "#3 ", "#4 "])
             #expect(lines[2].contains("created  local  Birthday/ada  by \(Sandbox.author)"), "\(lines)")
+        }
+    }
+
+    /// Shared between the test and the writer thread.
+    final class Writer: Sendable {
+        let stopped = Atomic<Bool>(false)
+        let written = Atomic<Int>(0)
+        let failed = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+
+        /// Stops the writer and waits for it to finish; later calls return at once.
+        func stop() {
+            if !stopped.exchange(true, ordering: .relaxed) { done.wait() }
+        }
+    }
+
+    @Test("a follower started while events are being appended prints each event once")
+    func followWhileWriting() throws {
+        try withSandbox { sandbox in
+            // A writer thread in this process (not a task: it must not hold a
+            // cooperative thread) appends events back to back while followers start.
+            let store = try Store(directory: sandbox.store.path, create: true)
+            for index in 0..<5 { try store.add("Holiday", id: "seed\(index)", fields: ["name": "S", "date": "2026-01-01"]) }
+            let writer = Writer()
+            Thread {
+                while !writer.stopped.load(ordering: .relaxed) {
+                    do {
+                        try store.add("Holiday", id: "w\(writer.written.load(ordering: .relaxed))", fields: ["name": "W", "date": "2026-01-01"])
+                        writer.written.add(1, ordering: .relaxed)
+                    } catch {
+                        writer.failed.store(true, ordering: .relaxed)
+                        break
+                    }
+                }
+                writer.done.signal()
+            }.start()
+            defer { writer.stop() }
+            // The window between printing the newest events and starting to follow is
+            // short, so try several times; before the fix, a few of a dozen followers
+            // printed some events twice.
+            for _ in 0..<12 {
+                let follower = try sandbox.launch(["log", "tail", "-n", "3", "--follow", "--json"])
+                defer { follower.terminate() }
+                try #require(Self.waitFor(follower) { $0.split(separator: "\n").count >= 8 })
+                follower.terminate()
+                // Whole lines only: the last one may have been cut by the kill.
+                let output = follower.currentOutput
+                let lines = output.split(separator: "\n").dropLast(output.hasSuffix("\n") ? 0 : 1)
+                let seqs = try Self.seqs(lines.joined(separator: "\n"))
+                #expect(seqs.count >= 8)
+                #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 + 1 }, "each event once, in order: \(seqs)")
+            }
+            writer.stop()
+            let failed = writer.failed.load(ordering: .relaxed)
+            let written = writer.written.load(ordering: .relaxed)
+            #expect(!failed)
+            #expect(written > 0)
+            #expect(try store.lastSeq() == UInt64(5 + written))
         }
     }
 
