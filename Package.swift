@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "EventSync", dependencies: ["CLMDB", "CCurl"]),
         .executableTarget(name: "evsync", dependencies: ["EventSync"]),
         .testTarget(name: "EventSyncTests", dependencies: ["EventSync"]),
-        .testTarget(name: "evsyncTests", dependencies: ["EventSync"]),
+        .testTarget(name: "evsyncTests", dependencies: ["EventSync", "evsync"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -96,6 +96,8 @@ public struct EntitySchema: Sendable {
             let known = fieldNames.joined(separator: ", ")
             throw SchemaError("\(name) has no field '\(field)' (fields: \(known))")
         }
+        // JSON has no NaN or infinity: written to the log, they would make it unreadable.
+        guard value.isFiniteEverywhere else { throw SchemaError("\(name).\(field) must not hold NaN or infinity") }
         // Capture the name, not `self`: the path closure would copy the whole schema per field.
         let entity = name
         try rule.check(value, path: "\(entity).\(field)")
@@ -212,3 +214,14 @@ struct Rule: Sendable {
     }
 }
 
+extension JSONValue {
+    /// False when a number in the value, at any depth, is NaN or infinite.
+    fileprivate var isFiniteEverywhere: Bool {
+        switch self {
+        case .number(let number): number.isFinite
+        case .array(let elements): elements.allSatisfy(\.isFiniteEverywhere)
+        case .object(let fields): fields.values.allSatisfy(\.isFiniteEverywhere)
+        case .null, .bool, .string: true
+        }
+    }
+}

@@ -149,6 +149,10 @@ public final class Store: Sendable {
             if let unknown = unset.first(where: { !schema.hasField($0) }) {
                 throw SchemaError("\(schema.name) has no field '\(unknown)'")
             }
+            // Otherwise the outcome would depend on whether the field is there now.
+            if let both = unset.first(where: { set[$0] != nil }) {
+                throw SchemaError("\(schema.name).\(both) cannot be both set and unset in one edit")
+            }
         } catch {
             throw StoreError.wrap(error)
         }

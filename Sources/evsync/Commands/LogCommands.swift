@@ -22,10 +22,13 @@ enum LogCommands {
         let store = try global.openStore(create: false)
         let json = arguments.has("--json")
         let render = { (event: Event) in json ? Output.json(event) : Output.line(event) }
-        var last = try store.lastSeq()
-        for event in try store.lastEvents(count) { print(render(event)) }
+        let initial = try store.lastEvents(count)
+        for event in initial { print(render(event)) }
         fflush(nil)
         guard arguments.has("--follow") || arguments.has("-f") else { return }
+        // Follow on from the last event printed (read in the same snapshot), so
+        // an event appended meanwhile is printed once rather than twice.
+        var last = try initial.last?.seq ?? (count == 0 ? store.lastSeq() : 0)
         // Polling a read snapshot never takes the write lock, so followers never slow writers down.
         while true {
             let events = try store.events(after: last, limit: 10_000)

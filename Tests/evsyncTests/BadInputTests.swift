@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+@testable import EventSync
+
+/// Bad input of every kind is refused with exit 65 and leaves the log exactly as it was.
+@Suite("CLI bad input")
+struct BadInputTests {
+    /// A store with three events: Holiday `h`, Birthday `b`, and an edit of `h`.
+    /// Written through the library, which is quicker than three processes;
+    /// the `Store` is closed again before any binary runs.
+    static func seed(_ sandbox: Sandbox) throws {
+        let store = try Store(directory: sandbox.store.path, create: true)
+        try store.add("Holiday", id: "h", fields: ["name": "Christmas", "date": "2026-12-25"])
+        try store.add("Birthday", id: "b", fields: ["name": "Ada", "date": "1815-12-10"])
+        try store.edit("Holiday", id: "h", set: ["details": "Presents"])
+    }
+
+    static let holiday = ["add", "Holiday", "name=X", "date=2026-01-01"]
+
+    @Test("refused with 65, nothing written", arguments: [
+        // Invalid JSON in field:=
+        holiday + ["details:={bad"],
+        holiday + ["observedBy:=[\"FR\""],
+        holiday + ["details:="],
+        holiday + ["details:='single'"],
+        // Schema violations
+        ["add", "Holiday", "name=X", "date=2026-02-30"],
+        ["add", "Holiday", "name=X", "date=2026-1-1"],
+        ["add", "Holiday", "name=X", "date=tomorrow"],
+        ["add", "Holiday", "name:=42", "date=2026-01-01"],
+        ["add", "Holiday", "name=", "date=2026-01-01"],
+        holiday + ["observedBy=FR"],
+        holiday + ["observedBy:=[1,2]"],
+        holiday + ["wikipediaLink=not a url"],
+        holiday + ["wikipediaLink=wiki/Christmas"],
+        holiday + ["image=***not base64***"],
+        ["add", "Holiday", "name=X"],
+        ["add", "Holiday", "date=2026-01-01"],
+        ["add", "Birthday", "name=X", "date=2026-01-01", "facebook:=null"],
+        // Unknown field and entity
+        holiday + ["colour=red"],
+        holiday + ["giftIdeas=socks"],
+        ["add", "Unicorn", "name=X"],
+        ["add", "Holidays", "name=X", "date=2026-01-01"],
+        // Bad ids
+        holiday + ["--id", "a/b"],
+        holiday + ["--id", "../x"],
+        holiday + ["--id", ""],
+        holiday + ["--id=-x"],
+        holiday + ["--id", "white space"],
+        holiday + ["--id", String(repeating: "x", count: 129)],
+        // Existing id
+        holiday + ["--id", "h"],
+        // Edits
+        ["edit", "Holiday", "h", "date=2026-13-01"],
+        ["edit", "Holiday", "h", "name:={"],
+        ["edit", "Holiday", "h", "colour=red"],
+        ["edit", "Holiday", "h", "--unset", "name"],
+        ["edit", "Holiday", "h", "--unset", "colour"],
+        ["edit", "Holiday", "h", "details=x", "--unset", "details"],
+        ["edit", "Holiday", "a/b", "name=Y"],
+        ["edit", "Unicorn", "h", "name=Y"],
+        // Other commands with bad ids or entities
+        ["delete", "Holiday", "../h"],
+        ["delete", "Unicorn", "h"],
+        ["show", "Holiday", "a/b"],
+        ["show", "Unicorn", "h"],
+        ["list", "Unicorn"],
+        ["history", "a/b"],
+        ["import", "Unicorn", "-"],
+    ])
+    func refused(arguments: [String]) throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let before = try Self.snapshot(sandbox)
+            let result = try sandbox.run(arguments, stdin: Data(#"{"name":"X","date":"2026-01-01"}"#.utf8))
+            #expect(result.status == Exit.dataError, "\(result)")
+            #expect(result.stderr.hasPrefix("evsync: ") && result.stderr.hasSuffix("\n"), "\(result)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "one line on stderr: \(result)")
+            #expect(result.stdout.isEmpty, "\(result)")
+            #expect(try Self.snapshot(sandbox) == before)
+        }
+    }
+
+    /// `status --json` (events, records, pending) and every record of both entities.
+    static func snapshot(_ sandbox: Sandbox) throws -> [String] {
+        let status = try sandbox.status()
+        #expect(status["events"]?.int64Value ?? 0 >= 3)
+        let store = try Store(directory: sandbox.store.path)
+        return [JSONWriter.string(.object(status))] + (try ["Holiday", "Birthday"].map { entity in
+            JSONWriter.string(.array(try store.records(entity).map { .object($0.json) }))
+        })
+    }
+
+    @Test("error messages say what is wrong")
+    func messages() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let cases: [([String], String)] = [
+                (Self.holiday + ["colour=red"], "no field 'colour'"),
+                (["add", "Unicorn", "name=X"], "unknown entity 'Unicorn'"),
+                (Self.holiday + ["--id", "a/b"], "invalid record id 'a/b'"),
+                (Self.holiday + ["--id", "h"], "'h' already exists"),
+                (["add", "Holiday", "name=X", "date=2026-02-30"], "Holiday.date"),
+                (["add", "Holiday", "name=X"], "required field 'date'"),
+                (Self.holiday + ["details:={bad"], "field 'details'"),
+            ]
+            for (arguments, message) in cases {
+                let result = try sandbox.run(arguments)
+                #expect(result.status == Exit.dataError)
+                #expect(result.stderr.contains(message), "\(arguments): \(result)")
+            }
+        }
+    }
+
+    @Test("an import with one bad line among many writes nothing and names the line")
+    func importBadLine() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let before = try Self.snapshot(sandbox)
+            var lines = (1...600).map { #"{"id":"imp\#($0)","name":"Imported \#($0)","date":"2026-03-01"}"# }
+            for (badLine, text) in [
+                (300, #"{"id":"imp300","name":"Bad","date":"2026-02-30"}"#),
+                (301, #"{"id":"imp301","name":"Bad","date":"2026-03-01""#),
+                (599, #"{"id":"imp599","name":"Bad","date":"2026-03-01","colour":"red"}"#),
+                (2, #"{"id":"../imp2","name":"Bad","date":"2026-03-01"}"#),
+                (450, #"["not","an","object"]"#),
+                (451, #"{"id":"h","name":"Exists","date":"2026-03-01"}"#),
+            ] {
+                var bad = lines
+                bad[badLine - 1] = text
+                let file = try sandbox.write("bad-\(badLine).jsonl", bad.joined(separator: "\n") + "\n")
+                let result = try sandbox.run(["import", "Holiday", file])
+                #expect(result.status == Exit.dataError, "line \(badLine): \(result)")
+                #expect(result.stderr.contains("line \(badLine):"), "line \(badLine): \(result)")
+                #expect(result.stdout.isEmpty)
+                #expect(try Self.snapshot(sandbox) == before, "line \(badLine)")
+                // The same through standard input.
+                let stdin = try sandbox.run(["import", "Holiday", "-"], stdin: Data((bad.joined(separator: "\n")).utf8))
+                #expect(stdin.status == Exit.dataError)
+                #expect(stdin.stderr.contains("line \(badLine):"), "\(stdin)")
+            }
+            #expect(try Self.snapshot(sandbox) == before)
+
+            // Blank lines count when naming the line.
+            lines.insert("", at: 0)
+            lines.insert("   ", at: 5)
+            lines[100] = #"{"name":"Bad"}"#
+            let file = try sandbox.write("blank.jsonl", lines.joined(separator: "\n"))
+            let result = try sandbox.run(["import", "Holiday", file])
+            #expect(result.status == Exit.dataError)
+            #expect(result.stderr.contains("line 101:"), "\(result)")
+
+            // Repaired, the file imports whole.
+            lines[100] = #"{"name":"Fixed","date":"2026-03-02"}"#
+            let good = try sandbox.write("good.jsonl", lines.joined(separator: "\n"))
+            #expect(try sandbox.succeed(["import", "Holiday", good]).stdout == "imported 600 Holiday records\n")
+            #expect(try sandbox.eventCount() == 603)
+        }
+    }
+
+    @Test("an import with the same id twice writes nothing")
+    func importDuplicateIDs() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let before = try Self.snapshot(sandbox)
+            let lines = [
+                #"{"id":"d1","name":"One","date":"2026-04-01"}"#,
+                #"{"id":"d2","name":"Two","date":"2026-04-02"}"#,
+                #"{"id":"d3","name":"Three","date":"2026-04-03"}"#,
+                #"{"id":"d2","name":"Two again","date":"2026-04-04"}"#,
+                #"{"id":"d4","name":"Four","date":"2026-04-05"}"#,
+            ]
+            let file = try sandbox.write("dup.jsonl", lines.joined(separator: "\n"))
+            let result = try sandbox.run(["import", "Holiday", file])
+            #expect(result.status == Exit.dataError, "\(result)")
+            #expect(result.stderr.contains("line 4:") && result.stderr.contains("d2"), "\(result)")
+            #expect(try Self.snapshot(sandbox) == before)
+            // The same id in another entity is a different record.
+            let birthdays = try sandbox.write("b.jsonl", #"{"id":"h","name":"Holly","date":"2000-01-01"}"#)
+            try sandbox.succeed(["import", "Birthday", birthdays])
+            #expect(try sandbox.records("Birthday")["h"]?["name"] == "Holly")
+        }
+    }
+}
