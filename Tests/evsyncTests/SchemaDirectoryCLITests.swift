@@ -47,7 +47,7 @@ struct SchemaDirectoryCLITests {
             #expect(try run(["add", "Book", "title=X", "published=1965-13-01"]).status == Exit.dataError)
             #expect(try run(["add", "Book", "author=Nobody"]).status == Exit.dataError)
             #expect(try run(["add", "Book", "title=X", "isbn=123"]).status == Exit.dataError)
-            try succeed(["edit", "book", "dune", "pages:=896", "--unset", "published"])
+            _ = try succeed(["edit", "book", "dune", "pages:=896", "--unset", "published"])
             let imported = try succeed(["import", "Book", "-"], stdin: Data("""
             {"id":"lotr","title":"The Lord of the Rings","author":"J. R. R. Tolkien","pages":1178}
             {"title":"Untitled"}

@@ -65,8 +65,8 @@ final class RunningCommand {
         let name = UUID().uuidString
         stdoutURL = outputDirectory.appendingPathComponent("\(name).out")
         stderrURL = outputDirectory.appendingPathComponent("\(name).err")
-        FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         var handles = [try FileHandle(forWritingTo: stdoutURL), try FileHandle(forWritingTo: stderrURL)]
         let input: FileHandle
         if let stdin {
