@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The Kinto HTTP API (v1) as a `SyncRemote`: one bucket, one collection per entity.
 ///
@@ -22,6 +23,8 @@ public final class KintoRemote: SyncRemote {
     private let client: HTTPClient
     private let credentials: Credentials?
     private var cachedBatchLimit: Int?
+    /// First responses fetched ahead by `willPull`, by request URL.
+    private var prefetched: [URL: HTTPResponse] = [:]
     /// Kinto's `Backoff` header asks clients to wait before their next request.
     private var backoffUntil: Date?
 
@@ -99,14 +102,38 @@ public final class KintoRemote: SyncRemote {
         return max(1, limit)
     }
 
-    public func changes(in collection: String, since: Int64?, onPage: (RemotePage) throws -> Bool) throws {
+    /// The first request of a pull: changes after `since`, oldest first.
+    private func changesRequest(_ collection: String, since: Int64?) -> HTTPRequest {
         var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(pageSize))]
         if let since { query.append(URLQueryItem(name: "_since", value: String(since))) }
         var request = HTTPRequest(method: "GET", url: url(recordSegments(collection), query: query))
-        // The collection's ETag is its newest change: equal to our cursor means nothing new.
+        // The collection's ETag is its newest change: equal to our cursor means nothing new (304).
         if let since { request.headers.append(("If-None-Match", "\"\(since)\"")) }
+        return request
+    }
 
-        var response = try send(request)
+    /// Sends the first request of every collection at once, each on its own
+    /// connection: a sync with nothing to do then costs one round trip, not
+    /// one per collection. Only usable answers are kept; anything else is
+    /// sent again, with retries, by `changes`.
+    public func willPull(_ collections: [(collection: String, since: Int64?)]) {
+        guard collections.count > 1 else { return }
+        let requests = collections.map { changesRequest($0.collection, since: $0.since) }
+        let answers = Mutex<[URL: HTTPResponse]>([:])
+        let credentials = credentials
+        DispatchQueue.concurrentPerform(iterations: requests.count) { index in
+            guard let client = try? HTTPClient(credentials: credentials),
+                  let response = try? client.send(requests[index]),
+                  response.status == 200 || response.status == 304
+            else { return }
+            answers.withLock { $0[requests[index].url] = response }
+        }
+        prefetched = answers.withLock { $0 }
+    }
+
+    public func changes(in collection: String, since: Int64?, onPage: (RemotePage) throws -> Bool) throws {
+        let request = changesRequest(collection, since: since)
+        var response = try prefetched.removeValue(forKey: request.url) ?? send(request)
         if response.status == 403 || response.status == 404 {
             try createCollection(collection)
             response = try send(request)

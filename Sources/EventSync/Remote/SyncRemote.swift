@@ -18,6 +18,14 @@ public protocol SyncRemote: AnyObject {
 
     /// Applies conditional writes, returning one outcome per operation, in order.
     func push(_ operations: [RemoteOperation], to collection: String) throws(SyncError) -> [RemoteOutcome]
+
+    /// Told which collections are about to be pulled, and from which cursor, so
+    /// a remote can start those requests at once. Optional: the default does nothing.
+    func willPull(_ collections: [(collection: String, since: Int64?)])
+}
+
+extension SyncRemote {
+    public func willPull(_ collections: [(collection: String, since: Int64?)]) {}
 }
 
 /// A record as the server has it.

@@ -76,7 +76,12 @@ public final class SyncEngine: Sendable {
         }
         do {
             let remote = try makeRemote()
-            try store.writeMeta(Store.MetaKey.remote, remote.address)
+            if try store.readMeta(Store.MetaKey.remote) != remote.address {
+                try store.writeMeta(Store.MetaKey.remote, remote.address)
+            }
+            remote.willPull(try store.schemas.entities.map { schema in
+                (schema.collection, try store.readMeta(Store.MetaKey.cursor(remote: remote.address, entity: schema.name)).flatMap { Int64($0) })
+            })
             entities: for schema in store.schemas.entities {
                 try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
                 if shouldStop() { report.interrupted = true; break entities }
