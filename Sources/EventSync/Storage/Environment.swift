@@ -65,7 +65,7 @@ final class Environment: @unchecked Sendable {
     /// Runs `body` in a read-only snapshot of the store.
     func read<T>(_ body: (Transaction) throws -> T) throws -> T {
         let transaction = try Transaction(environment: handle, readOnly: true)
-        defer { transaction.abort() }
+        defer { transaction.discard() }
         let result = try body(transaction)
         // Committing (not aborting) a read transaction keeps database handles it opened.
         try transaction.commit()
@@ -81,7 +81,7 @@ final class Environment: @unchecked Sendable {
             try transaction.commit()
             return result
         } catch {
-            transaction.abort()
+            transaction.discard()
             throw error
         }
     }

@@ -18,7 +18,7 @@ final class Transaction {
     }
 
     deinit {
-        abort()
+        discard()
     }
 
     func commit() throws(StorageError) {
@@ -27,7 +27,8 @@ final class Transaction {
         try StorageError.check(mdb_txn_commit(handle), "committing")
     }
 
-    func abort() {
+    /// Ends the transaction without keeping its changes (`mdb_txn_abort`).
+    func discard() {
         guard !finished else { return }
         finished = true
         mdb_txn_abort(handle)
