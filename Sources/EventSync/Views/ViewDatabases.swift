@@ -93,13 +93,10 @@ struct ViewDatabases: Sendable {
 
     /// Applies events in record order (stable: log order within a record); see `EventLog.Appender.append(contentsOf:)`.
     func apply(sortedByRecord events: [(event: Event, encodedSet: [UInt8]?)], in transaction: Transaction) throws {
-        let order = events.indices.sorted { a, b in
-            let (x, y) = (events[a].event, events[b].event)
-            if x.recordID != y.recordID { return x.recordID < y.recordID }
-            if x.entity != y.entity { return x.entity < y.entity }
-            return a < b
-        }
-        for index in order {
+        // Sort light keys, not the events: comparing events would copy them.
+        var order = events.indices.map { (id: events[$0].event.recordID, entity: events[$0].event.entity, index: $0) }
+        order.sort { a, b in (a.id, a.entity, a.index) < (b.id, b.entity, b.index) }
+        for (_, _, index) in order {
             try apply(events[index].event, in: transaction, encodedSet: events[index].encodedSet)
         }
     }
