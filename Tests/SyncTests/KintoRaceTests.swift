@@ -161,31 +161,64 @@ struct KintoRaceTests {
         #expect(try world.pending == 0)
     }
 
-    /// The server applies a batch, then the sync dies before logging the acknowledgements.
+    /// The server applies a batch, then the sync dies before logging the
+    /// acknowledgements; before the next sync the same records change again
+    /// here. The next sync must recognise the server's versions as our own
+    /// earlier pushes: no conflict, and server-wins must not undo the newer edits.
     @Test func aPushTheServerAppliedButTheLogNeverAcknowledgedIsRecognised() async throws {
         let world = try await World()
-        _ = try await world.sync()
-        let ids = (0..<30).map { _ in newID() }
-        for (n, id) in ids.enumerated() { try world.store.add("Holiday", id: id, fields: holiday("Created \(n)")) }
+        let web = world.fx.web
+        // Ids sort in push order: the two synced records first, then the creations.
+        try await web.put("a-edited", holiday("Synced"))
+        try await web.put("a-deleted", holiday("Synced too"))
+        #expect(try await world.sync().pulled == 2)
+        let created = (0..<30).map { String(format: "c%02d", $0) }
+        for (n, id) in created.enumerated() { try world.store.add("Holiday", id: id, fields: holiday("Created \(n)")) }
+        try world.store.edit("Holiday", id: "a-edited", set: ["name": "Renamed"])
+        try world.store.delete("Holiday", id: "a-deleted")
         let before = try world.store.status()
 
         await #expect(throws: SyncError.self) { try await world.sync(failAfterPush: true) }
-        #expect(try await world.fx.web.count() == 25, "the first batch reached the server")
-        #expect(try world.store.status() == before, "and nothing of it reached the log")
+        // The first batch (25 operations) reached the server, and nothing of it the log.
+        #expect(try await web.get("a-edited")?.fields == holiday("Renamed"))
+        #expect(try await web.get("a-deleted") == nil)
+        #expect(try await web.count() == 1 + 23)
+        #expect(try world.store.status() == before)
 
-        // Before syncing again, one of the records already on the server is edited here.
-        let editedID = ids[0]
-        try world.store.edit("Holiday", id: editedID, set: ["details": "edited after the crash"])
+        // Before syncing again, the same records change here once more.
+        try world.store.edit("Holiday", id: "a-edited", set: ["name": "Renamed again"])
+        try world.store.add("Holiday", id: "a-deleted", fields: holiday("Re-created here"))
+        try world.store.edit("Holiday", id: "c00", set: ["name": "Created 0, renamed"])
 
-        let report = try await world.sync()
+        let report = try await world.sync(policy: .serverWins)
         #expect(report.conflicts == 0)
         #expect(report.rejected.isEmpty)
-        var expected = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, holiday("Created \($0)")) })
-        expected[editedID] = holiday("Created 0", details: "edited after the crash")
-        #expect(try await world.fx.web.records() == expected)
+        var expected = Dictionary(uniqueKeysWithValues: created.enumerated().map { ($1, holiday("Created \($0)")) })
+        expected["c00"] = holiday("Created 0, renamed")
+        expected["a-edited"] = holiday("Renamed again")
+        expected["a-deleted"] = holiday("Re-created here")
+        #expect(try await web.records() == expected)
         #expect(Dictionary(uniqueKeysWithValues: try world.store.records("Holiday").map { ($0.id, $0.fields) }) == expected)
         #expect(try world.pending == 0)
         #expect(try world.store.verifyViews().isEmpty)
         #expect(try await world.sync().result == .noData)
+    }
+}
+
+/// The random convergence test of `SyncEngineTests`, through the real server:
+/// two stores, the web app editing directly, sometimes between a sync's pull and push.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason))
+struct KintoRandomTests {
+    @Test(arguments: 1...3 as ClosedRange<UInt64>)
+    func randomEditsOnTwoStoresAndTheServerConverge(seed: UInt64) async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let (bucketURL, credentials) = (fx.remote, fx.web.credentials)
+        var world = try RandomWorld(seed: seed, stores: [Store(directory: fx.directory.file("a"), create: true),
+                                                         Store(directory: fx.directory.file("b"), create: true)],
+                                    server: fx.web) {
+            try KintoRemote(bucketURL: bucketURL, credentials: Credentials(credentials))
+        }
+        try await world.run(steps: 50)
     }
 }

@@ -313,6 +313,28 @@ struct KintoSyncTests {
         #expect(try await fx.syncReport(["--conflicts", policy.rawValue]).result == "noData")
     }
 
+    // MARK: Text survives both ways
+
+    @Test func unicodeAndEscapesSurviveBothWays() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        // Kinto sends non-ASCII as \u escapes, emoji as surrogate pairs.
+        let tricky = "Fête 🎉 \"quoted\" back\\slash\ttab\nnewline — 日本語"
+        let id = newID()
+        try await fx.web.put(id, ["name": .string(tricky), "date": "2026-07-14", "observedBy": ["FR", "🇫🇷"]])
+        #expect(try await fx.syncReport().pulled == 1)
+        #expect(try await fx.cli.show("Holiday", id) == ["name": .string(tricky), "date": "2026-07-14", "observedBy": ["FR", "🇫🇷"]])
+
+        let mine = newID()
+        let local = "Ünïcødé 😀 \\ \"q\" \u{7f}"
+        try await fx.cli.add(id: mine, ["name=\(local)", "date=2026-01-01", "details=\(tricky)"])
+        try await fx.cli.edit(id, ["details=ß∂ƒ"])
+        #expect(try await fx.syncReport().pushed == 2)
+        #expect(try await fx.web.get(mine)?.fields == ["name": .string(local), "date": "2026-01-01", "details": .string(tricky)])
+        #expect(try await fx.web.get(id)?.fields["details"] == "ß∂ƒ")
+        #expect(try await fx.syncReport().result == "noData")
+    }
+
     // MARK: Two stores through one server
 
     @Test func twoStoresExchangeChangesThroughTheServer() async throws {

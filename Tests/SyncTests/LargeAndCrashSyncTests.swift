@@ -36,10 +36,12 @@ struct LargeAndCrashSyncTests {
 
     /// Starts `evsync sync` and SIGKILLs it as soon as the store's log has grown past `seq`.
     /// Returns the log's length after the kill; fails the test if the sync ended on its own first.
-    private func killSync(_ fx: SyncFixture, on cli: Evsync? = nil, store: Store, afterSeq seq: UInt64) async throws -> UInt64 {
+    private func killSync(_ fx: SyncFixture, on cli: Evsync? = nil, store: Store, afterSeq seq: UInt64,
+                          beforeKill: (() async throws -> Void)? = nil) async throws -> UInt64 {
         let process = try (cli ?? fx.cli).start(["sync", "--remote", fx.remote, "--auth-file", fx.authFile, "--json"])
         while !process.hasExited {
             if try store.lastSeq() > seq {
+                try await beforeKill?()
                 process.signal(SIGKILL)
                 break
             }
@@ -83,7 +85,10 @@ struct LargeAndCrashSyncTests {
             killedAt = try await killSync(fx, on: crashed, store: store, afterSeq: 0)
         }
         #expect(killedAt > 0 && killedAt < UInt64(total), "killed after \(killedAt) events")
-        // Only whole pages were kept: every event is one whole record, as the server has it.
+        // Only whole pages were kept (each page is one transaction with its cursor),
+        // and every event is one whole record, as the server has it.
+        let pageSize = try KintoRemote(bucketURL: fx.remote, credentials: nil).pageSize
+        #expect(killedAt % UInt64(pageSize) == 0, "\(killedAt) events is not a whole number of \(pageSize)-record pages")
         let partial = try await crashed.list("Holiday")
         #expect(partial.ids.count == Int(killedAt))
         let server = try await fx.web.records()
@@ -129,11 +134,17 @@ struct LargeAndCrashSyncTests {
         let killedAt: UInt64
         do {
             let store = try Store(directory: fx.cli.store, create: false)
-            // Kill once the first batch's acknowledgements are in the log.
-            killedAt = try await killSync(fx, store: store, afterSeq: UInt64(total))
+            // Kill once the first batch's acknowledgements are in the log; just before, a
+            // second sync of the same store (another process) is refused while this one runs.
+            killedAt = try await killSync(fx, store: store, afterSeq: UInt64(total)) {
+                let second = try await fx.sync()
+                #expect(second.status == 75, "\(second)")
+                #expect(second.stderrLines == ["evsync: sync already in progress"])
+            }
         }
         let acknowledged = Int(killedAt) - total
         #expect(acknowledged > 0 && acknowledged < total, "killed after \(acknowledged) acknowledgements")
+        #expect(acknowledged % 25 == 0, "each batch (Kinto's batch_max_requests, 25) is acknowledged in one transaction")
         // Acknowledged means on the server; at most the one batch in flight may land unacknowledged
         // (the server may still be writing it: its memory backend has no real transactions).
         let onServer = try await fx.web.count()

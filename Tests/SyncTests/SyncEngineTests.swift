@@ -93,7 +93,7 @@ struct SyncEngineTests {
     /// stop, a sync of A, B and A again must leave both stores equal to the
     /// server's live records with nothing pending, and a further sync of
     /// each must find nothing to do.
-    @Test(arguments: 1...12 as ClosedRange<UInt64>)
+    @Test(arguments: 1...40 as ClosedRange<UInt64>)
     func randomEditsOnTwoStoresAndTheServerConverge(seed: UInt64) async throws {
         let directory = try TemporaryDirectory()
         let remote = InMemoryRemote(pageSize: 3)

@@ -110,6 +110,11 @@ struct SyncFailureTests {
             #expect(!output.stdout.contains(fx.password), "\(output)")
             #expect(!output.stderr.contains(fx.password), "\(output)")
         }
+        // Nor is it stored: the store remembers the remote, never the credentials.
+        for file in try FileManager.default.contentsOfDirectory(atPath: fx.cli.store) {
+            let bytes = try #require(FileManager.default.contents(atPath: fx.cli.store + "/" + file))
+            #expect(bytes.range(of: Data(fx.password.utf8)) == nil, "\(file) holds the password")
+        }
         // The remote events name the server without credentials.
         let remoteEvents = try await fx.cli.tail(1000).filter { $0["origin"] == "remote" }
         #expect(remoteEvents.count == 2)
