@@ -7,7 +7,7 @@ import Testing
 /// 412 (with the current record, or without it for a deleted one) or 404, and
 /// must settle it in the same sync. Also a sync that dies after the server
 /// applied a batch but before the log acknowledged it.
-@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason))
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct KintoRaceTests {
     /// A fixture plus a store opened in this process and an engine whose remote runs `beforePush`.
     struct World {
@@ -18,10 +18,6 @@ struct KintoRaceTests {
             fx = try SyncFixture()
             try await fx.web.createBucket()
             store = try Store(directory: fx.cli.store, create: true)
-        }
-
-        func remote() throws -> KintoRemote {
-            try KintoRemote(bucketURL: fx.remote, credentials: Credentials(fx.web.credentials))
         }
 
         func sync(policy: ConflictPolicy = .serverWins, beforePush: (@Sendable () async throws -> Void)? = nil,
@@ -207,7 +203,7 @@ struct KintoRaceTests {
 
 /// The random convergence test of `SyncEngineTests`, through the real server:
 /// two stores, the web app editing directly, sometimes between a sync's pull and push.
-@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason))
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct KintoRandomTests {
     @Test(arguments: 1...3 as ClosedRange<UInt64>)
     func randomEditsOnTwoStoresAndTheServerConverge(seed: UInt64) async throws {

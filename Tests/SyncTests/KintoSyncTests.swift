@@ -4,7 +4,7 @@ import Testing
 
 /// `evsync sync` against a real Kinto server, with the web app changing the
 /// same bucket directly. Each test has its own store and bucket.
-@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason))
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct KintoSyncTests {
     // MARK: 1, 12: first sync, then nothing to do
 

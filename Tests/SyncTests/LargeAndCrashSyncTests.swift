@@ -5,7 +5,7 @@ import Testing
 /// Many records, and syncs killed with SIGKILL halfway: the log must only
 /// ever hold whole pages and whole batches, and the next sync must converge
 /// to exactly the server's records, each once.
-@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason))
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct LargeAndCrashSyncTests {
     private static func holidays(_ count: Int, prefix: String = "h") -> [(id: String, fields: JSONObject)] {
         (0..<count).map { n in

@@ -5,7 +5,7 @@ import Testing
 /// Syncs that must not happen: a second sync at once, refused credentials, an
 /// unreachable server, credentials in a URL. None of them may change the log
 /// or print a secret.
-@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason))
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct SyncFailureTests {
     /// A store with one synced record and one local change waiting.
     private func storeWithPendingChange(_ fx: SyncFixture) async throws -> StatusJSON {

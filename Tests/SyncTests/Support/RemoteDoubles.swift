@@ -40,11 +40,11 @@ final class HookedRemote: SyncRemote {
 
 /// Runs blocking work on a thread of its own and waits for it without blocking.
 ///
-/// `SyncEngine.sync()` runs the blocking sync on `DispatchQueue.global()`;
-/// with several syncs at once on a 2-core Linux machine, that pool's few
-/// threads all block on the network (and on test hooks waiting for `curl`,
-/// whose exit `Process` notices on that same pool), and the pool only grows
-/// about once a second. A thread per sync keeps the tests' syncs independent.
+/// `SyncEngine.sync()` runs the blocking sync on `DispatchQueue.global()`.
+/// With many syncs at once on a 2-core Linux machine (and test hooks that
+/// block those threads while `curl` runs), that pool's few threads are all
+/// blocked and it grows slowly: the suite's syncs ran one at a time, about a
+/// second apart. A thread per sync keeps the tests' syncs independent.
 func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {

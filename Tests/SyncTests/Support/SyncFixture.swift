@@ -1,5 +1,6 @@
 import EventSync
 import Foundation
+import Synchronization
 import Testing
 
 /// The Kinto server the integration tests use: `EVSYNC_TEST_KINTO` (server
@@ -51,6 +52,7 @@ struct SyncFixture: Sendable {
         cli = Evsync(store: directory.file("store"))
         web = KintoWebApp(server: try #require(TestServer.url), credentials: try TestServer.credentials(), bucket: TestServer.freshBucket())
         authFile = try #require(TestServer.authFile)
+        BucketRegistry.current?.register(web)
     }
 
     /// Another store syncing with the same bucket.
@@ -81,3 +83,47 @@ func holiday(_ name: String, date: String = "2026-05-01", details: String? = nil
 }
 
 func newID() -> String { "r" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
+
+/// Deletes the buckets a test's fixtures made once the test ends, pass or
+/// fail, so the server stays small: Kinto's memory backend gets slower with
+/// every record it holds (its permission lookups scan them all), which
+/// would slow down later tests and later runs against the same server.
+struct DeleteTestBuckets: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        testCase == nil ? nil : self
+    }
+
+    func provideScope(for test: Test, testCase: Test.Case?,
+                      performing function: @Sendable () async throws -> Void) async throws {
+        let registry = BucketRegistry()
+        do {
+            try await BucketRegistry.$current.withValue(registry) { try await function() }
+        } catch {
+            await registry.deleteAll()
+            throw error
+        }
+        await registry.deleteAll()
+    }
+}
+
+extension Trait where Self == DeleteTestBuckets {
+    static var deletesTestBuckets: Self { DeleteTestBuckets() }
+}
+
+/// The buckets made during one test.
+final class BucketRegistry: Sendable {
+    @TaskLocal static var current: BucketRegistry?
+    private let buckets = Mutex<[KintoWebApp]>([])
+
+    func register(_ web: KintoWebApp) {
+        buckets.withLock { $0.append(web) }
+    }
+
+    func deleteAll() async {
+        for web in buckets.withLock({ $0 }) {
+            _ = try? await web.request("DELETE", "/buckets/\(web.bucket)")
+        }
+    }
+}
