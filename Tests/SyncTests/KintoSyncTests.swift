@@ -1,4 +1,4 @@
-import EventSync
+@testable import EventSync
 import Foundation
 import Testing
 
@@ -355,5 +355,51 @@ struct KintoSyncTests {
         #expect(server.count == 2)
         #expect(try await fx.cli.records() == server)
         #expect(try await other.records() == server)
+    }
+
+    /// Two stores edit the same records and sync at the same moment, each
+    /// meeting the other's pushes as failed preconditions mid-batch.
+    @Test func twoStoresSyncingAtTheSameTimeConverge() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let ids = (0..<60).map { String(format: "s%02d", $0) }
+        try await fx.web.seed(ids.map { (id: $0, fields: holiday("Shared \($0)")) })
+        let other = fx.secondStore()
+        #expect(try await fx.syncReport().pulled == 60)
+        #expect(try await fx.syncReport(store: other).pulled == 60)
+
+        do {
+            let a = try Store(directory: fx.cli.store)
+            let b = try Store(directory: other.store)
+            for (n, id) in ids.enumerated() {
+                try a.edit("Holiday", id: id, set: ["details": "from A"])
+                if n < 20 { try a.edit("Holiday", id: id, set: ["name": "A's name"]) }
+                if (20..<40).contains(n) { try b.edit("Holiday", id: id, set: ["name": "B's name"]) }
+                if n >= 40 { try b.edit("Holiday", id: id, set: ["details": "from B"]) }
+            }
+        }
+
+        async let first = fx.sync(["--conflicts", "server-wins"])
+        async let second = fx.sync(["--conflicts", "client-wins"], store: other)
+        let (one, two) = try await (first, second)
+        #expect(one.status == 0, "\(one)")
+        #expect(two.status == 0, "\(two)")
+
+        for store in [fx.cli, other, fx.cli] { _ = try await fx.syncReport(store: store) }
+        let server = try await fx.web.records()
+        #expect(try await fx.cli.records() == server)
+        #expect(try await other.records() == server)
+        #expect(try await fx.cli.status().pendingRecords == 0)
+        #expect(try await other.status().pendingRecords == 0)
+        for (n, id) in ids.enumerated() {
+            let record = try #require(server[id])
+            #expect(record["name"] == (n < 20 ? "A's name" : n < 40 ? "B's name" : .string("Shared \(id)")), "\(id)")
+            if n < 40 {
+                #expect(record["details"] == "from A", "\(id)")
+            } else {
+                // Both changed details: whoever synced second decided, by its policy.
+                #expect(record["details"] == "from A" || record["details"] == "from B", "\(id)")
+            }
+        }
     }
 }
