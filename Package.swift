@@ -22,6 +22,7 @@ let package = Package(
         .executableTarget(name: "evsync", dependencies: ["EventSync"]),
         .testTarget(name: "EventSyncTests", dependencies: ["EventSync"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventSync", "evsync"]),
+        .testTarget(name: "SyncTests", dependencies: ["EventSync", "evsync"]),
     ],
     swiftLanguageModes: [.v6]
 )

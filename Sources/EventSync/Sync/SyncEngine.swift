@@ -174,7 +174,9 @@ public final class SyncEngine: Sendable {
         // may leave a merged state to push: a few rounds settle it.
         for _ in 1...3 {
             var after: [UInt8]? = nil
-            let conflictsBefore = report.conflicts
+            // Whether a failed precondition was folded this round: conflict or
+            // clean merge, the result may differ from the server and need pushing.
+            var folded = false
             var limit: Int?
             while true {
                 let operations = try store.pendingOperations(entity: schema.name, after: &after, limit: limit ?? 1)
@@ -188,8 +190,10 @@ public final class SyncEngine: Sendable {
                 let outcomes = try remote.push(operations, to: schema.collection)
                 try store.write { appender in
                     for (operation, outcome) in zip(operations, outcomes) {
-                        try acknowledge(operation, outcome, entity: schema.name, policy: policy, author: remote.address,
-                                        appender: &appender, report: &report)
+                        if try acknowledge(operation, outcome, entity: schema.name, policy: policy, author: remote.address,
+                                           appender: &appender, report: &report) {
+                            folded = true
+                        }
                     }
                 }
                 step.records += operations.count
@@ -197,12 +201,13 @@ public final class SyncEngine: Sendable {
                 progress(step)
                 if shouldStop() { return }
             }
-            if report.conflicts == conflictsBefore { return }
+            if !folded { return }
         }
     }
 
+    /// Logs what the server did with one operation. Returns true when the server held something else, now folded in.
     private func acknowledge(_ operation: RemoteOperation, _ outcome: RemoteOutcome, entity: String, policy: ConflictPolicy,
-                             author: String, appender: inout EventLog.Appender, report: inout SyncReport) throws {
+                             author: String, appender: inout EventLog.Appender, report: inout SyncReport) throws -> Bool {
         let projection = try store.log.views.projection(entity: entity, id: operation.id, in: appender.transaction)
         let sent: RecordState = switch operation {
         case .create(_, let fields), .update(_, let fields, _): .present(fields)
@@ -223,6 +228,7 @@ public final class SyncEngine: Sendable {
             // Someone else changed it: merge as if we had pulled it.
             let record = current ?? RemoteRecord(id: operation.id, version: projection.version ?? 0, fields: nil)
             try fold(record, entity: entity, policy: policy, checkVersion: false, author: author, appender: &appender, report: &report)
+            return true
         case .notFound:
             if sent == .absent {
                 try ack(projection.version)
@@ -232,5 +238,6 @@ public final class SyncEngine: Sendable {
         case .rejected(let status, let message):
             report.rejected.append("\(entity) \(operation.id): HTTP \(status): \(message)")
         }
+        return false
     }
 }

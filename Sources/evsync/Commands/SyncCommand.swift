@@ -44,7 +44,9 @@ enum SyncCommand {
             } catch {
                 if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
                 if arguments.has("--json") {
-                    print(Output.json(["result": "failed", "error": .string(error.message), "pulled": 0, "pushed": 0, "conflicts": 0]))
+                    var failed = SyncReport()
+                    failed.error = error.message
+                    print(SyncCommand.json(failed))
                 }
                 throw error
             }
@@ -86,6 +88,7 @@ enum SyncCommand {
             "rejected": .array(report.rejected.map(JSONValue.string)),
         ]
         if report.interrupted { object["interrupted"] = true }
+        if let error = report.error { object["error"] = .string(error) }
         return Output.json(.object(object))
     }
 

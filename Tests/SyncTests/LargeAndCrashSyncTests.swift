@@ -1,0 +1,168 @@
+@testable import EventSync
+import Foundation
+import Testing
+
+/// Many records, and syncs killed with SIGKILL halfway: the log must only
+/// ever hold whole pages and whole batches, and the next sync must converge
+/// to exactly the server's records, each once.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
+struct LargeAndCrashSyncTests {
+    private static func holidays(_ count: Int, prefix: String = "h") -> [(id: String, fields: JSONObject)] {
+        (0..<count).map { n in
+            (id: "\(prefix)\(String(format: "%05d", n))",
+             fields: ["name": .string("Holiday \(n)"), "date": .string("2026-\(String(format: "%02d", n % 12 + 1))-15"),
+                      "details": .string("seeded record number \(n)")])
+        }
+    }
+
+    /// Local records equal the server's, each once; views match the log.
+    private func expectConverged(_ fx: SyncFixture, store: Evsync? = nil, count: Int,
+                                 sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let cli = store ?? fx.cli
+        let server = try await fx.web.records()
+        #expect(server.count == count, sourceLocation: sourceLocation)
+        #expect(try await fx.web.count() == count, sourceLocation: sourceLocation)
+        let local = try await cli.list("Holiday")
+        #expect(local.ids.count == count, "no duplicates", sourceLocation: sourceLocation)
+        #expect(Set(local.ids).count == local.ids.count, sourceLocation: sourceLocation)
+        #expect(local.records == server, sourceLocation: sourceLocation)
+        let status = try await cli.status()
+        #expect(status.records["Holiday"] == count, sourceLocation: sourceLocation)
+        #expect(status.pendingRecords == 0, sourceLocation: sourceLocation)
+        #expect(status.unacknowledgedEvents == 0, sourceLocation: sourceLocation)
+        let verify = try await cli.verifyViews()
+        #expect(verify.status == 0, "\(verify)", sourceLocation: sourceLocation)
+    }
+
+    /// Starts `evsync sync` and SIGKILLs it as soon as the store's log has grown past `seq`.
+    /// Returns the log's length after the kill; fails the test if the sync ended on its own first.
+    private func killSync(_ fx: SyncFixture, on cli: Evsync? = nil, store: Store, afterSeq seq: UInt64,
+                          beforeKill: (() async throws -> Void)? = nil) async throws -> UInt64 {
+        let process = try (cli ?? fx.cli).start(["sync", "--remote", fx.remote, "--auth-file", fx.authFile, "--json"])
+        while !process.hasExited {
+            if try store.lastSeq() > seq {
+                try await beforeKill?()
+                process.signal(SIGKILL)
+                break
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let output = await process.wait()
+        try #require(output.killedBySignal && output.status == SIGKILL, "the sync was not killed midway: \(output)")
+        return try store.lastSeq()
+    }
+
+    // MARK: 9 and 10: a large pull, and one killed midway
+
+    /// One seeded collection of 10,000 records (seeding costs the server more
+    /// than anything else here) and two stores: one pulls it all in one go,
+    /// the other is killed after its first page and then resumes.
+    @Test func pullOfTenThousandRecordsAndAPullKilledMidway() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let total = 10_000
+        let seeded = Self.holidays(total)
+        try await fx.web.seed(seeded)
+        #expect(try await fx.web.count() == total)
+
+        // 9: the whole collection, many pages, in one sync.
+        let report = try await fx.syncReport()
+        #expect(report.result == "newData")
+        #expect(report.pulled == total)
+        try await expectConverged(fx, count: total)
+        #expect(try await fx.cli.status().events == total, "one event per record: no page was applied twice")
+        #expect(try await fx.cli.show("Holiday", "h09999") == seeded[9_999].fields)
+        let again = try await fx.syncReport()
+        #expect(again.result == "noData")
+        #expect(again.pulled == 0)
+        #expect(try await fx.cli.status().events == total)
+
+        // 10: a second store, its sync killed with SIGKILL once the first page is in its log.
+        let crashed = fx.secondStore()
+        let killedAt: UInt64
+        do {
+            let store = try Store(directory: crashed.store, create: true)
+            killedAt = try await killSync(fx, on: crashed, store: store, afterSeq: 0)
+        }
+        #expect(killedAt > 0 && killedAt < UInt64(total), "killed after \(killedAt) events")
+        // Only whole pages were kept (each page is one transaction with its cursor),
+        // and every event is one whole record, as the server has it.
+        let pageSize = try KintoRemote(bucketURL: fx.remote, credentials: nil).pageSize
+        #expect(killedAt % UInt64(pageSize) == 0, "\(killedAt) events is not a whole number of \(pageSize)-record pages")
+        let partial = try await crashed.list("Holiday")
+        #expect(partial.ids.count == Int(killedAt))
+        let server = try await fx.web.records()
+        #expect(partial.records.allSatisfy { server[$0.key] == $0.value })
+        #expect(try await crashed.verifyViews().status == 0)
+
+        // Meanwhile the web app changes a record already pulled and deletes one not yet pulled.
+        let pulledID = try #require(partial.ids.first)
+        let notPulledID = try #require(server.keys.sorted().last { partial.records[$0] == nil })
+        try await fx.web.patch(pulledID, ["details": "changed after the crash"])
+        try await fx.web.delete(notPulledID)
+
+        let resumed = try await fx.syncReport(store: crashed)
+        // The rest (less the deleted one) plus the changed one; the deleted one was never here.
+        #expect(resumed.pulled == total - Int(killedAt))
+        #expect(resumed.deletedHere == 0)
+        try await expectConverged(fx, store: crashed, count: total - 1)
+        #expect(try await crashed.status().events == total, "one event per record pulled, one for the change")
+        #expect(try await crashed.show("Holiday", pulledID)?["details"] == "changed after the crash")
+        #expect(try await crashed.history(notPulledID).isEmpty)
+        #expect(try await fx.syncReport(store: crashed).result == "noData")
+
+        // The first store gets just the two changes.
+        let incremental = try await fx.syncReport()
+        #expect(incremental.pulled == 1)
+        #expect(incremental.deletedHere == 1)
+        try await expectConverged(fx, count: total - 1)
+    }
+
+    // MARK: 10: killed while pushing
+
+    @Test func syncKilledMidPushResumesWithEachRecordOnTheServerOnce() async throws {
+        let fx = try SyncFixture()
+        let total = 2_000
+        let lines = Self.holidays(total, prefix: "p").map { record in
+            var object = record.fields
+            object["id"] = .string(record.id)
+            return JSONWriter.string(.object(object))
+        }
+        try await fx.cli.ok(["import", "Holiday", "-"], stdin: lines.joined(separator: "\n") + "\n")
+        #expect(try await fx.cli.status().pendingRecords == total)
+
+        let killedAt: UInt64
+        do {
+            let store = try Store(directory: fx.cli.store, create: false)
+            // Kill once the first batch's acknowledgements are in the log; just before, a
+            // second sync of the same store (another process) is refused while this one runs.
+            killedAt = try await killSync(fx, store: store, afterSeq: UInt64(total)) {
+                let second = try await fx.sync()
+                #expect(second.status == 75, "\(second)")
+                #expect(second.stderrLines == ["evsync: sync already in progress"])
+            }
+        }
+        let acknowledged = Int(killedAt) - total
+        #expect(acknowledged > 0 && acknowledged < total, "killed after \(acknowledged) acknowledgements")
+        #expect(acknowledged % 25 == 0, "each batch (Kinto's batch_max_requests, 25) is acknowledged in one transaction")
+        // Acknowledged means on the server; at most the one batch in flight may land unacknowledged
+        // (the server may still be writing it: its memory backend has no real transactions).
+        let onServer = try await fx.web.count()
+        #expect(onServer >= acknowledged)
+        #expect(onServer <= acknowledged + 25)
+        let status = try await fx.cli.status()
+        #expect(status.pendingRecords == total - acknowledged)
+        #expect(try await fx.cli.verifyViews().status == 0)
+
+        let report = try await fx.syncReport()
+        #expect(report.conflicts == 0)
+        #expect(report.rejected.isEmpty)
+        // Records the server took but the log never acknowledged are recognised (by the pull, or
+        // by a failed If-None-Match holding the same fields); the rest are pushed.
+        #expect(report.pulled + report.pushed == total - acknowledged)
+        #expect(report.pulled <= 25)
+        try await expectConverged(fx, count: total)
+        #expect(try await fx.cli.status().events == 2 * total, "each record: its creation and one word from the server")
+        #expect(try await fx.syncReport().result == "noData")
+    }
+}

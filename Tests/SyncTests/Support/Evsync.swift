@@ -1,0 +1,168 @@
+import EventSync
+import Foundation
+
+/// The built `evsync` binary, run on one store directory.
+struct Evsync: Sendable {
+    /// `.build/<triple>/debug/evsync`: beside the test bundle, which SwiftPM builds into the same directory.
+    static let binary: String = {
+        var candidates: [String] = []
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        candidates.append(runner.deletingLastPathComponent().appendingPathComponent("evsync").path)
+        candidates.append(Bundle.main.bundleURL.appendingPathComponent("evsync").path)
+        // Fallback: this file is Tests/SyncTests/Support/Evsync.swift in the package.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(root.appendingPathComponent(".build/debug/evsync").path)
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }()
+
+    /// The test process's environment without any EVSYNC_ setting, so nothing leaks in from the caller's shell.
+    static let baseEnvironment: [String: String] = {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EVSYNC_") }
+        environment["EVSYNC_AUTHOR"] = "tester@synctests"
+        return environment
+    }()
+
+    let store: String
+
+    init(store: String) {
+        self.store = store
+    }
+
+    /// Runs `evsync --store STORE <arguments>`.
+    func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) async throws -> ProcessOutput {
+        try await ProcessRunner.run(Self.binary, ["--store", store] + arguments,
+                                    environment: Self.baseEnvironment.merging(environment) { $1 }, stdin: stdin)
+    }
+
+    /// Starts `evsync --store STORE <arguments>` without waiting for it.
+    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningProcess {
+        try RunningProcess(executable: Self.binary, arguments: ["--store", store] + arguments,
+                           environment: Self.baseEnvironment.merging(environment) { $1 })
+    }
+
+    /// Runs a command that must succeed; returns its standard output.
+    @discardableResult
+    func ok(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) async throws -> String {
+        let output = try await run(arguments, environment: environment, stdin: stdin)
+        guard output.status == 0, !output.killedBySignal else {
+            throw ProcessFailure(command: "evsync " + arguments.joined(separator: " "), output: output)
+        }
+        return output.stdout
+    }
+
+    func json(_ arguments: [String]) async throws -> JSONValue {
+        try JSONParser.parse(try await ok(arguments))
+    }
+
+    // MARK: Reading the store through the CLI
+
+    /// `status --json`.
+    func status() async throws -> StatusJSON {
+        let object = try await json(["status", "--json"]).objectValue ?? [:]
+        return StatusJSON(object)
+    }
+
+    /// `list <Entity> --json`, keyed by id (the fields without `id`), plus the raw id list to spot duplicates.
+    func list(_ entity: String = "Holiday") async throws -> (records: [String: JSONObject], ids: [String]) {
+        var records: [String: JSONObject] = [:]
+        var ids: [String] = []
+        for item in try await json(["list", entity, "--json"]).arrayValue ?? [] {
+            var fields = item.objectValue ?? [:]
+            guard let id = fields.removeValue(forKey: "id")?.stringValue else { continue }
+            ids.append(id)
+            records[id] = fields
+        }
+        return (records, ids)
+    }
+
+    func records(_ entity: String = "Holiday") async throws -> [String: JSONObject] {
+        try await list(entity).records
+    }
+
+    /// `show <Entity> <id> --json` without `id`; nil when the record does not exist (exit 66).
+    func show(_ entity: String, _ id: String) async throws -> JSONObject? {
+        let output = try await run(["show", entity, id, "--json"])
+        if output.status == 66 { return nil }
+        guard output.status == 0 else { throw ProcessFailure(command: "evsync show \(entity) \(id)", output: output) }
+        var fields = try JSONParser.parse(output.stdout).objectValue ?? [:]
+        fields["id"] = nil
+        return fields
+    }
+
+    /// `history <id> --json`.
+    func history(_ id: String) async throws -> [JSONObject] {
+        (try await json(["history", id, "--json"]).arrayValue ?? []).compactMap(\.objectValue)
+    }
+
+    /// `log tail -n N --json`, one object per line.
+    func tail(_ count: Int) async throws -> [JSONObject] {
+        try await ok(["log", "tail", "-n", String(count), "--json"]).split(separator: "\n").map {
+            try JSONParser.parse(String($0)).objectValue ?? [:]
+        }
+    }
+
+    /// `add Holiday --id ID field=value…`.
+    func add(_ entity: String = "Holiday", id: String, _ assignments: [String]) async throws {
+        try await ok(["add", entity, "--id", id] + assignments)
+    }
+
+    func edit(_ id: String, _ assignments: [String], unset: [String] = [], entity: String = "Holiday") async throws {
+        try await ok(["edit", entity, id] + assignments + unset.flatMap { ["--unset", $0] })
+    }
+
+    func delete(_ id: String, entity: String = "Holiday") async throws {
+        try await ok(["delete", entity, id])
+    }
+
+    /// `rebuild-views --verify`.
+    func verifyViews() async throws -> ProcessOutput {
+        try await run(["rebuild-views", "--verify"])
+    }
+}
+
+/// `evsync status --json`.
+struct StatusJSON: Sendable {
+    var events: Int
+    var pendingRecords: Int
+    var unacknowledgedEvents: Int
+    var records: [String: Int]
+
+    init(_ object: JSONObject) {
+        events = object["events"]?.int64Value.map(Int.init) ?? -1
+        pendingRecords = object["pendingRecords"]?.int64Value.map(Int.init) ?? -1
+        unacknowledgedEvents = object["unacknowledgedEvents"]?.int64Value.map(Int.init) ?? -1
+        records = (object["records"]?.objectValue ?? [:]).compactMapValues { $0.int64Value.map(Int.init) }
+    }
+}
+
+/// `evsync sync --json`.
+struct SyncJSON: Sendable, CustomStringConvertible {
+    var result: String
+    var pulled: Int
+    var pushed: Int
+    var deletedHere: Int
+    var deletedThere: Int
+    var conflicts: Int
+    var rejected: [String]
+    var interrupted: Bool
+    var error: String?
+
+    init(_ text: String) throws {
+        let object = try JSONParser.parse(text).objectValue ?? [:]
+        func count(_ key: String) -> Int { object[key]?.int64Value.map(Int.init) ?? -1 }
+        result = object["result"]?.stringValue ?? "?"
+        pulled = count("pulled")
+        pushed = count("pushed")
+        deletedHere = count("deletedHere")
+        deletedThere = count("deletedThere")
+        conflicts = count("conflicts")
+        rejected = object["rejected"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        interrupted = object["interrupted"]?.boolValue ?? false
+        error = object["error"]?.stringValue
+    }
+
+    var description: String {
+        "\(result): pulled \(pulled), pushed \(pushed), deletedHere \(deletedHere), deletedThere \(deletedThere), conflicts \(conflicts), rejected \(rejected)\(error.map { ", error \($0)" } ?? "")"
+    }
+}

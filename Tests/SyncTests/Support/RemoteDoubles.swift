@@ -1,0 +1,93 @@
+@testable import EventSync
+import Foundation
+import Synchronization
+
+/// Wraps a remote to act between the phases of one sync: `beforePush` runs
+/// when the engine first asks for the batch size (after the pull, before the
+/// first batch), `failAfterPush` makes every push fail after the server has
+/// applied it (a sync that dies before logging the acknowledgements).
+final class HookedRemote: SyncRemote {
+    let inner: any SyncRemote
+    private var beforePush: (@Sendable () throws -> Void)?
+    private let failAfterPush: Bool
+
+    init(_ inner: any SyncRemote, beforePush: (@Sendable () throws -> Void)? = nil, failAfterPush: Bool = false) {
+        self.inner = inner
+        self.beforePush = beforePush
+        self.failAfterPush = failAfterPush
+    }
+
+    var address: String { inner.address }
+
+    func batchLimit() throws(SyncError) -> Int {
+        if let hook = beforePush {
+            beforePush = nil
+            do { try hook() } catch { throw SyncError(.failure, "test hook failed: \(error)") }
+        }
+        return try inner.batchLimit()
+    }
+
+    func changes(in collection: String, since: Int64?, onPage: (RemotePage) throws -> Bool) throws {
+        try inner.changes(in: collection, since: since, onPage: onPage)
+    }
+
+    func push(_ operations: [RemoteOperation], to collection: String) throws(SyncError) -> [RemoteOutcome] {
+        let outcomes = try inner.push(operations, to: collection)
+        if failAfterPush { throw SyncError(.unavailable, "simulated crash after the server applied the batch") }
+        return outcomes
+    }
+}
+
+/// Runs blocking work on a thread of its own and waits for it without blocking.
+///
+/// `SyncEngine.sync()` runs the blocking sync on `DispatchQueue.global()`.
+/// With many syncs at once on a 2-core Linux machine (and test hooks that
+/// block those threads while `curl` runs), that pool's few threads are all
+/// blocked and it grows slowly: the suite's syncs ran one at a time, about a
+/// second apart. A thread per sync keeps the tests' syncs independent.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result { try body() })
+        }
+        thread.stackSize = 4 << 20
+        thread.start()
+    }
+}
+
+/// Runs async work to completion from synchronous code that is not on the
+/// concurrency pool (the engine's sync thread, in a remote hook).
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = BlockingOutcome<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            let value = try await body()
+            outcome.value.withLock { $0 = .success(value) }
+        } catch {
+            outcome.value.withLock { $0 = .failure(error) }
+        }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.value.withLock { $0! }.get()
+}
+
+private final class BlockingOutcome<T: Sendable>: Sendable {
+    let value = Mutex<Result<T, any Error>?>(nil)
+}
+
+/// A small deterministic random generator (SplitMix64), so a failing property test can be replayed from its seed.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
