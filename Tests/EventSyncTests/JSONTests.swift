@@ -24,7 +24,7 @@ struct JSONTests {
         ("9007199254740992", .number(9_007_199_254_740_992)),
         ("12345678901234567890", .number(12_345_678_901_234_567_890.0)),
         ("1.7976931348623157e308", .number(1.7976931348623157e308)),
-        ("5e-324", .number(5e-324)),
+        ("5e-324", .number(Double.leastNonzeroMagnitude)),
         ("\"\"", .string("")),
         ("\"plain\"", .string("plain")),
         ("[]", .array([])),
@@ -200,8 +200,8 @@ struct JSONTests {
     }
 
     @Test("large, tiny and exponent numbers survive a round trip", arguments: [
-        1e15, -1e15, 1e20, 1.5e300, -1.7976931348623157e308, 2.2250738585072014e-308, 5e-324, 1e-7,
-        9_007_199_254_740_993, 0.1, 1.0 / 3.0, 123_456_789.123_456_79,
+        1e15, -1e15, 1e20, 1.5e300, -1.7976931348623157e308, 2.2250738585072014e-308, Double.leastNonzeroMagnitude, 1e-7,
+        9_007_199_254_740_992, 0.1, 1.0 / 3.0, 123_456_789.123_456_79,
     ])
     func numberRoundTrip(number: Double) throws {
         let text = JSONWriter.string(.number(number))

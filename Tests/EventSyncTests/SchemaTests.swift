@@ -155,7 +155,7 @@ struct SchemaTests {
 
     @Test("a missing schema directory is an error")
     func missingDirectory() throws {
-        try withTemporaryDirectory { directory in
+        _ = try withTemporaryDirectory { directory in
             #expect(throws: SchemaError.self) { try SchemaRegistry(directory: directory.appendingPathComponent("nope").path) }
         }
     }
