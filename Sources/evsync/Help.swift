@@ -30,7 +30,7 @@ enum Help {
       --version        print the version
 
     Exit codes: 0 ok, 64 bad usage, 65 bad data, 66 missing file, store or record,
-    69 server unavailable, 75 sync already in progress, 1 anything else.
+    69 server unavailable, 75 sync already in progress, 77 credentials refused, 1 anything else.
     """
 
     static let commands: [String: String] = [
@@ -87,7 +87,8 @@ enum Help {
         Credentials: EVSYNC_AUTH=user:password or --auth-file FILE holding user:password.
         --json prints {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", …}.
         --watch SECONDS syncs again every SECONDS until interrupted.
-        Exit 69 when the server cannot be reached or refuses us, 75 when a sync is already running.
+        Exit 69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
+        75 when a sync is already running.
         """,
     ]
 }

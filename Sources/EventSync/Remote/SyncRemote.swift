@@ -102,6 +102,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 
     public let code: Code
     public let message: String
+    /// What the sync had done before it failed: every page and batch counted here is committed.
+    public var partialReport: SyncReport?
     public var description: String { message }
 
     public init(_ code: Code, _ message: String) {

@@ -31,10 +31,12 @@ public final class SyncEngine: Sendable {
 
     /// Syncs on a background thread. See `syncBlocking` for the parameters.
     public func sync(policy: ConflictPolicy = .serverWins) async throws -> SyncReport {
+        // A thread of its own: the sync blocks on the network, and blocking
+        // Dispatch's few shared threads would stall other work (and other syncs).
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 continuation.resume(with: Result { try self.syncBlocking(policy: policy) })
-            }
+            }.start()
         }
     }
 
@@ -97,8 +99,9 @@ public final class SyncEngine: Sendable {
             ]))
             return report
         } catch {
-            let failure = Self.syncError(error)
+            var failure = Self.syncError(error)
             report.error = failure.message
+            failure.partialReport = report
             throw failure
         }
     }

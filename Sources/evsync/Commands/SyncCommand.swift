@@ -27,7 +27,11 @@ enum SyncCommand {
         else {
             throw CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL) or set EVSYNC_REMOTE")
         }
-        _ = try KintoRemote(bucketURL: remoteURL, credentials: credentials)  // refuse a bad URL before anything else
+        let address = try KintoRemote(bucketURL: remoteURL, credentials: credentials).address  // refuse a bad URL before anything else
+        // What the log knows of the server's state is of one server: moving a synced store to another would mix them.
+        if let remembered, remembered != address, try store.lastSync() != nil {
+            throw CLIError(.usage, "this store syncs with \(remembered); sync another remote from a new store (--store DIR)")
+        }
         let showProgress = isatty(STDERR_FILENO) == 1
         let engine = SyncEngine(store: store) {
             let remote = try KintoRemote(bucketURL: remoteURL, credentials: credentials)
@@ -44,11 +48,17 @@ enum SyncCommand {
             } catch {
                 if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
                 if arguments.has("--json") {
-                    var failed = SyncReport()
+                    var failed = error.partialReport ?? SyncReport()
                     failed.error = error.message
                     print(SyncCommand.json(failed))
+                    fflush(nil)
                 }
-                throw error
+                // A watcher rides out an unreachable or failing server; anything else ends it.
+                guard let interval, error.code == .unavailable || error.code == .server, !interruption.requested() else { throw error }
+                printError("evsync: \(error.message); trying again in \(Int(interval)) s")
+                interruption.wait(seconds: interval)
+                if interruption.requested() { return }
+                continue
             }
             if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             print(arguments.has("--json") ? SyncCommand.json(report) : SyncCommand.summary(report))
