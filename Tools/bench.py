@@ -23,6 +23,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -56,7 +57,9 @@ METHOD_NOTES = [
     "page cache stays warm (nothing is dropped).",
     "CPU: user+sys from wait4's rusage of the command (including the children it waited for). Peak RSS: "
     "GNU time's `%M` (ru_maxrss taken in a ~1 MiB forked parent: our own wait4 would report at least this "
-    "Python driver's RSS, which Linux carries across exec).",
+    "Python driver's RSS, which Linux carries across exec). RSS includes the pages of LMDB's memory map "
+    "a process touched (file-backed page cache, not its own allocations): for evsync's pulls the driver "
+    "also samples /proc RssAnon every 25 ms (\"anon.\"), its own memory.",
     "mdb_load (LMDB 0.9.24) commits every 100 records, an fdatasync each (10,000 for 1M records), so on "
     "a busy disk it measures fsync latency more than LMDB; the `eatmydata` rows make those fsyncs no-ops "
     "(LD_PRELOAD) and are the write floor; the targets use plain mdb_load as specified and show the "
@@ -102,13 +105,55 @@ def fmt_n(n):
 # --------------------------------------------------------------------------- measuring
 
 class Sample:
-    __slots__ = ("wall", "cpu", "rss", "stdout")
+    __slots__ = ("wall", "cpu", "rss", "anon", "stdout")
 
-    def __init__(self, wall, cpu, rss, stdout=""):
-        self.wall, self.cpu, self.rss, self.stdout = wall, cpu, rss, stdout
+    def __init__(self, wall, cpu, rss, stdout="", anon=None):
+        self.wall, self.cpu, self.rss, self.stdout, self.anon = wall, cpu, rss, stdout, anon
 
     def as_json(self):
-        return {"wall_s": round(self.wall, 6), "cpu_s": round(self.cpu, 6), "peak_rss_bytes": self.rss}
+        d = {"wall_s": round(self.wall, 6), "cpu_s": round(self.cpu, 6), "peak_rss_bytes": self.rss}
+        if self.anon is not None:
+            d["peak_anon_rss_bytes_sampled"] = self.anon
+        return d
+
+
+class AnonSampler(threading.Thread):
+    """Polls /proc for the RssAnon of a command's processes (not GNU time itself), keeping the max.
+
+    Peak RSS counts the pages of LMDB's memory map that the process touched: file-backed,
+    shared with the page cache and dropped by the kernel at will. RssAnon is the process's
+    own memory (heap, stacks). Sampled every 25 ms, so a shorter spike can be missed.
+    """
+
+    def __init__(self, roots):
+        super().__init__(daemon=True)
+        self.roots, self.peak, self.done = roots, 0, threading.Event()
+
+    @staticmethod
+    def children(pid):
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                return [int(c) for c in f.read().split()]
+        except OSError:
+            return []
+
+    def run(self):
+        while not self.done.is_set():
+            total = 0
+            todo = [c for r in self.roots for c in self.children(r)]
+            while todo:
+                pid = todo.pop()
+                todo += self.children(pid)
+                try:
+                    with open(f"/proc/{pid}/status") as f:
+                        for line in f:
+                            if line.startswith("RssAnon:"):
+                                total += int(line.split()[1]) * 1024
+                                break
+                except OSError:
+                    pass
+            self.peak = max(self.peak, total)
+            self.done.wait(0.025)
 
 
 class CommandFailed(Exception):
@@ -125,7 +170,7 @@ def child_env(extra=None):
     return env
 
 
-def run_measured(stages, *, stdin_path=None, stdin_bytes=None, env=None, cwd=None, logdir):
+def run_measured(stages, *, stdin_path=None, stdin_bytes=None, env=None, cwd=None, logdir, sample_anon=False):
     """Runs one command (or a pipeline: a list of argv lists) and measures it.
 
     Wall: from just before the first fork to the last wait4. CPU: user+sys from wait4's
@@ -170,6 +215,9 @@ def run_measured(stages, *, stdin_path=None, stdin_bytes=None, env=None, cwd=Non
                 if i > 0 and prev is not None and hasattr(prev, "close"):
                     prev.close()
                 prev = p.stdout if not last else None
+            sampler = AnonSampler([p.pid for p in procs]) if sample_anon else None
+            if sampler:
+                sampler.start()
             cpu = 0.0
             codes = []
             for p in procs:
@@ -178,6 +226,9 @@ def run_measured(stages, *, stdin_path=None, stdin_bytes=None, env=None, cwd=Non
                 codes.append(p.returncode)
                 cpu += ru.ru_utime + ru.ru_stime
             wall = time.perf_counter() - t0
+            if sampler:
+                sampler.done.set()
+                sampler.join()
             finished = True
         finally:
             if stdin_file:
@@ -199,7 +250,7 @@ def run_measured(stages, *, stdin_path=None, stdin_bytes=None, env=None, cwd=Non
     rss = 0
     for path in rss_paths:
         rss += int(path.read_text().split()[-1]) * 1024      # KiB
-    return Sample(wall, cpu, rss, stdout)
+    return Sample(wall, cpu, rss, stdout, anon=sampler.peak if sampler else None)
 
 
 def run_quiet(argv, *, env=None, stdin_bytes=None, check=True, capture=True, cwd=None):
@@ -236,10 +287,17 @@ class Series:
     def rss(self):
         return self.stat("rss", statistics.median)
 
+    @property
+    def anon(self):
+        values = [s.anon for s in self.samples if s.anon is not None]
+        return statistics.median(values) if values else None
+
     def as_json(self):
         d = {"label": self.label, "command": self.command, "samples": [s.as_json() for s in self.samples]}
         if self.samples:
             d["median"] = {"wall_s": self.wall, "cpu_s": self.cpu, "peak_rss_bytes": self.rss}
+            if self.anon is not None:
+                d["median"]["peak_anon_rss_bytes_sampled"] = self.anon
             d["min_wall_s"] = self.stat("wall", min)
             d["max_wall_s"] = self.stat("wall", max)
         return d
@@ -276,6 +334,11 @@ def fmt_range(series):
 
 def fmt_mib(b):
     return f"{b / 1048576:.1f} MiB"
+
+
+def fmt_rss(series):
+    anon = series.anon
+    return fmt_mib(series.rss) + (f" ({fmt_mib(anon)} anon.)" if anon is not None else "")
 
 
 # --------------------------------------------------------------------------- data
@@ -362,6 +425,7 @@ class Kinto:
         self.marker = REPO / ".tools" / "bench" / f"kinto-{port}.started"
         self.url = self.auth_file = None
         self.started = False
+        self.seeded = {}
 
     def start(self):
         run_quiet([KINTO, "stop", "--port", self.port], check=False)
@@ -452,6 +516,10 @@ class Kinto:
         it disabled). The collection's cached timestamp row is dropped so Kinto derives
         the collection ETag from the records.
         """
+        if self.seeded.get((bucket, collection)) == n:
+            return
+        if (bucket, collection) in self.seeded:
+            raise CommandFailed(f"{bucket}/{collection} already holds {self.seeded[bucket, collection]} records")
         t0 = time.perf_counter()
         self.create(bucket, collection, *also_empty)
         parent = f"/buckets/{bucket}/collections/{collection}"
@@ -507,6 +575,7 @@ class Kinto:
             st, _, body2 = self.request("GET", headers["next-page"])
             if st != 200 or [r["last_modified"] for r in body2["data"]] != [base_ms + 2, base_ms + 3][:n - 2]:
                 raise CommandFailed(f"following Next-Page of the seeded {parent}: HTTP {st}")
+        self.seeded[bucket, collection] = n
         log(f"seeded {fmt_n(n)} records into {parent} via PostgreSQL COPY in {time.perf_counter() - t0:.1f} s")
 
 
@@ -561,7 +630,8 @@ class Bench:
             if problem:
                 raise CommandFailed(f"{label}: {problem}\n  stdout: {s.stdout[-500:]}")
         series.add(s)
-        log(f"  {label}: {fmt_t(s.wall)} wall, {fmt_t(s.cpu)} CPU, {fmt_mib(s.rss)} peak RSS")
+        anon = f" ({fmt_mib(s.anon)} anonymous)" if s.anon is not None else ""
+        log(f"  {label}: {fmt_t(s.wall)} wall, {fmt_t(s.cpu)} CPU, {fmt_mib(s.rss)} peak RSS{anon}")
         return s
 
     def fresh(self, path):
@@ -576,7 +646,7 @@ class Bench:
             for c in contenders:
                 c(r)
 
-    def import_store(self, events, keep_from=None):
+    def import_store(self, events):
         """A store whose log holds `events` imported Holiday events (built untimed if needed)."""
         if events in self.log_stores:
             return self.log_stores[events]
@@ -753,7 +823,7 @@ COMMIT;
             self.fresh(store)
             self.measure(f"run {r + 1} evsync sync", ev,
                          self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
-                         check=check_evsync)
+                         check=check_evsync, sample_anon=True)
 
         def run_curl(r):
             self.measure(f"run {r + 1} curl loop", cu, ["bash", "-c", CURL_PULL_LOOP, "curl-pull", k.auth_file, *pull_urls],
@@ -781,6 +851,8 @@ COMMIT;
             self.case_pull()           # one untimed-for-the-table pull to get the store
             self.a.runs = runs
             self.rows = [r for r in self.rows if r.case != 3]
+            for key in ("pull_ev", "pull_curl", "pull_khttp"):
+                self.series.pop(key, None)
         store, remote = self.pull_store, self.pull_remote
         etag = k.etag("bench", "holidays")
         url = f"{remote}/collections/holidays/records?_sort=last_modified&_limit={PAGE_SIZE}&_since={etag}"
@@ -879,7 +951,7 @@ COMMIT;
                 return None if out.get("pulled") == n else f"sync said {out}"
             self.measure(f"run {r + 1} {label}", series,
                          self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
-                         check=check)
+                         check=check, sample_anon=True)
 
         contenders = [lambda r: run(ev, remote_big, big, r, f"evsync sync ({fmt_n(big)})")]
         if not small_series.samples:
@@ -936,6 +1008,11 @@ COMMIT;
             add(f"pull {fmt_n(self.a.memory_records)} peak RSS ≤ 1.25× of {fmt_n(self.a.pull_records)}",
                 big <= 1.25 * small, f"{fmt_mib(big)} vs {fmt_mib(small)} ({big / small:.2f}×)")
             add(f"pull {fmt_n(self.a.memory_records)} peak RSS < 100 MiB", big < 100 * 1048576, fmt_mib(big))
+            ab, asm = s["memory_big"].anon, s["memory_small"].anon
+            if ab is not None and asm:
+                add("(informative) the same two on anonymous memory only (sampled RssAnon, without "
+                    "LMDB's mapped file pages)", ab <= 1.25 * asm and ab < 100 * 1048576,
+                    f"{fmt_mib(ab)} vs {fmt_mib(asm)} ({ab / asm:.2f}×)")
         return out
 
     # ---- report
@@ -946,7 +1023,8 @@ COMMIT;
                      f"{' (quick sizes)' if self.a.quick else ''}; total {meta['elapsed']}.")
         lines.append("")
         lines.append("Wall: median (min–max). CPU: median user+sys of the client process (and its children). "
-                     "Peak RSS: median of the process's max RSS (a pipeline: the sum of its stages). "
+                     "Peak RSS: median of the process's max RSS (a pipeline: the sum of its stages); for evsync's "
+                     "pulls also the peak of its anonymous memory, sampled. "
                      "Ratio: evsync median wall / alternative median wall (case 7: of peak RSS).")
         lines.append("")
         hdr = ["case", "alternative", "evsync median (min–max)", "alternative median (min–max)", "ratio",
@@ -955,7 +1033,7 @@ COMMIT;
         lines.append("|" + "|".join(["---"] * 2 + ["---:"] * (len(hdr) - 2)) + "|")
         for row in self.rows:
             cells = [row.title, row.alt.label, fmt_range(row.evsync), fmt_range(row.alt), row.ratio_cell,
-                     fmt_t(row.evsync.cpu), fmt_t(row.alt.cpu), fmt_mib(row.evsync.rss), fmt_mib(row.alt.rss)]
+                     fmt_t(row.evsync.cpu), fmt_t(row.alt.cpu), fmt_rss(row.evsync), fmt_rss(row.alt)]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         lines.append("")
         lines.append("## Targets")
