@@ -1,0 +1,1241 @@
+#!/usr/bin/env python3
+"""Benchmark driver for evsync (run it through Tools/bench, which installs what it needs).
+
+Each case times an evsync command and, in the same run and interleaved with it, an
+alternative that does the same work (or the floor of that work): for every command the
+wall time, the client's CPU time (user+sys of the child process and everything it waited
+for, from wait4's rusage) and its peak RSS (ru_maxrss; for a pipeline, the sum over its
+stages). The table gives medians with min-max, and the ratio evsync/alternative of the
+median wall times. See `Tools/bench --help` and the notes written with the results.
+"""
+
+import argparse
+import base64
+import calendar
+import datetime as dt
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_PY = REPO / ".tools" / "venv" / "bin" / "python"
+EVSYNC = REPO / ".build" / "release" / "evsync"
+KINTO = REPO / "Tools" / "kinto"
+KINTO_HTTP_CLIENT = REPO / "Tools" / "bench_kinto_http.py"
+GNU_TIME = "/usr/bin/time"
+PAGE_SIZE = 1000           # evsync's pull page: _limit=1000&_sort=last_modified
+DATASET_VERSION = "v1"     # bump when the generator changes (invalidates cached files)
+
+# Kinto on PostgreSQL accepts ~70 creates/s on the 2-core machine (server-bound, for any
+# client): 10,000 pushes would be ~2.5 min per run and side, so the default is 2,000.
+# The 1M-record pull is ~1.5 min per run; peak RSS barely moves between runs: 1 run.
+DEFAULTS = dict(runs=3, import_records=1_000_000, pull_records=100_000, push_records=2_000,
+                history_small=1_000, history_large=None, rebuild_events=None,
+                memory_records=1_000_000, memory_runs=1)
+QUICK = dict(runs=3, import_records=20_000, pull_records=5_000, push_records=100,
+             history_small=1_000, history_large=None, rebuild_events=None,
+             memory_records=20_000, memory_runs=None)
+
+METHOD_NOTES = [
+    "Every case runs its contenders interleaved (A B C, A B C, …) so drift on this shared machine hits "
+    "them alike; the load average at start and end is above. Before each timed command, `sync` writes "
+    "dirty pages back (so no command pays for the previous one's writeback through its own fsync); the "
+    "page cache stays warm (nothing is dropped).",
+    "CPU: user+sys from wait4's rusage of the command (including the children it waited for). Peak RSS: "
+    "GNU time's `%M` (ru_maxrss taken in a ~1 MiB forked parent: our own wait4 would report at least this "
+    "Python driver's RSS, which Linux carries across exec). RSS includes the pages of LMDB's memory map "
+    "a process touched (file-backed page cache, not its own allocations): for evsync's pulls the driver "
+    "also samples /proc RssAnon every 25 ms (\"anon.\"), its own memory.",
+    "mdb_load (LMDB 0.9.24) commits every 100 records, an fdatasync each (10,000 for 1M records), so on "
+    "a busy disk it measures fsync latency more than LMDB; the `eatmydata` rows make those fsyncs no-ops "
+    "(LD_PRELOAD) and are the write floor; the targets use plain mdb_load as specified and show the "
+    "other as informative. evsync imports and rebuilds in one transaction (one sync). Its input is `mdb_dump`'s default hex format: 0.9.24's `-p` prints the "
+    "key byte 0x5c (a backslash) unescaped and mdb_load then stops at \"unexpected end of input\".",
+    "sqlite3 runs with its defaults (rollback journal, synchronous=FULL); the whole script is one "
+    "transaction and the table has `id TEXT PRIMARY KEY` and a `sync_status` column set to 'pending'.",
+    "Kinto 26.5 runs on PostgreSQL (Tools/kinto start --postgres, fsync off) on the same 2 cores as the "
+    "client, so pull and push wall times are mostly the server's. Pull fixtures are written straight "
+    "into Kinto's `objects` table (COPY into a temp table, then one INSERT with the bump_timestamp "
+    "trigger disabled inside the transaction), one millisecond apart so `_sort=last_modified` paging "
+    "is exact, after creating the bucket and collections through the HTTP API; each fixture is then "
+    "checked through Kinto (HEAD Total-Records, a 2-record page and its Next-Page).",
+    "The curl floor starts one curl per page (a new process and TCP connection each time); evsync and "
+    "kinto-http keep one connection. evsync's first pull also lists the (empty) birthdays collection, "
+    "so the curl loop and kinto-http fetch it too.",
+]
+
+CASE_TITLES = {
+    1: "import",
+    2: "rebuild views",
+    3: "first pull",
+    4: "push creates",
+    5: "sync, nothing to do",
+    6: "history of one record",
+    7: "peak memory of a first pull",
+}
+
+
+def log(msg):
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def die(msg):
+    log(f"error: {msg}")
+    sys.exit(1)
+
+
+def fmt_n(n):
+    return f"{n:,}"
+
+
+# --------------------------------------------------------------------------- measuring
+
+class Sample:
+    __slots__ = ("wall", "cpu", "rss", "anon", "stdout")
+
+    def __init__(self, wall, cpu, rss, stdout="", anon=None):
+        self.wall, self.cpu, self.rss, self.stdout, self.anon = wall, cpu, rss, stdout, anon
+
+    def as_json(self):
+        d = {"wall_s": round(self.wall, 6), "cpu_s": round(self.cpu, 6), "peak_rss_bytes": self.rss}
+        if self.anon is not None:
+            d["peak_anon_rss_bytes_sampled"] = self.anon
+        return d
+
+
+class AnonSampler(threading.Thread):
+    """Polls /proc for the RssAnon of a command's processes (not GNU time itself), keeping the max.
+
+    Peak RSS counts the pages of LMDB's memory map that the process touched: file-backed,
+    shared with the page cache and dropped by the kernel at will. RssAnon is the process's
+    own memory (heap, stacks). Sampled every 25 ms, so a shorter spike can be missed.
+    """
+
+    def __init__(self, roots):
+        super().__init__(daemon=True)
+        self.roots, self.peak, self.done = roots, 0, threading.Event()
+
+    @staticmethod
+    def children(pid):
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                return [int(c) for c in f.read().split()]
+        except OSError:
+            return []
+
+    def run(self):
+        while not self.done.is_set():
+            total = 0
+            todo = [c for r in self.roots for c in self.children(r)]
+            while todo:
+                pid = todo.pop()
+                todo += self.children(pid)
+                try:
+                    with open(f"/proc/{pid}/status") as f:
+                        for line in f:
+                            if line.startswith("RssAnon:"):
+                                total += int(line.split()[1]) * 1024
+                                break
+                except OSError:
+                    pass
+            self.peak = max(self.peak, total)
+            self.done.wait(0.025)
+
+
+class CommandFailed(Exception):
+    pass
+
+
+_live = []   # children currently running (killed on interrupt)
+
+
+def child_env(extra=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EVSYNC_")}
+    env["LC_ALL"] = "C.UTF-8"
+    env.update(extra or {})
+    return env
+
+
+def run_measured(stages, *, stdin_path=None, stdin_bytes=None, env=None, cwd=None, logdir, sample_anon=False):
+    """Runs one command (or a pipeline: a list of argv lists) and measures it.
+
+    Wall: from just before the first fork to the last wait4. CPU: user+sys from wait4's
+    rusage of each stage (it includes the stage's own waited-for children, so a shell loop
+    counts every curl it ran). Peak RSS: GNU time's %M for each stage, summed over a
+    pipeline's stages (they run at the same time); for a shell, the max over its
+    sequential children. Not ru_maxrss of our own wait4: Linux carries the pre-exec
+    image's high-water mark into it, i.e. this Python process's ~30 MiB, so every small
+    command would read ~30 MiB. GNU time fork()s from a ~1 MiB process, which is then
+    the floor. (GNU time's own CPU, well under 1 ms, is in the CPU figure.)
+
+    Dirty pages are written back first (sync), so a command never pays for the
+    writeback of the one before it (fsync on ext4 can wait for other files' data).
+    """
+    if stages and isinstance(stages[0], (str, os.PathLike)):
+        stages = [stages]
+    stages = [[str(a) for a in argv] for argv in stages]
+    logdir.mkdir(parents=True, exist_ok=True)
+    out_path = logdir / "last.stdout"
+    err_path = logdir / "last.stderr"
+    rss_paths = [logdir / f"last.rss{i}" for i in range(len(stages))]
+    env = env or child_env()
+    procs = []
+    finished = False
+    os.sync()
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        stdin_file = open(stdin_path, "rb") if stdin_path else None
+        try:
+            t0 = time.perf_counter()
+            prev = stdin_file if stdin_file else (subprocess.PIPE if stdin_bytes is not None else subprocess.DEVNULL)
+            for i, argv in enumerate(stages):
+                last = i == len(stages) - 1
+                timed = [GNU_TIME, "-f", "%M", "-o", str(rss_paths[i]), "--", *argv]
+                # Own process group: on interrupt we kill the whole command, not just GNU time.
+                p = subprocess.Popen(timed, stdin=prev, stdout=out if last else subprocess.PIPE,
+                                     stderr=err, env=env, cwd=cwd, close_fds=True, start_new_session=True)
+                procs.append(p)
+                _live.append(p)
+                if i == 0 and stdin_bytes is not None:
+                    p.stdin.write(stdin_bytes)
+                    p.stdin.close()
+                if i > 0 and prev is not None and hasattr(prev, "close"):
+                    prev.close()
+                prev = p.stdout if not last else None
+            sampler = AnonSampler([p.pid for p in procs]) if sample_anon else None
+            if sampler:
+                sampler.start()
+            cpu = 0.0
+            codes = []
+            for p in procs:
+                _, status, ru = os.wait4(p.pid, 0)
+                p.returncode = os.waitstatus_to_exitcode(status)
+                codes.append(p.returncode)
+                cpu += ru.ru_utime + ru.ru_stime
+            wall = time.perf_counter() - t0
+            if sampler:
+                sampler.done.set()
+                sampler.join()
+            finished = True
+        finally:
+            if stdin_file:
+                stdin_file.close()
+            for p in procs:
+                if not finished and p.returncode is None:
+                    try:
+                        os.killpg(p.pid, signal.SIGKILL)     # interrupted: the whole command goes
+                        os.waitpid(p.pid, 0)
+                    except OSError:
+                        pass
+                if p in _live:
+                    _live.remove(p)
+    stdout = out_path.read_text(errors="replace")
+    if any(codes):
+        tail = err_path.read_text(errors="replace")[-2000:]
+        cmd = " | ".join(" ".join(a) for a in stages)
+        raise CommandFailed(f"{cmd}\n  exit codes {codes}\n  stderr: {tail.strip()}")
+    rss = 0
+    for path in rss_paths:
+        rss += int(path.read_text().split()[-1]) * 1024      # KiB
+    return Sample(wall, cpu, rss, stdout, anon=sampler.peak if sampler else None)
+
+
+def run_quiet(argv, *, env=None, stdin_bytes=None, check=True, capture=True, cwd=None):
+    """An untimed helper command."""
+    r = subprocess.run([str(a) for a in argv], input=stdin_bytes, env=env or child_env(), cwd=cwd,
+                       stdout=subprocess.PIPE if capture else None, stderr=subprocess.PIPE)
+    if check and r.returncode != 0:
+        raise CommandFailed(f"{' '.join(map(str, argv))}: exit {r.returncode}\n"
+                            f"{r.stderr.decode(errors='replace')[-2000:]}")
+    return r
+
+
+# --------------------------------------------------------------------------- results
+
+class Series:
+    def __init__(self, label, command):
+        self.label, self.command, self.samples = label, command, []
+
+    def add(self, s):
+        self.samples.append(s)
+
+    def stat(self, attr, fn):
+        return fn([getattr(s, attr) for s in self.samples])
+
+    @property
+    def wall(self):
+        return self.stat("wall", statistics.median)
+
+    @property
+    def cpu(self):
+        return self.stat("cpu", statistics.median)
+
+    @property
+    def rss(self):
+        return self.stat("rss", statistics.median)
+
+    @property
+    def anon(self):
+        values = [s.anon for s in self.samples if s.anon is not None]
+        return statistics.median(values) if values else None
+
+    def as_json(self):
+        d = {"label": self.label, "command": self.command, "samples": [s.as_json() for s in self.samples]}
+        if self.samples:
+            d["median"] = {"wall_s": self.wall, "cpu_s": self.cpu, "peak_rss_bytes": self.rss}
+            if self.anon is not None:
+                d["median"]["peak_anon_rss_bytes_sampled"] = self.anon
+            d["min_wall_s"] = self.stat("wall", min)
+            d["max_wall_s"] = self.stat("wall", max)
+        return d
+
+
+class Row:
+    """One line of the table; `by` is what the ratio compares: median wall, or median peak RSS."""
+
+    def __init__(self, case, title, evsync, alt, by="wall"):
+        self.case, self.title, self.evsync, self.alt, self.by = case, title, evsync, alt, by
+
+    @property
+    def ratio(self):
+        a, b = getattr(self.evsync, self.by), getattr(self.alt, self.by)
+        return a / b if b > 0 else float("inf")
+
+    @property
+    def ratio_cell(self):
+        return f"{self.ratio:.2f}" + ("" if self.by == "wall" else f" (peak RSS; wall {self.evsync.wall / self.alt.wall:.2f})")
+
+
+def fmt_t(s):
+    if s < 1:
+        return f"{s * 1000:.0f} ms" if s >= 0.0995 else f"{s * 1000:.1f} ms"
+    if s < 100:
+        return f"{s:.2f} s" if s < 10 else f"{s:.1f} s"
+    return f"{s:.0f} s"
+
+
+def fmt_range(series):
+    lo, hi = series.stat("wall", min), series.stat("wall", max)
+    return f"{fmt_t(series.wall)} ({fmt_t(lo)}–{fmt_t(hi)})"
+
+
+def fmt_mib(b):
+    return f"{b / 1048576:.1f} MiB"
+
+
+def fmt_rss(series):
+    anon = series.anon
+    return fmt_mib(series.rss) + (f" ({fmt_mib(anon)} anon.)" if anon is not None else "")
+
+
+# --------------------------------------------------------------------------- data
+
+HOLIDAY_NAMES = [
+    "New Year's Day", "Martin Luther King Jr. Day", "Washington's Birthday", "Memorial Day",
+    "Juneteenth National Independence Day", "Independence Day", "Labor Day", "Columbus Day",
+    "Veterans Day", "Thanksgiving Day", "Christmas Day", "Good Friday", "Easter Monday",
+    "Ascension Day", "Whit Monday", "Bastille Day", "Assumption Day", "All Saints' Day",
+    "Armistice Day", "Boxing Day", "Canada Day", "Victoria Day", "Civic Holiday", "Australia Day",
+    "Anzac Day", "King's Birthday", "Waitangi Day", "Labour Day", "May Day", "Epiphany",
+    "Corpus Christi", "German Unity Day", "Reformation Day", "Constitution Day", "Republic Day",
+    "Children's Day", "National Day", "Mid-Autumn Festival", "Lunar New Year", "Diwali",
+]
+COUNTRIES = ["US", "FR", "DE", "GB", "CA", "AU", "NZ", "JP", "IT", "ES", "NL", "BE", "CH", "AT",
+             "SE", "NO", "DK", "FI", "IE", "PT", "PL", "CZ", "BR", "MX", "AR", "IN", "CN", "KR"]
+
+
+def generate_holidays(path, n):
+    """n deterministic Holiday records as JSON Lines; a prefix of the file for n+k records."""
+    rng = random.Random("evsync-bench-holidays-" + DATASET_VERSION)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        for i in range(n):
+            rid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            base = HOLIDAY_NAMES[rng.randrange(len(HOLIDAY_NAMES))]
+            year = rng.randint(1950, 2099)
+            month = rng.randint(1, 12)
+            day = rng.randint(1, calendar.monthrange(year, month)[1])
+            date = dt.date(year, month, day)
+            observed = rng.sample(COUNTRIES, rng.randint(1, 3))
+            name = f"{base} {year}" if rng.random() < 0.5 else f"{base} ({observed[0]} {i})"
+            details = (f"{base}, {calendar.day_name[date.weekday()]}, {calendar.month_name[month]} {day}, "
+                       f"{year}: public holiday in {', '.join(observed)}.")
+            rec = {"id": rid, "name": name, "date": date.isoformat(), "details": details,
+                   "observedBy": observed,
+                   "wikipediaLink": "https://en.wikipedia.org/wiki/" + base.replace(" ", "_").replace("'", "%27")}
+            f.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
+            f.write("\n")
+    tmp.rename(path)
+
+
+def dataset(datadir, n):
+    """Path of a JSONL file of the first n generated records (cached in datadir)."""
+    datadir.mkdir(parents=True, exist_ok=True)
+    path = datadir / f"holidays-{DATASET_VERSION}-{n}.jsonl"
+    if path.exists():
+        return path
+    bigger = sorted((int(p.stem.rsplit("-", 1)[1]), p) for p in datadir.glob(f"holidays-{DATASET_VERSION}-*.jsonl"))
+    bigger = [p for m, p in bigger if m >= n]
+    t0 = time.perf_counter()
+    if bigger:
+        tmp = path.with_suffix(".tmp")
+        with open(bigger[0]) as src, open(tmp, "w") as dst:
+            for i, line in enumerate(src):
+                if i >= n:
+                    break
+                dst.write(line)
+        tmp.rename(path)
+    else:
+        log(f"generating {fmt_n(n)} Holiday records -> {path.relative_to(REPO)}")
+        generate_holidays(path, n)
+        log(f"  done in {time.perf_counter() - t0:.1f} s ({path.stat().st_size / 1048576:.0f} MiB)")
+    return path
+
+
+def nth_id(path, index):
+    with open(path) as f:
+        for i, line in enumerate(f):
+            if i == index:
+                return json.loads(line)["id"]
+    raise ValueError(f"{path} has fewer than {index + 1} lines")
+
+
+# --------------------------------------------------------------------------- Kinto
+
+class Kinto:
+    """A throwaway Kinto server on PostgreSQL, started with Tools/kinto (stopped by stop())."""
+
+    def __init__(self, port, workdir):
+        self.port = port
+        self.state = REPO / ".tools" / f"kinto-{port}"
+        # Where Tools/bench's EXIT trap looks (whatever --workdir is).
+        self.marker = REPO / ".tools" / "bench" / f"kinto-{port}.started"
+        self.url = self.auth_file = None
+        self.started = False
+        self.seeded = {}
+
+    def start(self):
+        run_quiet([KINTO, "stop", "--port", self.port], check=False)
+        self.marker.parent.mkdir(parents=True, exist_ok=True)
+        self.marker.write_text(str(os.getpid()))   # Tools/bench's trap stops the server if we die
+        self.started = True
+        t0 = time.perf_counter()
+        r = run_quiet([KINTO, "start", "--postgres", "--port", self.port])
+        self.url, auth = r.stdout.decode().split("\n")[:2]
+        self.auth_file = Path(auth)
+        user, password = self.auth_file.read_text().strip().split(":", 1)
+        self.user = user
+        self._authz = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+        self._curl_cfg = ('user = "%s"\n' % f"{user}:{password}".replace("\\", "\\\\").replace('"', '\\"')).encode()
+        log(f"Kinto on PostgreSQL at {self.url} (started in {time.perf_counter() - t0:.1f} s)")
+
+    def stop(self):
+        if self.started:
+            run_quiet([KINTO, "stop", "--port", self.port], check=False)
+            self.started = False
+            log(f"stopped Kinto on port {self.port}")
+        self.marker.unlink(missing_ok=True)
+
+    def curl_config(self):
+        """curl -K - config (stdin) carrying the credentials: never on a command line."""
+        return self._curl_cfg
+
+    def request(self, method, path, body=None, headers=None):
+        url = path if path.startswith("http") else self.url + path
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Authorization", self._authz)
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        for k, v in (headers or {}).items():
+            req.add_header(k, v)
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                raw = r.read()
+                return r.status, dict(r.headers), json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            try:
+                return e.code, dict(e.headers), json.loads(raw) if raw else None
+            except ValueError:
+                return e.code, dict(e.headers), None
+
+    def create(self, bucket, *collections):
+        for path in [f"/buckets/{bucket}"] + [f"/buckets/{bucket}/collections/{c}" for c in collections]:
+            st, _, body = self.request("PUT", path, {"data": {}}, {"If-None-Match": "*"})
+            if st not in (200, 201, 412):
+                raise CommandFailed(f"PUT {path}: HTTP {st} {body}")
+
+    def count(self, bucket, collection):
+        st, headers, _ = self.request("HEAD", f"/buckets/{bucket}/collections/{collection}/records")
+        if st != 200:
+            raise CommandFailed(f"HEAD records of {bucket}/{collection}: HTTP {st}")
+        return int({k.lower(): v for k, v in headers.items()}["total-records"])
+
+    def etag(self, bucket, collection):
+        st, headers, _ = self.request("GET", f"/buckets/{bucket}/collections/{collection}/records?_limit=1")
+        if st != 200:
+            raise CommandFailed(f"GET records of {bucket}/{collection}: HTTP {st}")
+        return {k.lower(): v for k, v in headers.items()}["etag"].strip('"')
+
+    def pg_connect(self):
+        import psycopg2
+        url = None
+        for line in (self.state / "kinto.ini").read_text().splitlines():
+            if line.strip().startswith("kinto.storage_url"):
+                url = line.split("=", 1)[1].strip()
+        if not url or not url.startswith("postgresql"):
+            raise CommandFailed(f"no PostgreSQL storage_url in {self.state}/kinto.ini")
+        return psycopg2.connect(url)
+
+    def seed(self, bucket, collection, jsonl, n, also_empty=("birthdays",)):
+        """Loads the first n records of jsonl straight into Kinto's PostgreSQL `objects` table.
+
+        The bucket and collections are created through the HTTP API first (so they have
+        their permissions: the account owns the bucket, and bucket write implies reading
+        every record, so the records need no ACL rows of their own). Each record gets a
+        distinct last_modified, one millisecond apart and all in the past, in file order:
+        Kinto's `_sort=last_modified` pagination (and its unique index on
+        (parent_id, resource_name, last_modified)) needs them distinct. The
+        bump_timestamp trigger would only rewrite a NULL or a repeated value, so it is
+        disabled for the bulk INSERT (in the same transaction: other sessions never see
+        it disabled). The collection's cached timestamp row is dropped so Kinto derives
+        the collection ETag from the records.
+        """
+        if self.seeded.get((bucket, collection)) == n:
+            return
+        if (bucket, collection) in self.seeded:
+            raise CommandFailed(f"{bucket}/{collection} already holds {self.seeded[bucket, collection]} records")
+        t0 = time.perf_counter()
+        self.create(bucket, collection, *also_empty)
+        parent = f"/buckets/{bucket}/collections/{collection}"
+        base_ms = int(time.time() * 1000) - n - 60_000
+        tsv = jsonl.parent / f"seed-{bucket}-{collection}.tsv"
+        with open(jsonl) as src, open(tsv, "w") as dst:
+            for i, line in enumerate(src):
+                if i >= n:
+                    break
+                rec = json.loads(line)
+                rid = rec.pop("id")
+                data = json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+                data = data.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+                dst.write(f"{rid}\t{base_ms + i}\t{data}\n")
+        conn = self.pg_connect()
+        try:
+            with conn:
+                with conn.cursor() as cur:
+                    cur.execute("SET TIME ZONE 'UTC'")
+                    cur.execute("CREATE TEMP TABLE bench_seed (id TEXT, ms BIGINT, data TEXT) ON COMMIT DROP")
+                    with open(tsv) as f:
+                        cur.copy_expert("COPY bench_seed (id, ms, data) FROM STDIN", f)
+                    cur.execute("ALTER TABLE objects DISABLE TRIGGER tgr_objects_last_modified")
+                    cur.execute(
+                        "INSERT INTO objects (id, parent_id, resource_name, last_modified, data, deleted) "
+                        "SELECT id, %s, 'record', TIMESTAMP '1970-01-01' + ms * INTERVAL '1 millisecond', "
+                        "data::jsonb, FALSE FROM bench_seed", (parent,))
+                    inserted = cur.rowcount
+                    cur.execute("ALTER TABLE objects ENABLE TRIGGER tgr_objects_last_modified")
+                    cur.execute("DELETE FROM timestamps WHERE parent_id = %s AND resource_name = 'record'", (parent,))
+                    cur.execute("SELECT count(*), count(DISTINCT last_modified), min(as_epoch(last_modified)), "
+                                "max(as_epoch(last_modified)) FROM objects "
+                                "WHERE parent_id = %s AND resource_name = 'record'", (parent,))
+                    total, distinct, lo, hi = cur.fetchone()
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute("VACUUM ANALYZE objects")   # hint bits + planner statistics, so run 1 is not penalised
+        finally:
+            conn.close()
+        tsv.unlink()
+        if not (inserted == total == distinct == n and lo == base_ms and hi == base_ms + n - 1):
+            raise CommandFailed(f"seeding {parent}: inserted {inserted}, total {total}, distinct timestamps "
+                                f"{distinct}, range {lo}..{hi} (wanted {n} from {base_ms})")
+        # Check Kinto itself sees them, with the pagination evsync uses.
+        if self.count(bucket, collection) != n:
+            raise CommandFailed(f"Kinto counts {self.count(bucket, collection)} records in {parent}, not {n}")
+        st, headers, body = self.request("GET", f"{parent}/records?_sort=last_modified&_limit=2")
+        headers = {k.lower(): v for k, v in headers.items()}
+        if st != 200 or len(body["data"]) != min(2, n) or body["data"][0]["last_modified"] != base_ms \
+                or (n > 2 and "next-page" not in headers):
+            raise CommandFailed(f"listing the seeded {parent}: HTTP {st}, headers {headers}")
+        if n > 2:
+            st, _, body2 = self.request("GET", headers["next-page"])
+            if st != 200 or [r["last_modified"] for r in body2["data"]] != [base_ms + 2, base_ms + 3][:n - 2]:
+                raise CommandFailed(f"following Next-Page of the seeded {parent}: HTTP {st}")
+        self.seeded[bucket, collection] = n
+        log(f"seeded {fmt_n(n)} records into {parent} via PostgreSQL COPY in {time.perf_counter() - t0:.1f} s")
+
+
+# The transport floor of a pull: curl, one process per page, following Next-Page.
+# Credentials go to curl as a -K config on stdin (a here-string), never on argv.
+CURL_PULL_LOOP = r'''
+set -euo pipefail
+auth_file=$1; shift
+auth=; IFS= read -r auth <"$auth_file" || true
+auth=${auth//\\/\\\\}; auth=${auth//\"/\\\"}
+cfg="user = \"$auth\""
+hdr=$(mktemp)
+pages=0
+for url in "$@"; do
+  while [[ -n $url ]]; do
+    curl -sS --fail -K - -D "$hdr" -o /dev/null "$url" <<<"$cfg"
+    pages=$((pages + 1))
+    url=
+    while IFS= read -r line; do
+      line=${line%$'\r'}
+      case ${line,,} in next-page:*) url=${line#*:}; url=${url# } ;; esac
+    done <"$hdr"
+  done
+done
+rm -f "$hdr"
+echo "$pages"
+'''
+
+
+# --------------------------------------------------------------------------- the benchmark
+
+class Bench:
+    def __init__(self, args):
+        self.a = args
+        self.work = Path(args.workdir).resolve()
+        self.datadir = self.work / "data"
+        self.logdir = self.work / "logs"
+        self.rows = []
+        self.series = {}           # for the targets: name -> Series
+        self.notes = []
+        self.kinto = None
+        self.log_stores = {}       # events -> store dir holding that many import events
+
+    # ---- helpers
+    def ev(self, store, *args):
+        return [EVSYNC, "--store", store, *args]
+
+    def measure(self, label, series, stages, check=None, **kw):
+        s = run_measured(stages, logdir=self.logdir, **kw)
+        if check:
+            problem = check(s)
+            if problem:
+                raise CommandFailed(f"{label}: {problem}\n  stdout: {s.stdout[-500:]}")
+        series.add(s)
+        anon = f" ({fmt_mib(s.anon)} anonymous)" if s.anon is not None else ""
+        log(f"  {label}: {fmt_t(s.wall)} wall, {fmt_t(s.cpu)} CPU, {fmt_mib(s.rss)} peak RSS{anon}")
+        return s
+
+    def fresh(self, path):
+        path = Path(path)
+        if path.exists():
+            shutil.rmtree(path)
+        return path
+
+    def rounds(self, n, contenders):
+        """Runs each contender n times, interleaved: A B C, A B C, ..."""
+        for r in range(n):
+            for c in contenders:
+                c(r)
+
+    def import_store(self, events):
+        """A store whose log holds `events` imported Holiday events (built untimed if needed)."""
+        if events in self.log_stores:
+            return self.log_stores[events]
+        store = self.fresh(self.work / f"log-{events}")
+        data = dataset(self.datadir, events)
+        t0 = time.perf_counter()
+        run_quiet(self.ev(store, "import", "Holiday", data))
+        log(f"built a {fmt_n(events)}-event store (untimed, {time.perf_counter() - t0:.1f} s)")
+        self.log_stores[events] = store
+        return store
+
+    def need_kinto(self):
+        if not self.kinto:
+            self.kinto = Kinto(self.a.port, self.work)
+            self.kinto.start()
+        return self.kinto
+
+    # ---- case 1
+    def case_import(self):
+        n = self.a.import_records
+        title = f"1. import {fmt_n(n)} Holiday records"
+        log(title)
+        data = dataset(self.datadir, n)
+        store = self.work / f"log-{n}"
+        dump = self.work / "events.dump"
+        env_dir = self.work / "mdb-load-env"
+        db = self.work / "holiday.sqlite"
+        script = self.work / "sqlite-import.sql"
+        script.write_text(f""".bail on
+.mode list
+.separator "\\037" "\\n"
+BEGIN;
+CREATE TABLE holiday (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, date TEXT NOT NULL,
+  details TEXT, observedBy TEXT, wikipediaLink TEXT, image TEXT, sync_status TEXT NOT NULL);
+CREATE TEMP TABLE raw (line TEXT);
+.import '{data}' raw
+INSERT INTO holiday SELECT json_extract(line, '$.id'), json_extract(line, '$.name'),
+  json_extract(line, '$.date'), json_extract(line, '$.details'), json_extract(line, '$.observedBy'),
+  json_extract(line, '$.wikipediaLink'), json_extract(line, '$.image'), 'pending' FROM raw;
+COMMIT;
+""")
+        ev = Series("evsync import", f"evsync import Holiday FILE ({fmt_n(n)} lines, fresh store)")
+        ml = Series("mdb_load", "mdb_load -s events -f DUMP NEWENV (the events db of an evsync store "
+                    "of the same data, from mdb_dump -s events; fresh env)")
+        mn = Series("mdb_load, fsync off", "eatmydata mdb_load -s events -f DUMP NEWENV (the same, with "
+                    "fsync/fdatasync made no-ops by libeatmydata: the write floor without mdb_load's "
+                    "commit every 100 records)")
+        sq = Series("sqlite3", "sqlite3 DB <script: BEGIN; .import the JSONL as one text column into a TEMP "
+                    "table; INSERT INTO holiday SELECT json_extract(...)..., 'pending'; COMMIT (fresh DB)")
+
+        def run_evsync(r):
+            self.fresh(store)
+            self.log_stores.pop(n, None)
+            self.measure(f"run {r + 1} evsync import", ev, self.ev(store, "import", "Holiday", data),
+                         check=lambda s: None if s.stdout.startswith(f"imported {n} ") else "unexpected output")
+            self.log_stores[n] = store
+            if not dump.exists():
+                with open(dump, "wb") as f:
+                    subprocess.run(["mdb_dump", "-s", "events", str(store)], stdout=f, check=True)
+                self.notes.append(f"mdb_load input: `mdb_dump -s events` of an evsync store of the same "
+                                  f"{fmt_n(n)} lines ({dump.stat().st_size / 1048576:.0f} MiB of dump text).")
+
+        def run_mdb_load(r):
+            self.fresh(env_dir).mkdir(parents=True)
+
+            def check(s):
+                out = run_quiet(["mdb_stat", "-s", "events", env_dir]).stdout.decode()
+                return None if f"Entries: {n}\n" in out else f"mdb_stat says {out!r}"
+            self.measure(f"run {r + 1} mdb_load", ml, ["mdb_load", "-s", "events", "-f", dump, env_dir],
+                         check=check if r == 0 else None)
+
+        def run_mdb_load_nosync(r):
+            self.fresh(env_dir).mkdir(parents=True)
+            self.measure(f"run {r + 1} eatmydata mdb_load", mn,
+                         ["eatmydata", "mdb_load", "-s", "events", "-f", dump, env_dir])
+
+        def run_sqlite(r):
+            db.unlink(missing_ok=True)
+
+            def check(s):
+                got = run_quiet(["sqlite3", db, "SELECT count(*) FROM holiday WHERE sync_status = 'pending'"]).stdout
+                return None if got.decode().strip() == str(n) else f"sqlite3 has {got!r} rows"
+            self.measure(f"run {r + 1} sqlite3", sq, ["sqlite3", db], stdin_path=script,
+                         check=check if r == 0 else None)
+
+        self.rounds(self.a.runs, [run_evsync, run_mdb_load, run_mdb_load_nosync, run_sqlite])
+        self.rows += [Row(1, title, ev, ml), Row(1, title, ev, mn), Row(1, title, ev, sq)]
+        self.series.update(import_ev=ev, import_mdb=ml, import_mdb_nosync=mn, import_sqlite=sq)
+        self.fresh(env_dir)
+        db.unlink(missing_ok=True)
+        dump.unlink(missing_ok=True)
+
+    # ---- case 2
+    def case_rebuild(self):
+        n = self.a.rebuild_events
+        title = f"2. rebuild views from a {fmt_n(n)}-event log"
+        log(title)
+        store = self.import_store(n)
+        env_dir = self.work / "dump-load-env"
+        ev = Series("evsync rebuild-views", "evsync rebuild-views")
+        dl = Series("mdb_dump | mdb_load", "mdb_dump -s events STORE | mdb_load -s events NEWENV (fresh env)")
+        dn = Series("mdb_dump | mdb_load, fsync off", "mdb_dump -s events STORE | eatmydata mdb_load -s events "
+                    "NEWENV (fsync/fdatasync no-ops)")
+
+        def run_evsync(r):
+            self.measure(f"run {r + 1} evsync rebuild-views", ev, self.ev(store, "rebuild-views"),
+                         check=lambda s: None if f"from {n} events" in s.stdout else "unexpected output")
+
+        def run_dump_load(r):
+            self.fresh(env_dir).mkdir(parents=True)
+            self.measure(f"run {r + 1} mdb_dump | mdb_load", dl,
+                         [["mdb_dump", "-s", "events", store], ["mdb_load", "-s", "events", env_dir]])
+
+        def run_dump_load_nosync(r):
+            self.fresh(env_dir).mkdir(parents=True)
+            self.measure(f"run {r + 1} mdb_dump | eatmydata mdb_load", dn,
+                         [["mdb_dump", "-s", "events", store], ["eatmydata", "mdb_load", "-s", "events", env_dir]])
+
+        self.rounds(self.a.runs, [run_evsync, run_dump_load, run_dump_load_nosync])
+        self.rows += [Row(2, title, ev, dl), Row(2, title, ev, dn)]
+        self.series.update(rebuild_ev=ev, rebuild_dl=dl, rebuild_dl_nosync=dn)
+        self.fresh(env_dir)
+
+    # ---- case 6
+    def case_history(self):
+        small, large = self.a.history_small, self.a.history_large
+        title = f"6. history of one record, {fmt_n(large)}-event log vs {fmt_n(small)}-event log"
+        log(title)
+        big_store = self.import_store(large)
+        small_store = self.import_store(small)
+        rid = nth_id(dataset(self.datadir, small), small // 2)
+        runs = self.a.runs * 5
+        big = Series(f"history, {fmt_n(large)} events", f"evsync history ID ({fmt_n(large)}-event log)")
+        little = Series(f"history, {fmt_n(small)} events", f"evsync history ID ({fmt_n(small)}-event log)")
+
+        def ok(s):
+            return None if rid in s.stdout or "created" in s.stdout else "no history printed"
+        self.rounds(runs, [
+            lambda r: self.measure(f"run {r + 1} history ({fmt_n(large)})", big, self.ev(big_store, "history", rid), check=ok),
+            lambda r: self.measure(f"run {r + 1} history ({fmt_n(small)})", little, self.ev(small_store, "history", rid), check=ok),
+        ])
+        self.notes.append(f"history: record #{small // 2 + 1} of the file (in both logs), {runs} runs each "
+                          f"(sub-second commands get 5× --runs).")
+        self.rows.append(Row(6, title, big, little))
+        self.series.update(history_large=big, history_small=little)
+
+    # ---- case 3 (and 5, which reuses its store)
+    def case_pull(self):
+        n = self.a.pull_records
+        title = f"3. first pull of {fmt_n(n)} records"
+        log(title)
+        k = self.need_kinto()
+        data = dataset(self.datadir, n)
+        k.seed("bench", "holidays", data, n)
+        remote = f"{k.url}/buckets/bench"
+        store = self.work / "pull-store"
+        ev = Series("evsync sync (first pull)", f"evsync sync --remote {remote} (empty store)")
+        cu = Series("curl loop", f"curl per page following Next-Page, _limit={PAGE_SIZE}&_sort=last_modified, "
+                    "bodies to /dev/null (holidays, then birthdays)")
+        kh = Series("kinto-http", f"kinto-http Client.get_records(_limit={PAGE_SIZE}, _sort=last_modified, "
+                    "pages=inf) of holidays and birthdays")
+        expected_pages = max(1, math.ceil(n / PAGE_SIZE))
+        pull_urls = [f"{remote}/collections/{c}/records?_limit={PAGE_SIZE}&_sort=last_modified"
+                     for c in ("holidays", "birthdays")]
+
+        def check_evsync(s):
+            try:
+                out = json.loads(s.stdout)
+            except ValueError:
+                return "no JSON output"
+            return None if out.get("pulled") == n and out.get("result") == "newData" else f"sync said {out}"
+
+        def run_evsync(r):
+            self.fresh(store)
+            self.measure(f"run {r + 1} evsync sync", ev,
+                         self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
+                         check=check_evsync, sample_anon=True)
+
+        def run_curl(r):
+            self.measure(f"run {r + 1} curl loop", cu, ["bash", "-c", CURL_PULL_LOOP, "curl-pull", k.auth_file, *pull_urls],
+                         check=lambda s: None if int(s.stdout.strip() or 0) >= expected_pages + 1
+                         else f"only {s.stdout.strip()} pages")
+
+        def run_kinto_http(r):
+            self.measure(f"run {r + 1} kinto-http", kh,
+                         [VENV_PY, KINTO_HTTP_CLIENT, "pull", "--server", k.url, "--auth-file", k.auth_file,
+                          "--bucket", "bench", "--page-size", PAGE_SIZE, "holidays", "birthdays"],
+                         check=lambda s: None if s.stdout.strip() == str(n) else f"fetched {s.stdout.strip()}")
+
+        self.rounds(self.a.runs, [run_evsync, run_curl, run_kinto_http])
+        self.rows += [Row(3, title, ev, cu), Row(3, title, ev, kh)]
+        self.series.update(pull_ev=ev, pull_curl=cu, pull_khttp=kh)
+        self.pull_store, self.pull_remote = store, remote
+
+    def case_noop(self):
+        n = self.a.pull_records
+        title = f"5. sync with nothing to do, {fmt_n(n)} records held"
+        log(title)
+        k = self.need_kinto()
+        if not getattr(self, "pull_store", None):
+            self.a.runs, runs = 1, self.a.runs
+            self.case_pull()           # one untimed-for-the-table pull to get the store
+            self.a.runs = runs
+            self.rows = [r for r in self.rows if r.case != 3]
+            for key in ("pull_ev", "pull_curl", "pull_khttp"):
+                self.series.pop(key, None)
+        store, remote = self.pull_store, self.pull_remote
+        etag = k.etag("bench", "holidays")
+        url = f"{remote}/collections/holidays/records?_sort=last_modified&_limit={PAGE_SIZE}&_since={etag}"
+        runs = self.a.runs * 5
+        ev = Series("evsync sync (no-op)", "evsync sync right after the first pull")
+        cu = Series("one curl request", f"curl of holidays records ?_sort=last_modified&_limit={PAGE_SIZE}"
+                    f"&_since=<ETag> with If-None-Match: \"<ETag>\" (a 304)")
+
+        def check_evsync(s):
+            out = json.loads(s.stdout)
+            return None if out.get("result") == "noData" and out.get("pulled") == 0 else f"sync said {out}"
+
+        self.rounds(runs, [
+            lambda r: self.measure(f"run {r + 1} evsync sync", ev,
+                                   self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
+                                   check=check_evsync),
+            lambda r: self.measure(f"run {r + 1} curl", cu,
+                                   ["curl", "-sS", "-K", "-", "-o", "/dev/null", "-w", "%{http_code}",
+                                    "-H", f'If-None-Match: "{etag}"', url],
+                                   stdin_bytes=k.curl_config(),
+                                   check=lambda s: None if s.stdout.strip() == "304" else f"HTTP {s.stdout}"),
+        ])
+        self.notes.append(f"nothing to do: evsync sends, per collection (holidays and birthdays), "
+                          f"`GET …/records?_sort=last_modified&_limit={PAGE_SIZE}&_since=<cursor>` with "
+                          f"`If-None-Match: \"<cursor>\"`; the curl side is that one request for holidays "
+                          f"(→ 304 Not Modified), {runs} runs each.")
+        self.rows.append(Row(5, title, ev, cu))
+        self.series.update(noop_ev=ev, noop_curl=cu)
+
+    # ---- case 4
+    def case_push(self):
+        n = self.a.push_records
+        title = f"4. push {fmt_n(n)} local creates"
+        log(title)
+        k = self.need_kinto()
+        data = dataset(self.datadir, n)
+        store = self.work / "push-store"
+        ev = Series("evsync sync (push)", f"evsync sync after `evsync import Holiday` of {fmt_n(n)} lines into "
+                    "a store already synced with an empty bucket")
+        kh = Series("kinto-http batch", "kinto-http `with client.batch() as b: b.create_record(id=, data=)` "
+                    "into a fresh collection")
+        stamp = int(time.time())
+
+        def run_evsync(r):
+            self.fresh(store)
+            remote = f"{k.url}/buckets/push-evsync-{stamp}-{r}"
+            base = ["sync", "--remote", remote, "--auth-file", k.auth_file, "--json"]
+            run_quiet(self.ev(store, *base))                      # creates the bucket, empty pull
+            run_quiet(self.ev(store, "import", "Holiday", data))
+
+            def check(s):
+                out = json.loads(s.stdout)
+                if out.get("pushed") != n:
+                    return f"sync said {out}"
+                got = k.count(f"push-evsync-{stamp}-{r}", "holidays")
+                return None if got == n else f"server holds {got}"
+            self.measure(f"run {r + 1} evsync sync (push)", ev, self.ev(store, *base), check=check)
+
+        def run_kinto_http(r):
+            bucket = f"push-khttp-{stamp}-{r}"
+            k.create(bucket, "holidays")
+
+            def check(s):
+                got = k.count(bucket, "holidays")
+                return None if got == n else f"server holds {got}"
+            self.measure(f"run {r + 1} kinto-http batch", kh,
+                         [VENV_PY, KINTO_HTTP_CLIENT, "push", "--server", k.url, "--auth-file", k.auth_file,
+                          "--bucket", bucket, "--collection", "holidays", data], check=check)
+
+        self.rounds(self.a.runs, [run_evsync, run_kinto_http])
+        self.rows.append(Row(4, title, ev, kh))
+        self.series.update(push_ev=ev, push_khttp=kh)
+        self.fresh(store)
+
+    # ---- case 7
+    def case_memory(self):
+        big, small = self.a.memory_records, self.a.pull_records
+        title = f"7. peak memory of a first pull, {fmt_n(big)} vs {fmt_n(small)} records"
+        log(title)
+        k = self.need_kinto()
+        small_series = self.series.get("pull_ev")
+        if small_series is None:
+            small_series = Series(f"evsync sync ({fmt_n(small)})", "evsync sync (first pull)")
+        else:
+            self.notes.append(f"case 7's {fmt_n(small)}-record side is case 3's evsync runs.")
+        k.seed("bench-big", "holidays", dataset(self.datadir, big), big)
+        remote_big = f"{k.url}/buckets/bench-big"
+        store = self.work / "pull-big-store"
+        ev = Series(f"evsync sync ({fmt_n(big)})", f"evsync sync --remote {remote_big} (empty store)")
+
+        def run(series, remote, n, r, label):
+            self.fresh(store)
+
+            def check(s):
+                out = json.loads(s.stdout)
+                return None if out.get("pulled") == n else f"sync said {out}"
+            self.measure(f"run {r + 1} {label}", series,
+                         self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
+                         check=check, sample_anon=True)
+
+        contenders = [lambda r: run(ev, remote_big, big, r, f"evsync sync ({fmt_n(big)})")]
+        if not small_series.samples:
+            data = dataset(self.datadir, small)
+            k.seed("bench", "holidays", data, small)
+            contenders.append(lambda r: run(small_series, f"{k.url}/buckets/bench", small, r,
+                                            f"evsync sync ({fmt_n(small)})"))
+        self.rounds(self.a.memory_runs, contenders)
+        self.rows.append(Row(7, title, ev, small_series, by="rss"))
+        self.series.update(memory_big=ev, memory_small=small_series)
+        self.fresh(store)
+
+    # ---- targets
+    def targets(self):
+        s = self.series
+        out = []
+
+        def add(name, ok, detail):
+            out.append((name, "PASS" if ok else "FAIL", detail))
+
+        if "import_ev" in s:
+            r = s["import_ev"].wall / s["import_mdb"].wall
+            n = self.a.import_records
+            add("import ≥ 1/3 of mdb_load's records/s", r <= 3,
+                f"evsync {n / s['import_ev'].wall:,.0f} rec/s, mdb_load {n / s['import_mdb'].wall:,.0f} rec/s "
+                f"(evsync at {1 / r:.2f}× of mdb_load's rate; needs ≥ 0.33×)")
+            r2 = s["import_ev"].wall / s["import_mdb_nosync"].wall
+            add("(informative) the same against mdb_load with fsync off", r2 <= 3,
+                f"mdb_load {n / s['import_mdb_nosync'].wall:,.0f} rec/s (evsync at {1 / r2:.2f}×)")
+            add("import faster than sqlite3", s["import_ev"].wall < s["import_sqlite"].wall,
+                f"{fmt_t(s['import_ev'].wall)} vs {fmt_t(s['import_sqlite'].wall)}")
+        if "rebuild_ev" in s:
+            r = s["rebuild_ev"].wall / s["rebuild_dl"].wall
+            add("rebuild within 3× of mdb_dump | mdb_load", r <= 3, f"{r:.2f}×")
+            r2 = s["rebuild_ev"].wall / s["rebuild_dl_nosync"].wall
+            add("(informative) the same against mdb_load with fsync off", r2 <= 3, f"{r2:.2f}×")
+        if "pull_ev" in s:
+            r = s["pull_ev"].wall / s["pull_curl"].wall
+            add("first pull wall within 1.15× of the curl floor", r <= 1.15, f"{r:.2f}×")
+            add("first pull client CPU < kinto-http's", s["pull_ev"].cpu < s["pull_khttp"].cpu,
+                f"{fmt_t(s['pull_ev'].cpu)} vs {fmt_t(s['pull_khttp'].cpu)}")
+        if "push_ev" in s:
+            add("push wall < kinto-http's", s["push_ev"].wall < s["push_khttp"].wall,
+                f"{fmt_t(s['push_ev'].wall)} vs {fmt_t(s['push_khttp'].wall)}")
+        if "noop_ev" in s:
+            r = s["noop_ev"].wall / s["noop_curl"].wall
+            add("nothing to do within 2× of one curl request", r <= 2, f"{r:.2f}×")
+        if "history_large" in s:
+            r = s["history_large"].wall / s["history_small"].wall
+            add(f"history on {fmt_n(self.a.history_large)} events within 1.5× of {fmt_n(self.a.history_small)}",
+                r <= 1.5, f"{r:.2f}×")
+        if "memory_big" in s:
+            big, small = s["memory_big"].rss, s["memory_small"].rss
+            add(f"pull {fmt_n(self.a.memory_records)} peak RSS ≤ 1.25× of {fmt_n(self.a.pull_records)}",
+                big <= 1.25 * small, f"{fmt_mib(big)} vs {fmt_mib(small)} ({big / small:.2f}×)")
+            add(f"pull {fmt_n(self.a.memory_records)} peak RSS < 100 MiB", big < 100 * 1048576, fmt_mib(big))
+            ab, asm = s["memory_big"].anon, s["memory_small"].anon
+            if ab is not None and asm:
+                add("(informative) the same two on anonymous memory only (sampled RssAnon, without "
+                    "LMDB's mapped file pages)", ab <= 1.25 * asm and ab < 100 * 1048576,
+                    f"{fmt_mib(ab)} vs {fmt_mib(asm)} ({ab / asm:.2f}×)")
+        return out
+
+    # ---- report
+    def report(self, meta):
+        lines = [f"# evsync benchmark — {meta['date']} — commit {meta['commit']}", ""]
+        lines.append(f"Machine: {meta['machine']}. Load average at start {meta['load_start']}, "
+                     f"at end {meta['load_end']}. Runs per case: {self.a.runs}"
+                     f"{' (quick sizes)' if self.a.quick else ''}; total {meta['elapsed']}.")
+        lines.append("")
+        lines.append("Wall: median (min–max). CPU: median user+sys of the client process (and its children). "
+                     "Peak RSS: median of the process's max RSS (a pipeline: the sum of its stages); for evsync's "
+                     "pulls also the peak of its anonymous memory, sampled. "
+                     "Ratio: evsync median wall / alternative median wall (case 7: of peak RSS).")
+        lines.append("")
+        hdr = ["case", "alternative", "evsync median (min–max)", "alternative median (min–max)", "ratio",
+               "evsync CPU", "alt CPU", "evsync peak RSS", "alt peak RSS"]
+        lines.append("| " + " | ".join(hdr) + " |")
+        lines.append("|" + "|".join(["---"] * 2 + ["---:"] * (len(hdr) - 2)) + "|")
+        for row in self.rows:
+            cells = [row.title, row.alt.label, fmt_range(row.evsync), fmt_range(row.alt), row.ratio_cell,
+                     fmt_t(row.evsync.cpu), fmt_t(row.alt.cpu), fmt_rss(row.evsync), fmt_rss(row.alt)]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("")
+        lines.append("## Targets")
+        lines.append("")
+        lines.append("| target | result | measured |")
+        lines.append("|---|---|---|")
+        for name, verdict, detail in self.targets():
+            lines.append(f"| {name.replace('|', chr(92) + '|')} | **{verdict}** | {detail} |")
+        lines.append("")
+        lines.append("## Commands")
+        lines.append("")
+        seen = set()
+        for row in self.rows:
+            for s in (row.evsync, row.alt):
+                if id(s) not in seen:
+                    seen.add(id(s))
+                    lines.append(f"- case {row.case}, {s.label}: {s.command}")
+        lines.append("")
+        lines.append("## Method")
+        lines.append("")
+        lines += [f"- {n}" for n in METHOD_NOTES]
+        if self.notes:
+            lines.append("")
+            lines.append("## Notes from this run")
+            lines.append("")
+            lines += [f"- {n}" for n in self.notes]
+        lines.append("")
+        lines.append("Versions: " + "; ".join(f"{k} {v}" for k, v in meta["versions"].items()))
+        lines.append("")
+        return "\n".join(lines)
+
+    def as_json(self, meta):
+        return {
+            "meta": meta,
+            "sizes": {k: getattr(self.a, k) for k in ("runs", "import_records", "rebuild_events", "pull_records",
+                                                       "push_records", "history_small", "history_large",
+                                                       "memory_records", "memory_runs", "quick")},
+            "rows": [{"case": r.case, "title": r.title, "evsync": r.evsync.as_json(), "alternative": r.alt.as_json(),
+                      "ratio": r.ratio, "ratio_of": r.by} for r in self.rows],
+            "targets": [{"target": n, "result": v, "measured": d} for n, v, d in self.targets()],
+            "notes": self.notes,
+        }
+
+
+# --------------------------------------------------------------------------- main
+
+def git(*args):
+    r = subprocess.run(["git", "-C", str(REPO), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return r.stdout.strip()
+
+
+def versions():
+    def first_line(argv):
+        try:
+            r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            return (r.stdout.strip().splitlines() or ["?"])[0]
+        except OSError:
+            return "?"
+    v = {
+        "evsync": first_line([str(EVSYNC), "--version"]).replace("evsync ", ""),
+        "LMDB (mdb_load)": first_line(["mdb_load", "-V"]).replace("LMDB ", "").split(":")[0],
+        "sqlite3": " ".join(first_line(["sqlite3", "--version"]).split()[:1]),
+        "curl": first_line(["curl", "--version"]).split()[1],
+        "kinto": first_line([str(VENV_PY), "-c", "import importlib.metadata as m; print(m.version('kinto'))"]),
+        "kinto-http": first_line([str(VENV_PY), "-c", "import importlib.metadata as m; print(m.version('kinto-http'))"]),
+        "PostgreSQL": first_line([(sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"),
+                                          key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)
+                                   or [Path("postgres")])[-1], "--version"]).replace("postgres (PostgreSQL) ", ""),
+    }
+    return v
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="Tools/bench",
+        description="Benchmark evsync against side-by-side alternatives measured in the same run.",
+        epilog="Cases: 1 import, 2 rebuild-views, 3 first pull, 4 push, 5 nothing-to-do sync, 6 history, "
+               "7 peak memory of a pull. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
+                                                              DEFAULTS.items() if v is not None)
+               + "; --quick: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in QUICK.items() if v is not None)
+               + ". --rebuild-events and --history-large default to --import-records (the case-1 log is reused).")
+    ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run (< 1 min)")
+    ap.add_argument("--runs", type=int, help="runs per case (default 3)")
+    ap.add_argument("--import-records", type=int, help="case 1: lines imported (default 1,000,000)")
+    ap.add_argument("--rebuild-events", type=int, help="case 2: events in the log (default: --import-records)")
+    ap.add_argument("--pull-records", type=int, help="cases 3, 5 and the small side of 7 (default 100,000)")
+    ap.add_argument("--push-records", type=int, help="case 4: local creates pushed (default 2,000: the server "
+                    "takes ~70 creates/s, so 10,000 is ~15 min for the case)")
+    ap.add_argument("--history-small", type=int, help="case 6: events in the small log (default 1,000)")
+    ap.add_argument("--history-large", type=int, help="case 6: events in the large log (default: --import-records)")
+    ap.add_argument("--memory-records", type=int, help="case 7: records in the large pull (default 1,000,000)")
+    ap.add_argument("--memory-runs", type=int, help="case 7: runs of the large pull (default 1; --quick: --runs)")
+    ap.add_argument("--cases", default="1,2,3,4,5,6,7", help="comma-separated case numbers (default all)")
+    ap.add_argument("--port", type=int, default=8897, help="Kinto port (PostgreSQL uses port+10000; default 8897)")
+    ap.add_argument("--workdir", default=str(REPO / ".tools" / "bench"),
+                    help="scratch space: generated data (kept as a cache), stores (removed); default .tools/bench")
+    ap.add_argument("--output", help="markdown results file (default bench-results/<date>-<short sha>.md; "
+                                     "the JSON goes next to it)")
+    a = ap.parse_args(argv)
+    base = QUICK if a.quick else DEFAULTS
+    for k, v in base.items():
+        if getattr(a, k) is None:
+            setattr(a, k, v)
+    a.rebuild_events = a.rebuild_events or a.import_records
+    a.history_large = a.history_large or a.import_records
+    a.memory_runs = a.memory_runs or a.runs
+    try:
+        a.cases = sorted({int(c) for c in a.cases.split(",") if c.strip()})
+    except ValueError:
+        ap.error("--cases takes numbers, e.g. 1,3,5")
+    if not set(a.cases) <= set(CASE_TITLES):
+        ap.error("cases are 1..7")
+    for k in ("runs", "import_records", "rebuild_events", "pull_records", "push_records", "history_small",
+              "history_large", "memory_records", "memory_runs"):
+        if getattr(a, k) < 1:
+            ap.error(f"--{k.replace('_', '-')} must be at least 1")
+    if a.history_large < a.history_small or a.history_small < 2:
+        ap.error("--history-large must be ≥ --history-small ≥ 2")
+    return a
+
+
+def main(argv=None):
+    a = parse_args(argv if argv is not None else sys.argv[1:])
+    if not EVSYNC.exists():
+        die(f"{EVSYNC} missing: run Tools/bench (it builds it) or swift build -c release")
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_term)
+    # Started in the background by Tools/bench, where bash leaves SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    b = Bench(a)
+    b.work.mkdir(parents=True, exist_ok=True)
+    commit = git("rev-parse", "--short", "HEAD") or "nogit"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += "-dirty"
+    started = time.time()
+    load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    log(f"runs {a.runs}, cases {a.cases}; sizes: import {fmt_n(a.import_records)}, rebuild "
+        f"{fmt_n(a.rebuild_events)}, pull {fmt_n(a.pull_records)}, push {fmt_n(a.push_records)}, history "
+        f"{fmt_n(a.history_small)}/{fmt_n(a.history_large)}, memory {fmt_n(a.memory_records)} "
+        f"(×{a.memory_runs}); load average {load_start}")
+    order = [(1, b.case_import), (2, b.case_rebuild), (6, b.case_history),
+             (3, b.case_pull), (5, b.case_noop), (4, b.case_push), (7, b.case_memory)]
+    try:
+        for case, fn in order:
+            if case in a.cases:
+                fn()
+    except CommandFailed as e:
+        die(str(e))
+    except KeyboardInterrupt:
+        die("interrupted")
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)      # let the clean-up finish
+        for p in list(_live):
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if b.kinto:
+            b.kinto.stop()
+        for store in ["pull-store", "pull-big-store", "push-store", "mdb-load-env", "dump-load-env",
+                      *[p.name for p in b.work.glob("log-*")]]:
+            shutil.rmtree(b.work / store, ignore_errors=True)
+        for f in ["events.dump", "holiday.sqlite"]:
+            (b.work / f).unlink(missing_ok=True)
+
+    elapsed = time.time() - started
+    rows_by_case = {}
+    for r in b.rows:
+        rows_by_case.setdefault(r.case, []).append(r)
+    b.rows = [r for c in sorted(rows_by_case) for r in rows_by_case[c]]
+    meta = {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit,
+        "machine": f"{os.cpu_count()} CPUs, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
+                   f"{platform.platform()}",
+        "load_start": load_start,
+        "load_end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "elapsed": f"{elapsed / 60:.1f} min",
+        "versions": versions(),
+    }
+    md = b.report(meta)
+    print()
+    print(md)
+    if a.output:
+        out = Path(a.output)
+    else:
+        day = dt.date.today().isoformat()
+        out = REPO / "bench-results" / f"{day}-{commit}{'-quick' if a.quick else ''}.md"
+        i = 2
+        while out.exists():
+            out = REPO / "bench-results" / f"{day}-{commit}{'-quick' if a.quick else ''}-{i}.md"
+            i += 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(md)
+    out.with_suffix(".json").write_text(json.dumps(b.as_json(meta), indent=2, ensure_ascii=False) + "\n")
+    log(f"wrote {out} and {out.with_suffix('.json').name}")
+
+
+if __name__ == "__main__":
+    main()
