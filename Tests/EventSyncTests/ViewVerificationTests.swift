@@ -51,7 +51,7 @@ struct ViewVerificationTests {
                     try #require(try transaction.delete(Keys.history(entity: "Holiday", id: "b"), in: views.history))
                     return ViewDifference(view: "history", key: "holiday/b", problem: "missing")
                 case .addShadow:
-                    try transaction.put(Keys.record(entity: "Holiday", id: "a"), ViewDatabases.encodeShadow(version: 3, fields: ["name": "A"]), in: views.shadow)
+                    try transaction.put(Keys.record(entity: "Holiday", id: "a"), ViewDatabases.encodeShadow(version: 3, encodedFields: JSONWriter.encodeObject(["name": "A"])), in: views.shadow)
                     return ViewDifference(view: "shadow", key: "holiday/a", problem: "unexpected")
                 }
             }

@@ -165,7 +165,7 @@ public final class SyncEngine: Sendable {
             event.policy = policy.rawValue
             report.conflicts += 1
         }
-        try appender.append(event)
+        try appender.append(event, current: projection)
     }
 
     // MARK: Push

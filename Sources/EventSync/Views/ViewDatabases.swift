@@ -52,9 +52,9 @@ struct ViewDatabases: Sendable {
     }
 
     /// Shadow values: the version as 8 big-endian bytes (all ones: never heard), then the fields' JSON, or nothing if the server has no such record.
-    static func encodeShadow(version: Int64?, fields: JSONObject?) -> [UInt8] {
+    static func encodeShadow(version: Int64?, encodedFields: [UInt8]?) -> [UInt8] {
         var bytes = withUnsafeBytes(of: UInt64(bitPattern: version ?? -1).bigEndian, Array.init)
-        if let fields { bytes.append(contentsOf: JSONWriter.encodeObject(fields)) }
+        if let encodedFields { bytes.append(contentsOf: encodedFields) }
         return bytes
     }
 
@@ -82,12 +82,32 @@ struct ViewDatabases: Sendable {
     func apply(_ event: Event, in transaction: Transaction, current: RecordProjection? = nil, encodedSet: [UInt8]? = nil) throws {
         let key = Keys.record(entity: event.entity, id: event.recordID)
         var projection = try current ?? projection(key: key, in: transaction)
-        let wasPending = projection.isPending
-        let oldShadow = (projection.shadow, projection.version)
+        let before = projection
         projection.apply(event)
-        let rowBytes = event.kind == .created && event.origin == .local ? encodedSet : nil
-        try write(projection, key: key, rowBytes: rowBytes, wasPending: wasPending,
-                  shadowChanged: oldShadow != (projection.shadow, projection.version), in: transaction)
+
+        // Encode each state once: a creation's row is its `set`, already
+        // encoded; a record in step with the server has equal row and shadow.
+        let rowBytes: [UInt8]?
+        if let row = projection.row {
+            let rowIsSet = event.kind == .created && before.row == nil && before.shadow == nil
+            rowBytes = rowIsSet ? encodedSet ?? JSONWriter.encodeObject(row) : JSONWriter.encodeObject(row)
+        } else {
+            rowBytes = nil
+        }
+        if let rowBytes {
+            try transaction.put(key, rowBytes, in: rows)
+        } else if before.row != nil {
+            try transaction.delete(key, in: rows)
+        }
+        if (before.shadow, before.version) != (projection.shadow, projection.version) {
+            let fields = projection.shadow.map { $0 == projection.row ? rowBytes ?? [] : JSONWriter.encodeObject($0) }
+            try transaction.put(key, Self.encodeShadow(version: projection.version, encodedFields: fields), in: shadow)
+        }
+        switch (before.isPending, projection.isPending) {
+        case (false, true): try transaction.put(key, [], in: outbox)
+        case (true, false): try transaction.delete(key, in: outbox)
+        default: break
+        }
         try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
     }
 
@@ -101,21 +121,4 @@ struct ViewDatabases: Sendable {
         }
     }
 
-    private func write(_ projection: RecordProjection, key: [UInt8], rowBytes: [UInt8]?, wasPending: Bool, shadowChanged: Bool,
-                       in transaction: Transaction) throws {
-        if let row = projection.row {
-            try transaction.put(key, rowBytes ?? JSONWriter.encodeObject(row), in: rows)
-        } else {
-            try transaction.delete(key, in: rows)
-        }
-        if shadowChanged {
-            try transaction.put(key, Self.encodeShadow(version: projection.version, fields: projection.shadow), in: shadow)
-        }
-        let isPending = projection.isPending
-        if isPending, !wasPending {
-            try transaction.put(key, [], in: outbox)
-        } else if !isPending, wasPending {
-            try transaction.delete(key, in: outbox)
-        }
-    }
 }
