@@ -183,7 +183,7 @@ struct StoreTests {
             #expect(throws: StoreError.self) { try Store(directory: path) }
             // A file is not a directory.
             let file = directory.appendingPathComponent("file").path
-            FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+            _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
             let fileError = try #require(throws: StoreError.self) { try Store(directory: file, create: true) }
             #expect(fileError.code == .invalidData)
         }
