@@ -58,7 +58,8 @@ enum Help {
         "import": """
         Usage: evsync import <Entity> FILE|-
         Imports JSON Lines (one object per line: the fields and optionally `id`) from FILE or standard input.
-        The whole file is one transaction: one bad line and nothing is written; the error names the line.
+        The whole input is validated first: one bad line and nothing is written; the error names the line.
+        Then it is appended in transactions of 100,000 records.
         """,
         "history": """
         Usage: evsync history <id> [--json]
