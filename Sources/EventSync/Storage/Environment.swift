@@ -12,6 +12,7 @@ final class Environment: @unchecked Sendable {
     // LMDB's environment handle is thread-safe; the class only hands it to
     // transactions, which are confined to one closure on one thread.
     private let handle: OpaquePointer
+    private let mapRange: (UInt, Int)?
 
     /// Opens (creating if needed) the environment in `directory`.
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false) throws(StorageError) {
@@ -30,6 +31,7 @@ final class Environment: @unchecked Sendable {
             throw error
         }
         self.handle = handle
+        self.mapRange = Self.mapRange(of: directory)
         // Reader slots of processes that were killed stay taken until someone clears them.
         var stale: Int32 = 0
         mdb_reader_check(handle, &stale)
@@ -46,13 +48,21 @@ final class Environment: @unchecked Sendable {
     /// Safe at any time: the map is a read-only shared mapping of the file
     /// (no `MDB_WRITEMAP`), so a dropped page faults back in unchanged.
     func releaseMappedPages() {
-        var info = MDB_envinfo()
-        var stat = MDB_stat()
-        guard mdb_env_info(handle, &info) == MDB_SUCCESS, mdb_env_stat(handle, &stat) == MDB_SUCCESS,
-              let address = info.me_mapaddr
-        else { return }
-        let used = min(info.me_mapsize, (info.me_last_pgno + 1) * Int(stat.ms_psize))
-        madvise(address, used, MADV_DONTNEED)
+        guard let (start, length) = mapRange else { return }
+        madvise(UnsafeMutableRawPointer(bitPattern: start), length, MADV_DONTNEED)
+    }
+
+    /// Where the data file is mapped, from `/proc/self/maps` (`mdb_env_info`
+    /// reports the address only for `MDB_FIXEDMAP`). Nil where that is not available.
+    private static func mapRange(of directory: String) -> (UInt, Int)? {
+        let dataFile = URL(fileURLWithPath: directory).appendingPathComponent("data.mdb").resolvingSymlinksInPath().path
+        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+        for line in maps.split(separator: "\n") where line.hasSuffix(" " + dataFile) {
+            let bounds = line.prefix { $0 != " " }.split(separator: "-")
+            guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16), end > start else { continue }
+            return (start, Int(end - start))
+        }
+        return nil
     }
 
     /// Opens (or, in a write transaction, creates) a named database.

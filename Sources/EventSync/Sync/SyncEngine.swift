@@ -135,8 +135,9 @@ public final class SyncEngine: Sendable {
             step.records += page.records.count
             step.pages += 1
             step.total = page.total
-            // A first pull can be millions of records: keep the resident set to the pages in flight.
-            if step.pages % 8 == 0 { store.environment.releaseMappedPages() }
+            // A first pull can be millions of records: keep the resident set to the
+            // page in flight (random ids touch pages all over the store's trees).
+            store.environment.releaseMappedPages()
             progress(step)
             return !shouldStop()
         }

@@ -37,7 +37,7 @@ struct ViewDatabases: Sendable {
     func projection(key: [UInt8], in transaction: Transaction) throws -> RecordProjection {
         var projection = RecordProjection()
         projection.row = try transaction.withValue(key, in: rows) { try Self.decodeRow($0) }
-        if let (version, fields) = try transaction.withValue(key, in: shadow, { try Self.decodeShadow($0) }) {
+        if let (version, fields) = try transaction.withValue(key, in: shadow, { try Self.decodeShadow($0, row: projection.row) }) {
             projection.version = version
             projection.shadow = fields
         }
@@ -51,18 +51,27 @@ struct ViewDatabases: Sendable {
         return fields
     }
 
-    /// Shadow values: the version as 8 big-endian bytes (all ones: never heard), then the fields' JSON, or nothing if the server has no such record.
+    /// Shadow values: the version as 8 big-endian bytes (all ones: never
+    /// heard), then the server's fields: nothing if the server has no such
+    /// record, `=` when they equal the row (a record in step with the server,
+    /// by far the most common, then costs 9 bytes), or their JSON.
     static func encodeShadow(version: Int64?, encodedFields: [UInt8]?) -> [UInt8] {
         var bytes = withUnsafeBytes(of: UInt64(bitPattern: version ?? -1).bigEndian, Array.init)
         if let encodedFields { bytes.append(contentsOf: encodedFields) }
         return bytes
     }
 
-    static func decodeShadow(_ bytes: UnsafeRawBufferPointer) throws -> (Int64?, JSONObject?) {
+    static let sameAsRow: [UInt8] = [UInt8(ascii: "=")]
+
+    static func decodeShadow(_ bytes: UnsafeRawBufferPointer, row: JSONObject?) throws -> (Int64?, JSONObject?) {
         guard bytes.count >= 8 else { throw EventDecodingError(reason: "a shadow entry is truncated") }
         let raw = Int64(bitPattern: Keys.sequence(from: bytes))
         let version: Int64? = raw == -1 ? nil : raw
         guard bytes.count > 8 else { return (version, nil) }
+        if bytes.count == 9, bytes[8] == sameAsRow[0] {
+            guard let row else { throw EventDecodingError(reason: "a shadow entry refers to a missing row") }
+            return (version, row)
+        }
         return (version, try decodeRow(UnsafeRawBufferPointer(rebasing: bytes[8...])))
     }
 
@@ -99,8 +108,12 @@ struct ViewDatabases: Sendable {
         } else if before.row != nil {
             try transaction.delete(key, in: rows)
         }
-        if (before.shadow, before.version) != (projection.shadow, projection.version) {
-            let fields = projection.shadow.map { $0 == projection.row ? rowBytes ?? [] : JSONWriter.encodeObject($0) }
+        // The shadow is rewritten when it changes, and when it stops or starts
+        // being stored as "same as the row" (a local edit of a record in step).
+        let wasSameAsRow = before.shadow != nil && before.shadow == before.row
+        let isSameAsRow = projection.shadow != nil && projection.shadow == projection.row
+        if (before.shadow, before.version) != (projection.shadow, projection.version) || wasSameAsRow != isSameAsRow {
+            let fields = projection.shadow.map { isSameAsRow ? Self.sameAsRow : JSONWriter.encodeObject($0) }
             try transaction.put(key, Self.encodeShadow(version: projection.version, encodedFields: fields), in: shadow)
         }
         switch (before.isPending, projection.isPending) {
