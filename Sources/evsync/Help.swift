@@ -58,8 +58,7 @@ enum Help {
         "import": """
         Usage: evsync import <Entity> FILE|-
         Imports JSON Lines (one object per line: the fields and optionally `id`) from FILE or standard input.
-        The whole input is validated first: one bad line and nothing is written; the error names the line.
-        Then it is appended in transactions of 100,000 records.
+        The whole import is one transaction: one bad line and nothing is written; the error names the line.
         """,
         "history": """
         Usage: evsync history <id> [--json]

@@ -53,14 +53,24 @@ extension Store {
 
     private func replay(into views: ViewDatabases, in transaction: Transaction) throws -> UInt64 {
         var count: UInt64 = 0
+        // Chunks of the log are folded in record order (stable, so each
+        // record's events keep log order): a sweep over the view trees
+        // instead of a random walk.
         let cursor = try transaction.cursor(log.events)
         var entry = try cursor.first()
-        var encodedSet: [UInt8]?
-        while let current = entry {
-            let event = try EventCoding.decode(current.value, encodedSet: &encodedSet)
-            try views.apply(event, in: transaction, encodedSet: encodedSet)
-            count += 1
-            entry = try cursor.next()
+        var chunk: [(event: Event, encodedSet: [UInt8]?)] = []
+        while entry != nil || !chunk.isEmpty {
+            if let current = entry, chunk.count < Self.importChunk {
+                var encodedSet: [UInt8]?
+                let event = try EventCoding.decode(current.value, encodedSet: &encodedSet)
+                chunk.append((event, encodedSet))
+                count += 1
+                entry = try cursor.next()
+                continue
+            }
+            try views.apply(sortedByRecord: chunk, in: transaction)
+            chunk.removeAll(keepingCapacity: true)
+            environment.releaseMappedPages()
         }
         return count
     }
