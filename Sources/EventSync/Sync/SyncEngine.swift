@@ -70,8 +70,7 @@ public final class SyncEngine: Sendable {
         defer { withExtendedLifetime(lock) {} }
         var report = SyncReport()
         broadcast(.inProgress(nil))
-        let report_ = { report }
-        defer { broadcast(.finished(report_())) }
+        defer { broadcast(.finished(report)) }
         let notify: (SyncProgress) -> Void = { [self] step in
             progress?(step)
             broadcast(.inProgress(step))
