@@ -27,11 +27,7 @@ enum SyncCommand {
         else {
             throw CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL) or set EVSYNC_REMOTE")
         }
-        let address = try KintoRemote(bucketURL: remoteURL, credentials: credentials).address  // refuse a bad URL before anything else
-        // What the log knows of the server's state is of one server: moving a synced store to another would mix them.
-        if let remembered, remembered != address, try store.lastSync() != nil {
-            throw CLIError(.usage, "this store syncs with \(remembered); sync another remote from a new store (--store DIR)")
-        }
+        _ = try KintoRemote(bucketURL: remoteURL, credentials: credentials)  // refuse a bad URL before anything else
         let showProgress = isatty(STDERR_FILENO) == 1
         let engine = SyncEngine(store: store) {
             let remote = try KintoRemote(bucketURL: remoteURL, credentials: credentials)
