@@ -793,6 +793,21 @@ COMMIT;
         self.rows.append(Row(6, title, big, little))
         self.series.update(history_large=big, history_small=little)
 
+        # The foundation issue's benchmark also tails the log: the same two logs.
+        tail_title = f"6. log tail -n 10, {fmt_n(large)}-event log vs {fmt_n(small)}-event log"
+        tail_big = Series(f"log tail, {fmt_n(large)} events", f"evsync log tail -n 10 ({fmt_n(large)}-event log)")
+        tail_little = Series(f"log tail, {fmt_n(small)} events", f"evsync log tail -n 10 ({fmt_n(small)}-event log)")
+
+        def tailed(s):
+            return None if s.stdout.count("\n") == 10 else "log tail did not print 10 events"
+        self.rounds(runs, [
+            lambda r: self.measure(f"run {r + 1} log tail ({fmt_n(large)})", tail_big,
+                                   self.ev(big_store, "log", "tail", "-n", "10"), check=tailed),
+            lambda r: self.measure(f"run {r + 1} log tail ({fmt_n(small)})", tail_little,
+                                   self.ev(small_store, "log", "tail", "-n", "10"), check=tailed),
+        ])
+        self.rows.append(Row(6, tail_title, tail_big, tail_little))
+
     # ---- case 3 (and 5, which reuses its store)
     def case_pull(self):
         n = self.a.pull_records
