@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+import Synchronization
 
 /// One LMDB environment: a memory-mapped file holding named databases.
 ///
@@ -13,6 +14,8 @@ final class Environment: @unchecked Sendable {
     // transactions, which are confined to one closure on one thread.
     private let handle: OpaquePointer
     private let mapRange: (UInt, Int)?
+    /// How many `deferringSync` scopes are open in this process.
+    private let syncDeferrals = Atomic<Int>(0)
 
     /// Opens (creating if needed) the environment in `directory`.
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false) throws(StorageError) {
@@ -39,6 +42,30 @@ final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(handle)
+    }
+
+    /// Runs `body` with commits not waiting for the disk, then forces
+    /// everything to disk once. For work whose every transaction can be
+    /// redone from elsewhere if an operating-system crash undoes it (a sync:
+    /// pulled pages come again with the cursor they were committed with,
+    /// acknowledgements are recognised on the next pull). A process crash
+    /// loses nothing either way: committed pages are in the page cache.
+    /// LMDB stays consistent; only the last transactions can be undone.
+    /// Only transactions written with `durable: false` profit; any other
+    /// write in the meantime (a local change in the same process) is flushed
+    /// at its commit as usual.
+    func deferringSync<T>(_ body: () throws -> T) throws -> T {
+        if syncDeferrals.add(1, ordering: .sequentiallyConsistent).newValue == 1 {
+            try StorageError.check(mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), 1), "deferring sync")
+        }
+        defer {
+            if syncDeferrals.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 {
+                mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), 0)
+            }
+        }
+        let result = try body()
+        try StorageError.check(mdb_env_sync(handle, 1), "syncing to disk")
+        return result
     }
 
     /// Drops this process's mapping of the store's pages (they stay in the
@@ -84,11 +111,15 @@ final class Environment: @unchecked Sendable {
 
     /// Runs `body` in the single write transaction: committed when `body`
     /// returns, aborted (leaving the store exactly as it was) when it throws.
-    func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+    /// - Parameter durable: false for a transaction that `deferringSync` may leave unflushed.
+    func write<T>(durable: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
         let transaction = try Transaction(environment: handle, readOnly: false)
         do {
             let result = try body(transaction)
             try transaction.commit()
+            if durable, syncDeferrals.load(ordering: .sequentiallyConsistent) > 0 {
+                try StorageError.check(mdb_env_sync(handle, 1), "syncing to disk")
+            }
             return result
         } catch {
             transaction.discard()

@@ -105,9 +105,10 @@ public final class Store: Sendable {
     }
 
     /// One write transaction; the appender numbers events as they are added. Nothing is written if `body` throws.
-    func write<T>(_ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
+    /// - Parameter durable: false only for the sync engine's own transactions (see `Environment.deferringSync`).
+    func write<T>(durable: Bool = true, _ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
         do {
-            return try environment.write { transaction in
+            return try environment.write(durable: durable) { transaction in
                 var appender = try EventLog.Appender(log: log, transaction: transaction)
                 return try body(&appender)
             }

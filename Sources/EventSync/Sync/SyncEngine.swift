@@ -76,9 +76,22 @@ public final class SyncEngine: Sendable {
             broadcast(.inProgress(step))
         }
         do {
+            // One disk flush for the whole sync instead of one per page and batch (see `deferringSync`).
+            return try store.environment.deferringSync { try run(policy: policy, report: &report, progress: notify, shouldStop: shouldStop) }
+        } catch {
+            var failure = Self.syncError(error)
+            report.error = failure.message
+            failure.partialReport = report
+            throw failure
+        }
+    }
+
+    private func run(policy: ConflictPolicy, report: inout SyncReport, progress notify: (SyncProgress) -> Void,
+                     shouldStop: () -> Bool) throws -> SyncReport {
+        do {
             let remote = try makeRemote()
             if try store.readMeta(Store.MetaKey.remote) != remote.address {
-                try store.writeMeta(Store.MetaKey.remote, remote.address)
+                try store.writeMeta(Store.MetaKey.remote, remote.address, durable: false)
             }
             remote.willPull(try store.schemas.entities.map { schema in
                 (schema.collection, try store.readMeta(Store.MetaKey.cursor(remote: remote.address, entity: schema.name)).flatMap { Int64($0) })
@@ -95,13 +108,8 @@ public final class SyncEngine: Sendable {
             }
             try store.writeMeta(Store.MetaKey.lastSync, JSONWriter.string([
                 "at": .string(Timestamp.iso8601(milliseconds: Timestamp.now())), "result": .string(report.result.rawValue),
-            ]))
+            ]), durable: false)
             return report
-        } catch {
-            var failure = Self.syncError(error)
-            report.error = failure.message
-            failure.partialReport = report
-            throw failure
         }
     }
 
@@ -121,7 +129,7 @@ public final class SyncEngine: Sendable {
         let since = try store.readMeta(cursorKey).flatMap { Int64($0) }
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
         try remote.changes(in: schema.collection, since: since) { page in
-            try store.write { appender in
+            try store.write(durable: false) { appender in
                 var cursor = try store.meta(cursorKey, in: appender.transaction).flatMap { Int64($0) } ?? 0
                 for record in page.records {
                     try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: remote.address,
@@ -191,7 +199,7 @@ public final class SyncEngine: Sendable {
                     continue
                 }
                 let outcomes = try remote.push(operations, to: schema.collection)
-                try store.write { appender in
+                try store.write(durable: false) { appender in
                     for (operation, outcome) in zip(operations, outcomes) {
                         if try acknowledge(operation, outcome, entity: schema.name, policy: policy, author: remote.address,
                                            appender: &appender, report: &report) {
