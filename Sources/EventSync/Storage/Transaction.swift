@@ -85,12 +85,6 @@ final class Transaction {
         try StorageError.check(mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
     }
 
-    func count(_ database: Database) throws(StorageError) -> Int {
-        var stat = MDB_stat()
-        try StorageError.check(mdb_stat(handle, database.dbi, &stat), "reading statistics of \(database.name)")
-        return stat.ms_entries
-    }
-
     func cursor(_ database: Database) throws(StorageError) -> Cursor {
         try Cursor(transaction: self, database: database)
     }
@@ -149,6 +143,4 @@ extension Cursor {
     func lastDuplicate() throws(StorageError) -> Entry? { try move(MDB_LAST_DUP) }
     /// In a sorted-duplicates database: the previous value of the current key.
     func previousDuplicate() throws(StorageError) -> Entry? { try move(MDB_PREV_DUP) }
-    /// In a sorted-duplicates database: the next value of the current key.
-    func nextDuplicate() throws(StorageError) -> Entry? { try move(MDB_NEXT_DUP) }
 }

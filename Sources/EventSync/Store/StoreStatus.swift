@@ -15,11 +15,17 @@ extension Store {
         try read { transaction in
             var status = StoreStatus(events: try log.lastSeq(in: transaction), records: [:], pendingRecords: 0, unacknowledgedEvents: 0)
             for schema in schemas.entities { status.records[schema.name] = 0 }
-            // Rows are sorted by entity, so count runs of one prefix.
+            // Rows are sorted by entity: count each run of one prefix, naming the entity once per run.
+            let names = Dictionary(schemas.entities.map { ($0.name.lowercased(), $0.name) }, uniquingKeysWith: { first, _ in first })
             let rows = try transaction.cursor(log.views.rows)
             var entry = try rows.first()
-            while let current = entry, let (entity, _) = Keys.split(current.key) {
-                let name = schemas.entities.first { $0.name.lowercased() == entity }?.name ?? entity
+            var prefix: [UInt8] = []
+            var name = ""
+            while let current = entry {
+                if prefix.isEmpty || !current.key.starts(with: prefix) {
+                    guard let (entity, _) = Keys.split(current.key) else { break }
+                    (prefix, name) = (Keys.entityPrefix(entity), names[entity] ?? entity)
+                }
                 status.records[name, default: 0] += 1
                 entry = try rows.next()
             }

@@ -88,29 +88,27 @@ public final class SyncEngine: Sendable {
 
     private func run(policy: ConflictPolicy, report: inout SyncReport, progress notify: (SyncProgress) -> Void,
                      shouldStop: () -> Bool) throws -> SyncReport {
-        do {
-            let remote = try makeRemote()
-            if try store.readMeta(Store.MetaKey.remote) != remote.address {
-                try store.writeMeta(Store.MetaKey.remote, remote.address, durable: false)
-            }
-            remote.willPull(try store.schemas.entities.map { schema in
-                (schema.collection, try store.readMeta(Store.MetaKey.cursor(remote: remote.address, entity: schema.name)).flatMap { Int64($0) })
-            })
-            entities: for schema in store.schemas.entities {
-                try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
-                if shouldStop() { report.interrupted = true; break entities }
-            }
-            if !report.interrupted {
-                for schema in store.schemas.entities {
-                    try push(schema, to: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
-                    if shouldStop() { report.interrupted = true; break }
-                }
-            }
-            try store.writeMeta(Store.MetaKey.lastSync, JSONWriter.string([
-                "at": .string(Timestamp.iso8601(milliseconds: Timestamp.now())), "result": .string(report.result.rawValue),
-            ]), durable: false)
-            return report
+        let remote = try makeRemote()
+        if try store.readMeta(Store.MetaKey.remote) != remote.address {
+            try store.writeMeta(Store.MetaKey.remote, remote.address, durable: false)
         }
+        remote.willPull(try store.schemas.entities.map { schema in
+            (schema.collection, try store.readMeta(Store.MetaKey.cursor(remote: remote.address, entity: schema.name)).flatMap { Int64($0) })
+        })
+        entities: for schema in store.schemas.entities {
+            try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
+            if shouldStop() { report.interrupted = true; break entities }
+        }
+        if !report.interrupted {
+            for schema in store.schemas.entities {
+                try push(schema, to: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
+                if shouldStop() { report.interrupted = true; break }
+            }
+        }
+        try store.writeMeta(Store.MetaKey.lastSync, JSONWriter.string([
+            "at": .string(Timestamp.iso8601(milliseconds: Timestamp.now())), "result": .string(report.result.rawValue),
+        ]), durable: false)
+        return report
     }
 
     static func syncError(_ error: any Error) -> SyncError {
