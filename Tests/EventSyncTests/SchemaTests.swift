@@ -184,3 +184,25 @@ struct SchemaTests {
         }
     }
 }
+
+@Suite("The uri format")
+struct URIFormatTests {
+    @Test(arguments: [
+        "https://en.wikipedia.org/wiki/Christmas", "http://user@example.org:8080/a?b#c", "http://[::1]:8080/",
+        "mailto:someone@example.org", "urn:isbn:0451450523", "https://de.wikipedia.org/wiki/Fête_nationale", "HTTPS://EXAMPLE.ORG",
+    ])
+    func accepts(_ link: String) throws {
+        #expect(throws: Never.self) { try SchemaRegistry().schema(named: "Holiday").validate(field: "wikipediaLink", value: .string(link)) }
+    }
+
+    @Test(arguments: [
+        "not a url", "wiki/Christmas", "http://", "http://:80/x", "http://user@/x", "1http://example.org", "mailto:",
+        "https://exa mple.org", "://example.org", "ftp:relative/path", "https://example.org/\t",
+    ])
+    func rejects(_ link: String) throws {
+        let error = try #require(throws: SchemaError.self) {
+            try SchemaRegistry().schema(named: "Holiday").validate(field: "wikipediaLink", value: .string(link))
+        }
+        #expect(error.description.contains("must be an absolute URL"))
+    }
+}

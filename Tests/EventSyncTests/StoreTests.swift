@@ -292,6 +292,31 @@ struct StoreTests {
         }
     }
 
+    /// The worker reports a bad record as it reads it; ids already taken are
+    /// found later, when the chunk is written. Whichever comes first in the
+    /// input is the one named.
+    @Test("import names the first bad line, whatever its fault")
+    func importNamesTheFirstBadLine() throws {
+        try withTemporaryStore { store, directory in
+            try store.add("Holiday", id: "taken", fields: ["name": "Taken", "date": "2026-01-01"])
+            func line(_ id: String) -> String { #"{"id":"\#(id)","name":"N","date":"2026-01-01"}"# }
+            let file = directory.deletingLastPathComponent().appendingPathComponent("first-bad.jsonl")
+            for (lines, first) in [
+                // Two ids repeated: the later repeat sorts first by id, the earlier one is named.
+                ([line("m"), line("z"), line("a"), line("z"), line("m"), "{broken"], 4),
+                ([line("b"), line("taken"), line("c"), #"{"id":"d","name":"N","date":"nope"}"#], 2),
+                ([line("b"), #"{"id":"d","name":"N","date":"nope"}"#, line("taken")], 2),
+            ] {
+                try Data(lines.joined(separator: "\n").utf8).write(to: file)
+                let error = try #require(throws: StoreError.self) {
+                    try Self.withDescriptor(file) { try store.importRecords("Holiday", from: $0) }
+                }
+                #expect(error.message.hasPrefix("line \(first):"), "\(error.message)")
+                #expect(try store.lastSeq() == 1)
+            }
+        }
+    }
+
     @Test("the line reader splits lines across any block size")
     func lineReader() throws {
         try withTemporaryDirectory { directory in

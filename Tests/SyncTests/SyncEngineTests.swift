@@ -86,6 +86,45 @@ struct SyncEngineTests {
         #expect(throws: Never.self) { _ = try SyncLock(directory: directory.path) }
     }
 
+    // MARK: import into a store that has synced
+
+    /// Import's fast path skips the shadow only in a store that never synced;
+    /// here a record deleted locally but still on the server is re-created
+    /// through the general fold, and the views still equal a replay of the log.
+    @Test func importOverARecordDeletedHereButStillOnTheServer() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory)
+        let remote = InMemoryRemote()
+        remote.put("kept", holiday("Kept"), in: "holidays")
+        remote.put("gone", holiday("Gone"), in: "holidays")
+        let engine = SyncEngine(store: store) { remote }
+        #expect(try engine.syncBlocking().pulled == 2)
+        try store.delete("Holiday", id: "gone")
+        try store.delete("Holiday", id: "kept")
+        #expect(try store.status().pendingRecords == 2)
+
+        let lines = [
+            #"{"id":"gone","name":"Gone","date":"2026-05-01"}"#,           // as the server has it: in step again
+            #"{"id":"kept","name":"Kept anew","date":"2026-05-01"}"#,      // differs from the server: pending
+            #"{"id":"fresh","name":"Fresh","date":"2026-05-02"}"#,
+        ]
+        let file = directory.file("import.jsonl")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let descriptor = open(file, O_RDONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(try store.importRecords("Holiday", from: descriptor) == 3)
+
+        #expect(try store.record("Holiday", id: "gone")?.fields == holiday("Gone"))
+        #expect(try store.status().pendingRecords == 2)
+        #expect(try store.verifyViews().isEmpty)
+        let report = try engine.syncBlocking()
+        #expect(report.pushed == 2)
+        #expect(remote.records(in: "holidays")["kept"]?["name"] == "Kept anew")
+        #expect(remote.records(in: "holidays")["fresh"]?["name"] == "Fresh")
+        #expect(try store.status().pendingRecords == 0)
+    }
+
     // MARK: 15: random edits on two stores and the server converge
 
     /// Two stores and a web app make random changes to a few shared ids while

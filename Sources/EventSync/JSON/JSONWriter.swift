@@ -7,6 +7,14 @@ public struct JSONWriter {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Writes at the end of `bytes`, in place.
+    static func append(to bytes: inout [UInt8], _ body: (inout JSONWriter) -> Void) {
+        var writer = JSONWriter(capacity: 0)
+        swap(&writer.bytes, &bytes)
+        body(&writer)
+        swap(&writer.bytes, &bytes)
+    }
+
     public static func encode(_ value: JSONValue) -> [UInt8] {
         var writer = JSONWriter()
         writer.write(value)

@@ -9,6 +9,14 @@ public enum EventCoding {
     /// - Parameter encodedSet: `event.set` already encoded, if the caller has it.
     public static func encode(_ event: Event, encodedSet: [UInt8]? = nil) -> [UInt8] {
         var writer = JSONWriter(capacity: 192 + event.set.count * 24)
+        write(event, encodedSet: encodedSet, to: &writer)
+        return writer.bytes
+    }
+
+    /// Writes the stored form of `event` at the end of `writer`'s bytes.
+    /// - Returns: where, in those bytes, `event.set` went (nothing if it is empty).
+    @discardableResult
+    static func write(_ event: Event, encodedSet: [UInt8]? = nil, to writer: inout JSONWriter) -> Range<Int>? {
         writer.open(UInt8(ascii: "{"))
         writer.raw("\"format\":"); writer.write(integer: Int64(formatVersion))
         writer.raw(",\"seq\":"); writer.write(integer: Int64(event.seq))
@@ -19,9 +27,12 @@ public enum EventCoding {
         writer.raw(",\"kind\":"); writer.write(string: event.kind.rawValue)
         writer.raw(",\"origin\":"); writer.write(string: event.origin.rawValue)
         writer.raw(",\"by\":"); writer.write(string: event.author)
+        var set: Range<Int>?
         if !event.set.isEmpty {
             writer.raw(",\"set\":")
+            let start = writer.bytes.count
             if let encodedSet { writer.append(bytes: encodedSet) } else { writer.write(object: event.set) }
+            set = start..<writer.bytes.count
         }
         if !event.unset.isEmpty { writer.raw(",\"unset\":"); writer.write(.array(event.unset.map(JSONValue.string))) }
         if let version = event.version { writer.raw(",\"version\":"); writer.write(integer: version) }
@@ -30,7 +41,7 @@ public enum EventCoding {
         if let resolved = event.resolved { writer.raw(",\"resolved\":"); write(resolved, to: &writer) }
         if let policy = event.policy { writer.raw(",\"policy\":"); writer.write(string: policy) }
         writer.open(UInt8(ascii: "}"))
-        return writer.bytes
+        return set
     }
 
     private static func write(_ state: RecordState, to writer: inout JSONWriter) {

@@ -34,21 +34,23 @@ struct EventLog: Sendable {
             return event
         }
 
-        /// Appends many events: all to the log first, in order, then to the
-        /// views sorted by record, which turns random B-tree inserts into a
-        /// sweep (each view page is touched once, not once per event). The
-        /// sort is stable, so each record's events still apply in log order.
-        mutating func append(contentsOf events: [Event]) throws {
-            var stored: [(event: Event, encodedSet: [UInt8]?)] = []
-            stored.reserveCapacity(events.count)
-            for var event in events {
-                event.seq = nextSeq
-                nextSeq += 1
-                let encodedSet = event.set.isEmpty ? nil : JSONWriter.encodeObject(event.set)
-                try transaction.put(Keys.sequence(event.seq), EventCoding.encode(event, encodedSet: encodedSet), in: log.events, append: true)
-                stored.append((event, encodedSet))
+        /// Appends local creations encoded ahead of time, numbered from
+        /// `nextSeq` on: to the log in order, then to the views in record
+        /// order (see `ViewDatabases.apply(_:in:)`).
+        /// - Returns: the first creation, in input order, whose record already
+        ///   exists (in the store or earlier in `creations`), which the views
+        ///   skipped: the caller must then abort the transaction.
+        mutating func append(_ creations: EncodedCreations) throws -> EncodedCreations.Entry? {
+            try creations.bytes.withUnsafeBytes { bytes in
+                for entry in creations.entries {
+                    precondition(entry.seq == nextSeq, "a creation encoded as event \(entry.seq) appended as \(nextSeq)")
+                    try withUnsafeBytes(of: nextSeq.bigEndian) { key in
+                        try transaction.put(key, UnsafeRawBufferPointer(rebasing: bytes[entry.event]), in: log.events, append: true)
+                    }
+                    nextSeq += 1
+                }
             }
-            try log.views.apply(sortedByRecord: stored, in: transaction)
+            return try log.views.apply(creations, in: transaction).map { creations.entries[$0] }
         }
     }
 

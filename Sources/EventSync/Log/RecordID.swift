@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Record ids: shared with the server, so they must fit in a URL path
 /// segment untouched. The rule is Kinto's: a letter or digit, then letters,
@@ -62,6 +63,29 @@ enum Keys {
         return key
     }
 
+    /// The indices of `keys` (ranges of `bytes`) in byte order, the order of
+    /// keys in the databases; equal keys in index order.
+    static func sortedIndices(of keys: [Range<Int>], in bytes: UnsafeRawBufferPointer) -> [Int] {
+        // Most comparisons are settled by the keys' first 16 bytes read as two
+        // integers (a view key's entity prefix is common to all, the id is not):
+        // far cheaper than comparing bytes one by one.
+        func word(_ key: Range<Int>, _ offset: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for position in key.lowerBound + offset..<key.lowerBound + offset + 8 {
+                value = value << 8 | UInt64(position < key.upperBound ? bytes[position] : 0)
+            }
+            return value
+        }
+        var entries = keys.indices.map { (first: word(keys[$0], 0), second: word(keys[$0], 8), index: $0) }
+        entries.sort { a, b in
+            if (a.first, a.second) != (b.first, b.second) { return (a.first, a.second) < (b.first, b.second) }
+            let (left, right) = (bytes[keys[a.index]], bytes[keys[b.index]])
+            if !left.elementsEqual(right) { return left.lexicographicallyPrecedes(right) }
+            return a.index < b.index
+        }
+        return entries.map(\.index)
+    }
+
     /// Splits a `a\0b` key into its two parts.
     static func split(_ key: UnsafeRawBufferPointer) -> (String, String)? {
         guard let zero = key.firstIndex(of: 0) else { return nil }
@@ -71,13 +95,32 @@ enum Keys {
 }
 
 /// Random UUIDs, fast: 128 bits from the system's generator, spelled by hand.
-/// (Foundation's `UUID().uuidString` formats through `sprintf`, which showed
+/// (Foundation's `UUID().uuidString` formats through `sprintf`, and asking
+/// the kernel for 16 bytes at a time is a system call per UUID: both showed
 /// up on import profiles, where every record takes one or two.)
 enum UUIDv4 {
+    /// Random bits drawn from the kernel 4 KiB at a time.
+    private struct Pool {
+        var words = [UInt64](repeating: 0, count: 512)
+        var used = 512
+
+        mutating func next() -> UInt64 {
+            if used == words.count {
+                // glibc's arc4random_buf: the kernel's getrandom(2), in one call for the whole pool.
+                words.withUnsafeMutableBytes { bytes in
+                    if let base = bytes.baseAddress { arc4random_buf(base, bytes.count) }
+                }
+                used = 0
+            }
+            used += 1
+            return words[used - 1]
+        }
+    }
+
+    private static let pool = Mutex(Pool())
+
     static func next() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var high = generator.next() as UInt64
-        var low = generator.next() as UInt64
+        var (high, low) = pool.withLock { ($0.next(), $0.next()) }
         high = (high & ~0xF000) | 0x4000  // version 4
         low = (low & ~(0xC << 60)) | (0x8 << 60)  // variant 10
         let hex: StaticString = "0123456789abcdef"

@@ -146,24 +146,16 @@ public final class KintoRemote: SyncRemote {
             head.headers = []
             total = try send(head).headers["total-records"].flatMap { Int($0) }
         }
-        try expect(response, [200], doing: "listing \(collection)")
         // Page N+1 is fetched and parsed on a worker while page N is written.
-        var first: HTTPResponse? = response
-        var next: URL?
-        try PagePrefetcher().run(fetch: { [self] in
-            let current: HTTPResponse
-            if let response = first {
-                current = response
-                first = nil
-            } else if let url = next {
-                current = try send(HTTPRequest(method: "GET", url: url))
-            } else {
-                return ([], false)
+        try Pipeline<[RemoteRecord]>().run(produce: { [self] emit in
+            var current = response
+            while true {
+                try expect(current, [200], doing: "listing \(collection)")
+                let records = try Self.records(in: try json(current, doing: "listing \(collection)"), collection: collection)
+                let next = try current.headers["next-page"].map { text throws(SyncError) in try sameServer(text) }
+                guard emit(records), let next else { return }
+                current = try send(HTTPRequest(method: "GET", url: next))
             }
-            try expect(current, [200], doing: "listing \(collection)")
-            let records = try Self.records(in: try json(current, doing: "listing \(collection)"), collection: collection)
-            next = try current.headers["next-page"].map { text throws(SyncError) in try sameServer(text) }
-            return (records, next != nil)
         }, consume: { records in
             try onPage(RemotePage(records: records, total: total))
         })

@@ -192,6 +192,28 @@ struct Rule: Sendable {
         }
     }
 
+    /// RFC 3986's `scheme ":" hier-part`, with a host unless the scheme is
+    /// `mailto` or `urn`, and no spaces or control characters. By hand: every
+    /// imported link is checked, and Foundation's URL parser showed on profiles.
+    static func isAbsoluteURL(_ string: String) -> Bool {
+        var string = string
+        return string.withUTF8 { bytes in
+            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0, bytes[0].isASCIILetter,
+                  bytes[1..<colon].allSatisfy({ $0.isASCIILetter || $0.isASCIIDigit || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E }),
+                  !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F })
+            else { return false }
+            let rest = bytes[(colon + 1)...]
+            guard rest.count >= 2, rest[rest.startIndex] == 0x2F, rest[rest.startIndex + 1] == 0x2F else {
+                let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
+                return (scheme == "mailto" || scheme == "urn") && !rest.isEmpty
+            }
+            // The host: after any `userinfo@`, before any `:port`, `/`, `?` or `#`.
+            let authority = rest.dropFirst(2).prefix { $0 != 0x2F && $0 != 0x3F && $0 != 0x23 }
+            let host = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[($0 + 1)...] } ?? authority
+            return host.first.map { $0 != UInt8(ascii: ":") } ?? false
+        }
+    }
+
     static func checkFormat(_ format: String, _ string: String, path: @autoclosure () -> String) throws(SchemaError) {
         switch format {
         case "date":
@@ -203,9 +225,7 @@ struct Rule: Sendable {
                 throw SchemaError("\(path()) must be an ISO 8601 date-time, not '\(string)'")
             }
         case "uri":
-            guard let url = URL(string: string), let scheme = url.scheme, !scheme.isEmpty,
-                  url.host != nil || scheme == "mailto" || scheme == "urn"
-            else { throw SchemaError("\(path()) must be an absolute URL, not '\(string)'") }
+            guard isAbsoluteURL(string) else { throw SchemaError("\(path()) must be an absolute URL, not '\(string)'") }
         case "uuid":
             guard UUID(uuidString: string) != nil else { throw SchemaError("\(path()) must be a UUID, not '\(string)'") }
         default:
@@ -224,4 +244,9 @@ extension JSONValue {
         case .null, .bool, .string: true
         }
     }
+}
+
+private extension UInt8 {
+    var isASCIILetter: Bool { (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) }
+    var isASCIIDigit: Bool { (0x30...0x39).contains(self) }
 }

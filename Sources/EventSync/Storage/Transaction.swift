@@ -36,14 +36,16 @@ final class Transaction {
 
     /// Calls `body` with the value stored under `key`, or returns nil without calling it.
     func withValue<T>(_ key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
-        try key.withUnsafeBytes { keyBytes in
-            var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-            var data = MDB_val()
-            let code = mdb_get(handle, database.dbi, &keyValue, &data)
-            if code == MDB_NOTFOUND { return nil }
-            try StorageError.check(code, "reading from \(database.name)")
-            return try body(UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
-        }
+        try key.withUnsafeBytes { try withValue($0, in: database, body) }
+    }
+
+    func withValue<T>(_ key: UnsafeRawBufferPointer, in database: Database, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = MDB_val()
+        let code = mdb_get(handle, database.dbi, &keyValue, &data)
+        if code == MDB_NOTFOUND { return nil }
+        try StorageError.check(code, "reading from \(database.name)")
+        return try body(UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
     }
 
     /// A copy of the value stored under `key`.
@@ -54,18 +56,36 @@ final class Transaction {
     /// Stores `value` under `key`. `append` promises the key sorts after
     /// every key already there (LMDB then skips the tree search).
     func put(_ key: [UInt8], _ value: [UInt8], in database: Database, append: Bool = false, noDuplicate: Bool = false) throws(StorageError) {
+        try key.withUnsafeBytes { key in
+            value.withUnsafeBytes { value in
+                Result { () throws(StorageError) in try put(key, value, in: database, append: append, noDuplicate: noDuplicate) }
+            }
+        }.get()
+    }
+
+    func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database, append: Bool = false,
+             noDuplicate: Bool = false) throws(StorageError) {
         var flags: UInt32 = 0
         if append { flags |= UInt32(MDB_APPEND) }
         if noDuplicate { flags |= UInt32(MDB_NODUPDATA) }
-        let code = key.withUnsafeBytes { keyBytes in
-            value.withUnsafeBytes { valueBytes in
-                var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-                var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
-                return mdb_put(handle, database.dbi, &keyValue, &dataValue, flags)
-            }
-        }
+        let code = store(key, value, in: database, flags: flags)
         if code == MDB_KEYEXIST, noDuplicate { return }
         try StorageError.check(code, "writing to \(database.name)")
+    }
+
+    /// Stores `value` under `key` unless `key` is there already; returns
+    /// whether it stored it. One tree search, where a lookup then a `put` take two.
+    func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database) throws(StorageError) -> Bool {
+        let code = store(key, value, in: database, flags: UInt32(MDB_NOOVERWRITE))
+        if code == MDB_KEYEXIST { return false }
+        try StorageError.check(code, "writing to \(database.name)")
+        return true
+    }
+
+    private func store(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database, flags: UInt32) -> Int32 {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var dataValue = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        return mdb_put(handle, database.dbi, &keyValue, &dataValue, flags)
     }
 
     /// Removes `key`; returns whether it was there.

@@ -1,70 +1,83 @@
 import Foundation
 
 extension Store {
-    /// Records gathered before they are appended and folded into the views together.
+    /// Records the worker parses before handing them over as one chunk.
     static let importChunk = 100_000
 
     /// Imports JSON Lines (one object per line: the fields, and optionally `id`) from a file descriptor.
     ///
-    /// The whole import is one write transaction, so it is all or nothing:
-    /// every line is parsed and validated (schema, id well-formed, unique in
-    /// the input, new to the store) as it streams by, and the first bad line
-    /// throws, naming the line, which aborts the transaction. Records are
-    /// appended in chunks whose view updates are applied in record order (see
-    /// `EventLog.Appender.append(contentsOf:)`). Blank lines are skipped.
-    /// Returns the number of records imported.
+    /// The whole import is one write transaction, so it is all or nothing.
+    /// Two threads share the work: a worker parses, validates and encodes the
+    /// lines, chunk by chunk, while this thread appends the previous chunk to
+    /// the log and folds it into the views. The first bad line (a bad record,
+    /// or an id malformed or already taken, in the store or earlier in the
+    /// input) throws, naming the line, which aborts the transaction. Blank
+    /// lines are skipped. Returns the number of records imported.
     public func importRecords(_ entityName: String, from descriptor: Int32) throws(StoreError) -> Int {
         let schema = try entity(entityName)
-        let at = Timestamp.now()
+        let (at, author) = (Timestamp.now(), author)
         return try write { appender in
-            var batch: [Event] = []
-            var idsInBatch = Set<String>()
+            let firstSeq = appender.nextSeq
             var imported = 0
-            func flush() throws {
-                try appender.append(contentsOf: batch)
-                imported += batch.count
-                batch.removeAll(keepingCapacity: true)
-                idsInBatch.removeAll(keepingCapacity: true)
+            try Pipeline<EncodedCreations>().run(produce: { emit in
+                var chunk = EncodedCreations()
+                var seq = firstSeq
+                var number = 0
+                do {
+                    try LineReader(descriptor: descriptor).forEachLine { line in
+                        number += 1
+                        guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return }
+                        var event = try Self.importedCreation(line, number: number, schema: schema, at: at, author: author)
+                        event.seq = seq
+                        seq += 1
+                        chunk.append(event, line: number)
+                        if chunk.count >= Self.importChunk {
+                            guard emit(chunk) else { throw CancellationError() }
+                            chunk = EncodedCreations(reservingBytes: chunk.bytes.count)
+                        }
+                    }
+                } catch is CancellationError {
+                    return
+                } catch {
+                    // The lines before the bad one may hold an earlier error (an id already taken).
+                    _ = emit(chunk)
+                    throw error
+                }
+                _ = emit(chunk)
+            }, consume: { chunk in
+                if let taken = try appender.append(chunk) {
+                    throw StoreError(.invalidData, "line \(taken.line): \(schema.name) '\(chunk.recordID(of: taken))' already exists")
+                }
+                imported += chunk.count
                 // Pages read so far need not stay mapped (dirty ones are the transaction's own copies).
                 environment.releaseMappedPages()
-            }
-            var number = 0
-            try LineReader(descriptor: descriptor).forEachLine { line in
-                number += 1
-                guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return }
-                do {
-                    var fields = try Self.importedFields(line)
-                    let id: String
-                    switch fields.removeValue(forKey: "id") {
-                    case nil: id = RecordID.generate()
-                    case .string(let given)?: id = given
-                    case let other?: throw StoreError(.invalidData, "'id' must be a string, not \(other.typeName)")
-                    }
-                    try Self.checkID(id)
-                    try schema.validate(fields)
-                    // Earlier chunks are in the views already; this one is not yet.
-                    let exists = try appender.transaction.withValue(Keys.record(entity: schema.name, id: id), in: log.views.rows) { _ in true }
-                    guard exists == nil, idsInBatch.insert(id).inserted else {
-                        throw StoreError(.invalidData, "\(schema.name) '\(id)' already exists")
-                    }
-                    batch.append(Event(eventID: RecordID.generate(), at: at, entity: schema.name, recordID: id, kind: .created,
-                                       origin: .local, author: author, set: fields))
-                } catch {
-                    let wrapped = StoreError.wrap(error)
-                    throw StoreError(wrapped.code == .failure ? .failure : .invalidData, "line \(number): \(wrapped.message)")
-                }
-                if batch.count >= Self.importChunk { try flush() }
-            }
-            try flush()
+                return true
+            })
             return imported
         }
     }
 
-    private static func importedFields(_ line: UnsafeRawBufferPointer) throws -> JSONObject {
-        guard case .object(let fields) = try JSONParser.parse(line) else {
-            throw StoreError(.invalidData, "expected a JSON object")
+    /// The creation event that one input line asks for.
+    private static func importedCreation(_ line: UnsafeRawBufferPointer, number: Int, schema: EntitySchema,
+                                         at: Int64, author: String) throws(StoreError) -> Event {
+        do {
+            guard case .object(var fields) = try JSONParser.parse(line) else {
+                throw StoreError(.invalidData, "expected a JSON object")
+            }
+            let id: String
+            switch fields.removeValue(forKey: "id") {
+            case nil: id = RecordID.generate()
+            case .string(let given)?: id = given
+            case let other?: throw StoreError(.invalidData, "'id' must be a string, not \(other.typeName)")
+            }
+            try checkID(id)
+            try schema.validate(fields)
+            return Event(eventID: RecordID.generate(), at: at, entity: schema.name, recordID: id, kind: .created,
+                         origin: .local, author: author, set: fields)
+        } catch {
+            let wrapped = StoreError.wrap(error)
+            throw StoreError(wrapped.code == .failure ? .failure : .invalidData, "line \(number): \(wrapped.message)")
         }
-        return fields
     }
 }
 

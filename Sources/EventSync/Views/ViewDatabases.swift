@@ -77,9 +77,13 @@ struct ViewDatabases: Sendable {
 
     /// History values: `seq` (8 bytes, big-endian, so duplicates sort in log order), kind, origin.
     static func historyEntry(_ event: Event) -> [UInt8] {
-        var bytes = Keys.sequence(event.seq)
-        bytes.append(UInt8(Event.Kind.allCases.firstIndex(of: event.kind) ?? 0))
-        bytes.append(event.origin == .local ? 0 : 1)
+        historyEntry(seq: event.seq, kind: event.kind, origin: event.origin)
+    }
+
+    static func historyEntry(seq: UInt64, kind: Event.Kind, origin: Event.Origin) -> [UInt8] {
+        var bytes = Keys.sequence(seq)
+        bytes.append(UInt8(Event.Kind.allCases.firstIndex(of: kind) ?? 0))
+        bytes.append(origin == .local ? 0 : 1)
         return bytes
     }
 
@@ -124,12 +128,54 @@ struct ViewDatabases: Sendable {
         try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
     }
 
+    /// Folds local creations in, in record order (a sweep, as above). A
+    /// creation of a record new to the store needs no decoding: its row is
+    /// its encoded fields, and it is pending. One of a record deleted here but
+    /// still on the server takes the general fold, which compares with the shadow.
+    /// - Returns: the index of the first creation (in input order) whose
+    ///   record already exists; such creations are skipped.
+    func apply(_ creations: EncodedCreations, in transaction: Transaction) throws -> Int? {
+        // A store that never synced has no shadow to look records up in.
+        let shadowIsEmpty = try transaction.cursor(shadow).first() == nil
+        let noValue = UnsafeRawBufferPointer(start: nil, count: 0)
+        return try creations.bytes.withUnsafeBytes { bytes in
+            func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
+            var firstTaken: Int?
+            for index in Keys.sortedIndices(of: creations.entries.map(\.key), in: bytes) {
+                let entry = creations.entries[index]
+                let key = part(entry.key)
+                if !shadowIsEmpty, try transaction.withValue(key, in: shadow, { _ in true }) != nil {
+                    guard try transaction.withValue(key, in: rows, { _ in true }) == nil else {
+                        firstTaken = min(firstTaken ?? index, index)
+                        continue
+                    }
+                    var encodedSet: [UInt8]?
+                    let event = try EventCoding.decode(part(entry.event), encodedSet: &encodedSet)
+                    try apply(event, in: transaction, encodedSet: encodedSet)
+                } else if try transaction.insert(key, part(entry.row), in: rows) {
+                    try transaction.put(key, noValue, in: outbox)
+                    try transaction.put(Array(part(entry.historyKey)), Self.historyEntry(seq: entry.seq, kind: .created, origin: .local),
+                                        in: history)
+                } else {
+                    firstTaken = min(firstTaken ?? index, index)
+                }
+            }
+            return firstTaken
+        }
+    }
+
     /// Applies events in record order (stable: log order within a record); see `EventLog.Appender.append(contentsOf:)`.
     func apply(sortedByRecord events: [(event: Event, encodedSet: [UInt8]?)], in transaction: Transaction) throws {
-        // Sort light keys, not the events: comparing events would copy them.
-        var order = events.indices.map { (id: events[$0].event.recordID, entity: events[$0].event.entity, index: $0) }
-        order.sort { a, b in (a.id, a.entity, a.index) < (b.id, b.entity, b.index) }
-        for (_, _, index) in order {
+        // Sort keys, not the events: comparing events would copy them.
+        var keys: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(events.count)
+        for (event, _) in events {
+            let start = keys.count
+            keys.append(contentsOf: Keys.record(entity: event.entity, id: event.recordID))
+            ranges.append(start..<keys.count)
+        }
+        for index in keys.withUnsafeBytes({ Keys.sortedIndices(of: ranges, in: $0) }) {
             try apply(events[index].event, in: transaction, encodedSet: events[index].encodedSet)
         }
     }
