@@ -16,6 +16,8 @@ final class Environment: @unchecked Sendable {
     private let mapRange: (UInt, Int)?
     /// How many `deferringSync` scopes are open in this process.
     private let syncDeferrals = Atomic<Int>(0)
+    /// File-backed resident bytes right after the last `releaseMappedPages`.
+    private let residentFloor = Atomic<Int>(0)
 
     /// Opens (creating if needed) the environment in `directory`.
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false) throws(StorageError) {
@@ -77,6 +79,35 @@ final class Environment: @unchecked Sendable {
     func releaseMappedPages() {
         guard let (start, length) = mapRange else { return }
         madvise(UnsafeMutableRawPointer(bitPattern: start), length, MADV_DONTNEED)
+        residentFloor.store(Self.residentFileBackedBytes() ?? 0, ordering: .relaxed)
+    }
+
+    /// Drops the mapped pages (as `releaseMappedPages`) once they hold more
+    /// than `budget` bytes of the resident set, as far as can be told: the
+    /// file-backed part of it grew that much since the last release. For
+    /// loops over random records, where each page read brings up to 15 of
+    /// its neighbours with it (the kernel's fault-around, on for every file
+    /// mapping): dropping at a fixed interval would either let a large store
+    /// run over or make a small one fault its pages back needlessly.
+    func releaseMappedPages(beyond budget: Int) {
+        guard let resident = Self.residentFileBackedBytes(),
+              resident > residentFloor.load(ordering: .relaxed) + budget else { return }
+        releaseMappedPages()
+    }
+
+    /// File-backed resident memory of this process (`shared` in `/proc/self/statm`),
+    /// read without Foundation: it is asked often.
+    private static func residentFileBackedBytes() -> Int? {
+        let descriptor = open("/proc/self/statm", O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        // "size resident shared text lib data dt", in pages.
+        let fields = buffer[..<count].split(separator: UInt8(ascii: " "))
+        guard fields.count > 2, let pages = Int(String(decoding: fields[2], as: UTF8.self)) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
     /// Where the data file is mapped, from `/proc/self/maps` (`mdb_env_info`

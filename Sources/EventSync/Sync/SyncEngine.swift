@@ -121,6 +121,9 @@ public final class SyncEngine: Sendable {
 
     // MARK: Pull
 
+    /// How much of the store a pull keeps mapped in its resident set.
+    static let mappedPageBudget = 16 << 20
+
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
                       progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws {
         let cursorKey = Store.MetaKey.cursor(remote: remote.address, entity: schema.name)
@@ -129,10 +132,14 @@ public final class SyncEngine: Sendable {
         try remote.changes(in: schema.collection, since: since) { page in
             try store.write(durable: false) { appender in
                 var cursor = try store.meta(cursorKey, in: appender.transaction).flatMap { Int64($0) } ?? 0
-                for record in page.records {
+                for (index, record) in page.records.enumerated() {
                     try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: remote.address,
                              appender: &appender, report: &report)
                     cursor = max(cursor, record.version)
+                    // A first pull can be millions of records, with random ids that
+                    // touch pages all over the store's trees: keep the resident set to
+                    // the work in flight.
+                    if index % 8 == 7 { store.environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
                 }
                 // The cursor moves in the same transaction as the page's events.
                 try store.setMeta(cursorKey, String(cursor), in: appender.transaction)
@@ -140,9 +147,6 @@ public final class SyncEngine: Sendable {
             step.records += page.records.count
             step.pages += 1
             step.total = page.total
-            // A first pull can be millions of records: keep the resident set to the
-            // page in flight (random ids touch pages all over the store's trees).
-            store.environment.releaseMappedPages()
             progress(step)
             return !shouldStop()
         }
