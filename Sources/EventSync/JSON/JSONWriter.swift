@@ -46,13 +46,13 @@ public struct JSONWriter {
     public mutating func write(object: JSONObject) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
-        for key in object.keys.sorted() {
+        // Sorting the members, not the keys: looking each value up again would hash every key twice.
+        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
             write(string: key)
             bytes.append(UInt8(ascii: ":"))
-            // The key came from the dictionary, so the lookup cannot miss.
-            write(object[key] ?? .null)
+            write(value)
         }
         bytes.append(UInt8(ascii: "}"))
     }

@@ -6,9 +6,14 @@ import Synchronization
 /// digits, `_` or `-`; at most 128 characters.
 public enum RecordID {
     public static func isValid(_ id: String) -> Bool {
-        let bytes = id.utf8
-        guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }
-        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+        var id = id
+        return id.withUTF8 { bytes in
+            guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }
+            for byte in bytes where !(isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")) {
+                return false
+            }
+            return true
+        }
     }
 
     /// A new client-side id: a random (version 4) UUID, lower-case.
@@ -17,8 +22,7 @@ public enum RecordID {
     }
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10
     }
 }
 

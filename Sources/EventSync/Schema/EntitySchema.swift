@@ -112,17 +112,19 @@ public struct SchemaError: Error, Sendable, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// The constraints on one value.
-struct Rule: Sendable {
-    var types: Set<String> = []
-    var format: String?
-    var base64 = false
-    var minLength: Int?
-    var maxLength: Int?
-    var minimum: Double?
-    var maximum: Double?
-    var allowed: [JSONValue]?
-    var items: [Rule] = []  // zero or one element: `indirect` storage for the recursive case
+/// The constraints on one value. A class: every field of every imported
+/// line looks its rule up, and a struct would be copied out of the
+/// dictionary each time (retaining each of its members).
+final class Rule: Sendable {
+    let types: Set<String>
+    let format: String?
+    let base64: Bool
+    let minLength: Int?
+    let maxLength: Int?
+    let minimum: Double?
+    let maximum: Double?
+    let allowed: [JSONValue]?
+    let items: Rule?
 
     static let knownTypes: Set<String> = ["string", "number", "integer", "boolean", "array", "object", "null"]
 
@@ -131,7 +133,7 @@ struct Rule: Sendable {
         switch object["type"] {
         case .string(let type)?: types = [type]
         case .array(let list)?: types = Set(list.compactMap(\.stringValue))
-        case nil: break
+        case nil: types = []
         default: throw SchemaError("\(path): 'type' must be a string or an array of strings")
         }
         if let unknown = types.first(where: { !Self.knownTypes.contains($0) }) {
@@ -147,9 +149,7 @@ struct Rule: Sendable {
         minimum = object["minimum"]?.doubleValue
         maximum = object["maximum"]?.doubleValue
         allowed = object["enum"]?.arrayValue
-        if let itemDefinition = object["items"] {
-            items = [try Rule(itemDefinition, path: "\(path) items")]
-        }
+        items = try object["items"].map { definition throws(SchemaError) in try Rule(definition, path: "\(path) items") }
     }
 
     /// `path` names the value in errors; it is built only when there is one.
@@ -170,7 +170,7 @@ struct Rule: Sendable {
             if let minimum, number < minimum { throw SchemaError("\(path()) must be at least \(minimum)") }
             if let maximum, number > maximum { throw SchemaError("\(path()) must be at most \(maximum)") }
         case .array(let elements):
-            if let rule = items.first {
+            if let rule = items {
                 for (position, element) in elements.enumerated() {
                     try rule.check(element, path: "\(path())[\(position)]")
                 }

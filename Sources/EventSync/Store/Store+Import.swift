@@ -99,8 +99,14 @@ struct LineReader {
             if count == 0 { break }
             try block.withUnsafeBytes { buffer in
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                // memchr, not firstIndex(of:): it is the scan every byte of the input goes through.
+                func nextNewline(from start: Int) -> Int? {
+                    guard start < count, let base = chunk.baseAddress,
+                          let found = memchr(base + start, 0x0A, count - start) else { return nil }
+                    return base.distance(to: UnsafeRawPointer(found))
+                }
                 var start = 0
-                while let newline = chunk[start...].firstIndex(of: 0x0A) {
+                while let newline = nextNewline(from: start) {
                     if pending.isEmpty {
                         try body(UnsafeRawBufferPointer(rebasing: chunk[start..<newline]))
                     } else {

@@ -154,8 +154,9 @@ struct ViewDatabases: Sendable {
                     try apply(event, in: transaction, encodedSet: encodedSet)
                 } else if try transaction.insert(key, part(entry.row), in: rows) {
                     try transaction.put(key, noValue, in: outbox)
-                    try transaction.put(Array(part(entry.historyKey)), Self.historyEntry(seq: entry.seq, kind: .created, origin: .local),
-                                        in: history)
+                    try Self.historyEntry(seq: entry.seq, kind: .created, origin: .local).withUnsafeBytes {
+                        try transaction.put(part(entry.historyKey), $0, in: history)
+                    }
                 } else {
                     firstTaken = min(firstTaken ?? index, index)
                 }
