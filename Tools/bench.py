@@ -40,10 +40,11 @@ GNU_TIME = "/usr/bin/time"
 PAGE_SIZE = 1000           # evsync's pull page: _limit=1000&_sort=last_modified
 DATASET_VERSION = "v1"     # bump when the generator changes (invalidates cached files)
 
-# Kinto on PostgreSQL accepts ~70 creates/s on the 2-core machine (server-bound, for any
-# client): 10,000 pushes would be ~2.5 min per run and side, so the default is 2,000.
-# The 1M-record pull is ~1.5 min per run; peak RSS barely moves between runs: 1 run.
-DEFAULTS = dict(runs=3, import_records=1_000_000, pull_records=100_000, push_records=2_000,
+# Kinto on PostgreSQL accepts ~70-90 creates/s on the 2-core machine (server-bound, for
+# any client): the 10,000 pushes are ~2 min per run and side, most of a full run's
+# ~20 minutes (--push-records 2000 for a shorter one).
+# The 1M-record pull is ~1 min per run; peak RSS barely moves between runs: 1 run.
+DEFAULTS = dict(runs=3, import_records=1_000_000, pull_records=100_000, push_records=10_000,
                 history_small=1_000, history_large=None, rebuild_events=None,
                 memory_records=1_000_000, memory_runs=1)
 QUICK = dict(runs=3, import_records=20_000, pull_records=5_000, push_records=100,
@@ -1135,8 +1136,8 @@ def parse_args(argv):
     ap.add_argument("--import-records", type=int, help="case 1: lines imported (default 1,000,000)")
     ap.add_argument("--rebuild-events", type=int, help="case 2: events in the log (default: --import-records)")
     ap.add_argument("--pull-records", type=int, help="cases 3, 5 and the small side of 7 (default 100,000)")
-    ap.add_argument("--push-records", type=int, help="case 4: local creates pushed (default 2,000: the server "
-                    "takes ~70 creates/s, so 10,000 is ~15 min for the case)")
+    ap.add_argument("--push-records", type=int, help="case 4: local creates pushed (default 10,000: the server "
+                    "takes ~70-90 creates/s, so that is ~12 min for the case)")
     ap.add_argument("--history-small", type=int, help="case 6: events in the small log (default 1,000)")
     ap.add_argument("--history-large", type=int, help="case 6: events in the large log (default: --import-records)")
     ap.add_argument("--memory-records", type=int, help="case 7: records in the large pull (default 1,000,000)")
