@@ -46,28 +46,7 @@ public struct JSONParser: ~Copyable {
     static func parseObject(_ bytes: UnsafeRawBufferPointer, member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Void) throws {
         var parser = JSONParser(bytes: bytes)
         parser.skipWhitespace()
-        guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{") else { throw parser.error("expected an object") }
-        parser.index += 1
-        parser.skipWhitespace()
-        if parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "}") {
-            parser.index += 1
-        } else {
-            while true {
-                parser.skipWhitespace()
-                guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "\"") else { throw parser.error("expected a string key") }
-                let key = try parser.rawKey()
-                parser.skipWhitespace()
-                guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: ":") else { throw parser.error("expected ':'") }
-                parser.index += 1
-                parser.skipWhitespace()
-                try member(key, &parser)
-                parser.skipWhitespace()
-                guard parser.index < bytes.count else { throw parser.error("unexpected end of input") }
-                if bytes[parser.index] == UInt8(ascii: ",") { parser.index += 1; continue }
-                if bytes[parser.index] == UInt8(ascii: "}") { parser.index += 1; break }
-                throw parser.error("expected ',' or '}'")
-            }
-        }
+        try members(of: &parser, member)
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw parser.error("unexpected text after the value") }
     }
@@ -330,5 +309,193 @@ public struct JSONParser: ~Copyable {
             throw JSONParseError(offset: start, reason: "number out of range")
         }
         return value
+    }
+}
+
+// MARK: Re-encoding without building values
+
+extension UnsafeRawBufferPointer {
+    /// Whether these bytes spell `name`: how keys read by `JSONParser.parseObject` are matched.
+    func equals(_ name: StaticString) -> Bool {
+        count == name.utf8CodeUnitCount && elementsEqual(UnsafeRawBufferPointer(start: name.utf8Start, count: count))
+    }
+}
+
+extension JSONParser {
+    /// Calls `body` with the parser at each element of the array at the current position; `body` must read the element.
+    mutating func forEachElement(_ body: (inout JSONParser) throws -> Void) throws {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { throw error("expected an array") }
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            try body(&self)
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return }
+            throw error("expected ',' or ']'")
+        }
+    }
+
+    /// Writes the value at the current position as `JSONWriter` would write
+    /// it once parsed, without building it: bytes already in that form (ASCII
+    /// strings without escapes, integers under 10^15, literals) are copied.
+    /// What a pull does to every field of every record.
+    mutating func writeCanonical(to writer: inout JSONWriter) throws(JSONParseError) {
+        guard index < bytes.count else { throw error("unexpected end of input") }
+        let start = index
+        switch bytes[index] {
+        case UInt8(ascii: "{"):
+            if try !writeCanonicalObject(to: &writer, taking: { _, _ in false }) {
+                writer.write(object: try parseObject())
+            }
+        case UInt8(ascii: "["):
+            writer.append(byte: UInt8(ascii: "["))
+            var first = true
+            do {
+                try forEachElement { parser in
+                    if !first { writer.append(byte: UInt8(ascii: ",")) }
+                    first = false
+                    try parser.writeCanonical(to: &writer)
+                }
+            } catch let error as JSONParseError {
+                throw error
+            } catch {
+                throw self.error("\(error)")
+            }
+            writer.append(byte: UInt8(ascii: "]"))
+        case UInt8(ascii: "\""):
+            index += 1
+            while index < bytes.count, bytes[index] >= 0x20, bytes[index] < 0x80,
+                  bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+                index += 1
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+                index += 1
+                writer.append(raw: UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
+            } else {
+                index = start
+                writer.write(string: try parseString())
+            }
+        case UInt8(ascii: "t"): try expectLiteral("true"); writer.raw("true")
+        case UInt8(ascii: "f"): try expectLiteral("false"); writer.raw("false")
+        case UInt8(ascii: "n"): try expectLiteral("null"); writer.raw("null")
+        default:
+            let number = try parseNumber()
+            let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+            let digits = text.count - (number < 0 ? 1 : 0)
+            // Whole and under 10^15, a number's shortest form is its digits; -0 is written 0.
+            if digits <= 15, number.rounded() == number, number != 0 || text.count == 1,
+               !text.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+                writer.append(raw: text)
+            } else {
+                writer.write(number: number)
+            }
+        }
+    }
+
+    /// Writes the object at the current position in canonical form (as
+    /// `writeCanonical`), leaving out the members `take` reads itself: it is
+    /// called with each key and the parser at the value, and returns true
+    /// when it read the value.
+    /// - Returns: false, having read and written nothing, when a key is
+    ///   escaped or not ASCII, whose order `JSONWriter` decides by Unicode
+    ///   rules: the caller then parses the object with `value()`.
+    mutating func writeCanonicalObject(
+        to writer: inout JSONWriter, taking take: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool
+    ) throws(JSONParseError) -> Bool {
+        let start = index
+        var values = JSONWriter(capacity: 256)
+        var members: [(key: UnsafeRawBufferPointer, value: Range<Int>)] = []
+        do {
+            var plainKeys = true
+            try Self.members(of: &self) { key, parser in
+                guard plainKeys, !key.isEmpty, !key.contains(where: { $0 >= 0x80 || $0 < 0x20 }) else {
+                    plainKeys = false
+                    _ = try parser.value()
+                    return
+                }
+                if try take(key, &parser) { return }
+                let valueStart = values.bytes.count
+                try parser.writeCanonical(to: &values)
+                members.append((key, valueStart..<values.bytes.count))
+            }
+            guard plainKeys else {
+                index = start
+                return false
+            }
+        } catch let error as JSONParseError {
+            throw error
+        } catch {
+            throw self.error("\(error)")
+        }
+        // Sorted by key, and by position among equal keys: the last one wins, as in a parsed object.
+        let order = members.indices.sorted { a, b in
+            let order = Self.compare(members[a].key, members[b].key)
+            return order == 0 ? a < b : order < 0
+        }
+        writer.append(byte: UInt8(ascii: "{"))
+        var first = true
+        for (position, member) in order.enumerated() {
+            if position + 1 < order.count, Self.compare(members[member].key, members[order[position + 1]].key) == 0 { continue }
+            if !first { writer.append(byte: UInt8(ascii: ",")) }
+            first = false
+            // A plain key is its own JSON string.
+            writer.append(byte: UInt8(ascii: "\""))
+            writer.append(raw: members[member].key)
+            writer.raw("\":")
+            values.bytes.withUnsafeBytes { writer.append(raw: UnsafeRawBufferPointer(rebasing: $0[members[member].value])) }
+        }
+        writer.append(byte: UInt8(ascii: "}"))
+        return true
+    }
+
+    /// Byte order, which is `String` order for ASCII.
+    private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        for (x, y) in zip(a, b) where x != y { return Int(x) - Int(y) }
+        return a.count - b.count
+    }
+
+    /// Walks the object at `parser`'s position, calling `member` with each
+    /// raw key (empty if escaped) and the parser at its value.
+    private static func members(of parser: inout JSONParser,
+                                _ member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Void) throws {
+        guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
+            throw parser.error("expected an object")
+        }
+        try parser.enter()
+        defer { parser.depth -= 1 }
+        parser.index += 1
+        parser.skipWhitespace()
+        if parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "}") {
+            parser.index += 1
+            return
+        }
+        while true {
+            parser.skipWhitespace()
+            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "\"") else {
+                throw parser.error("expected a string key")
+            }
+            let key = try parser.rawKey()
+            parser.skipWhitespace()
+            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: ":") else {
+                throw parser.error("expected ':'")
+            }
+            parser.index += 1
+            parser.skipWhitespace()
+            try member(key, &parser)
+            parser.skipWhitespace()
+            guard parser.index < parser.bytes.count else { throw parser.error("unexpected end of input") }
+            if parser.bytes[parser.index] == UInt8(ascii: ",") { parser.index += 1; continue }
+            if parser.bytes[parser.index] == UInt8(ascii: "}") { parser.index += 1; return }
+            throw parser.error("expected ',' or '}'")
+        }
     }
 }

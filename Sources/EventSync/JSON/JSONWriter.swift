@@ -8,11 +8,11 @@ public struct JSONWriter {
     }
 
     /// Writes at the end of `bytes`, in place.
-    static func append(to bytes: inout [UInt8], _ body: (inout JSONWriter) -> Void) {
+    static func append<T>(to bytes: inout [UInt8], _ body: (inout JSONWriter) throws -> T) rethrows -> T {
         var writer = JSONWriter(capacity: 0)
         swap(&writer.bytes, &bytes)
-        body(&writer)
-        swap(&writer.bytes, &bytes)
+        defer { swap(&writer.bytes, &bytes) }
+        return try body(&writer)
     }
 
     public static func encode(_ value: JSONValue) -> [UInt8] {
@@ -68,6 +68,9 @@ public struct JSONWriter {
 
     /// Appends bytes that are already JSON.
     public mutating func append(bytes more: [UInt8]) { bytes.append(contentsOf: more) }
+
+    /// Appends bytes that are already JSON.
+    mutating func append(raw more: UnsafeRawBufferPointer) { bytes.append(contentsOf: more) }
 
     public mutating func write(number: Double) {
         if number.rounded() == number, abs(number) < 1e15 {

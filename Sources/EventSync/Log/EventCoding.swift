@@ -8,15 +8,20 @@ public enum EventCoding {
 
     /// - Parameter encodedSet: `event.set` already encoded, if the caller has it.
     public static func encode(_ event: Event, encodedSet: [UInt8]? = nil) -> [UInt8] {
-        var writer = JSONWriter(capacity: 192 + event.set.count * 24)
-        write(event, encodedSet: encodedSet, to: &writer)
+        var writer = JSONWriter(capacity: 192 + (encodedSet?.count ?? event.set.count * 24))
+        if let encodedSet {
+            encodedSet.withUnsafeBytes { _ = write(event, encodedSet: $0, to: &writer) }
+        } else {
+            write(event, to: &writer)
+        }
         return writer.bytes
     }
 
     /// Writes the stored form of `event` at the end of `writer`'s bytes.
     /// - Returns: where, in those bytes, `event.set` went (nothing if it is empty).
+    /// - Parameter encodedSet: `event.set` already encoded (when given, `event.set` is not read).
     @discardableResult
-    static func write(_ event: Event, encodedSet: [UInt8]? = nil, to writer: inout JSONWriter) -> Range<Int>? {
+    static func write(_ event: Event, encodedSet: UnsafeRawBufferPointer? = nil, to writer: inout JSONWriter) -> Range<Int>? {
         writer.open(UInt8(ascii: "{"))
         writer.raw("\"format\":"); writer.write(integer: Int64(formatVersion))
         writer.raw(",\"seq\":"); writer.write(integer: Int64(event.seq))
@@ -28,10 +33,10 @@ public enum EventCoding {
         writer.raw(",\"origin\":"); writer.write(string: event.origin.rawValue)
         writer.raw(",\"by\":"); writer.write(string: event.author)
         var set: Range<Int>?
-        if !event.set.isEmpty {
+        if encodedSet != nil || !event.set.isEmpty {
             writer.raw(",\"set\":")
             let start = writer.bytes.count
-            if let encodedSet { writer.append(bytes: encodedSet) } else { writer.write(object: event.set) }
+            if let encodedSet { writer.append(raw: encodedSet) } else { writer.write(object: event.set) }
             set = start..<writer.bytes.count
         }
         if !event.unset.isEmpty { writer.raw(",\"unset\":"); writer.write(.array(event.unset.map(JSONValue.string))) }
@@ -72,31 +77,28 @@ public enum EventCoding {
         }
         encodedSet = nil
         try JSONParser.parseObject(bytes) { key, parser in
-            func `is`(_ name: StaticString) -> Bool {
-                key.count == name.utf8CodeUnitCount && (key.baseAddress.map { memcmp($0, name.utf8Start, key.count) == 0 } ?? true)
-            }
-            if `is`("set") {
+            if key.equals("set") {
                 let (value, raw) = try parser.valueAndBytes()
                 encodedSet = Array(raw)
                 set = value.objectValue ?? [:]
                 return
             }
             let value = try parser.value()
-            if `is`("format") { format = value.int64Value }
-            else if `is`("seq") { seq = value.int64Value }
-            else if `is`("event") { eventID = value.stringValue }
-            else if `is`("at") { at = value.stringValue.flatMap(Timestamp.parse) }
-            else if `is`("entity") { entity = value.stringValue }
-            else if `is`("id") { recordID = value.stringValue }
-            else if `is`("kind") { kind = value.stringValue.flatMap(Event.Kind.init(rawValue:)) }
-            else if `is`("origin") { origin = value.stringValue.flatMap(Event.Origin.init(rawValue:)) }
-            else if `is`("by") { author = value.stringValue }
-            else if `is`("unset") { unset = value.arrayValue?.compactMap(\.stringValue) ?? [] }
-            else if `is`("version") { version = value.int64Value }
-            else if `is`("server") { server = state(value) }
-            else if `is`("local") { local = state(value) }
-            else if `is`("resolved") { resolved = state(value) }
-            else if `is`("policy") { policy = value.stringValue }
+            if key.equals("format") { format = value.int64Value }
+            else if key.equals("seq") { seq = value.int64Value }
+            else if key.equals("event") { eventID = value.stringValue }
+            else if key.equals("at") { at = value.stringValue.flatMap(Timestamp.parse) }
+            else if key.equals("entity") { entity = value.stringValue }
+            else if key.equals("id") { recordID = value.stringValue }
+            else if key.equals("kind") { kind = value.stringValue.flatMap(Event.Kind.init(rawValue:)) }
+            else if key.equals("origin") { origin = value.stringValue.flatMap(Event.Origin.init(rawValue:)) }
+            else if key.equals("by") { author = value.stringValue }
+            else if key.equals("unset") { unset = value.arrayValue?.compactMap(\.stringValue) ?? [] }
+            else if key.equals("version") { version = value.int64Value }
+            else if key.equals("server") { server = state(value) }
+            else if key.equals("local") { local = state(value) }
+            else if key.equals("resolved") { resolved = state(value) }
+            else if key.equals("policy") { policy = value.stringValue }
             // Anything else: a field added by a later minor revision of format 1.
         }
         guard let format else { throw EventDecodingError(reason: "event has no format") }

@@ -34,6 +34,26 @@ struct EventLog: Sendable {
             return event
         }
 
+        /// Appends the creation of a record the store has never heard of, as
+        /// the server holds it: no fold, its fields are already in canonical
+        /// form, and they become both its row and its shadow. The bulk of a first pull.
+        /// - Returns: false, having appended nothing, when the store has the
+        ///   record (a row or a shadow): the caller folds it the general way.
+        mutating func appendServerCreation(_ event: Event, fields: UnsafeRawBufferPointer) throws -> Bool {
+            guard let version = event.version, event.kind == .created, event.origin == .remote else { return false }
+            guard try log.views.insertInStep(entity: event.entity, id: event.recordID, fields: fields, version: version,
+                                             seq: nextSeq, in: transaction) else { return false }
+            var stored = event
+            stored.seq = nextSeq
+            var writer = JSONWriter(capacity: 256 + fields.count)
+            EventCoding.write(stored, encodedSet: fields, to: &writer)
+            try writer.bytes.withUnsafeBytes { value in
+                try withUnsafeBytes(of: nextSeq.bigEndian) { try transaction.put($0, value, in: log.events, append: true) }
+            }
+            nextSeq += 1
+            return true
+        }
+
         /// Appends local creations encoded ahead of time, numbered from
         /// `nextSeq` on: to the log in order, then to the views in record
         /// order (see `ViewDatabases.apply(_:in:)`).

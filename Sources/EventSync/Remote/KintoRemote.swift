@@ -147,18 +147,17 @@ public final class KintoRemote: SyncRemote {
             total = try send(head).headers["total-records"].flatMap { Int($0) }
         }
         // Page N+1 is fetched and parsed on a worker while page N is written.
-        try Pipeline<[RemoteRecord]>().run(produce: { [self] emit in
+        try Pipeline<RemotePage>().run(produce: { [self] emit in
             var current = response
             while true {
                 try expect(current, [200], doing: "listing \(collection)")
-                let records = try Self.records(in: try json(current, doing: "listing \(collection)"), collection: collection)
+                var page = try Self.page(from: current.body, collection: collection)
+                page.total = total
                 let next = try current.headers["next-page"].map { text throws(SyncError) in try sameServer(text) }
-                guard emit(records), let next else { return }
+                guard emit(page), let next else { return }
                 current = try send(HTTPRequest(method: "GET", url: next))
             }
-        }, consume: { records in
-            try onPage(RemotePage(records: records, total: total))
-        })
+        }, consume: onPage)
     }
 
     /// A `Next-Page` URL, accepted only on our own server: credentials must not follow a link elsewhere.
@@ -238,19 +237,53 @@ public final class KintoRemote: SyncRemote {
         }
     }
 
-    static func records(in document: JSONValue, collection: String) throws(SyncError) -> [RemoteRecord] {
-        guard let data = document.objectValue?["data"]?.arrayValue else {
-            throw SyncError(.server, "the server's list of \(collection) has no data array")
-        }
-        var records: [RemoteRecord] = []
-        records.reserveCapacity(data.count)
-        for item in data {
-            guard let object = item.objectValue, let record = record(from: object) else {
-                throw SyncError(.server, "the server sent a \(collection) record without id or last_modified")
+    /// A list response (`{"data": [records…], …}`) as a page, read without
+    /// building the records: their fields go straight to canonical JSON.
+    static func page(from body: [UInt8], collection: String) throws(SyncError) -> RemotePage {
+        var page = RemotePage()
+        var sawData = false
+        do {
+            try body.withUnsafeBytes { bytes in
+                try JSONParser.parseObject(bytes) { key, parser in
+                    guard key.equals("data") else { _ = try parser.value(); return }
+                    sawData = true
+                    try parser.forEachElement { parser in
+                        guard try page.append({ writer in try record(at: &parser, writingFieldsTo: &writer) }) else {
+                            throw SyncError(.server, "the server sent a \(collection) record without id or last_modified")
+                        }
+                    }
+                }
             }
-            records.append(record)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.server, "the server sent invalid JSON while listing \(collection): \(error)")
         }
-        return records
+        guard sawData else { throw SyncError(.server, "the server's list of \(collection) has no data array") }
+        return page
+    }
+
+    /// Reads the Kinto record at the parser's position: `id`, `last_modified`
+    /// and `deleted` are returned, the data fields written to `writer`.
+    private static func record(at parser: inout JSONParser, writingFieldsTo writer: inout JSONWriter) throws
+        -> (id: String, version: Int64, isTombstone: Bool)? {
+        var id: String?, version: Int64?, deleted = false
+        let read = try parser.writeCanonicalObject(to: &writer) { key, parser in
+            if key.equals("id") { id = try parser.value().stringValue }
+            else if key.equals("last_modified") { version = try parser.value().int64Value }
+            else if key.equals("deleted") { deleted = try parser.value().boolValue == true }
+            else if key.equals("schema") { _ = try parser.value() }
+            else { return false }
+            return true
+        }
+        guard read else {
+            // A key that needs Unicode rules to sort: the general way.
+            guard let object = try parser.value().objectValue, let record = record(from: object) else { return nil }
+            if let fields = record.fields { writer.write(object: fields) }
+            return (record.id, record.version, record.fields == nil)
+        }
+        guard let id, RecordID.isValid(id), let version else { return nil }
+        return (id, version, deleted)
     }
 
     /// A Kinto record (`id`, `last_modified`, `deleted` and the data fields) as a `RemoteRecord`.

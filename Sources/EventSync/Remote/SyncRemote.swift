@@ -43,18 +43,6 @@ public struct RemoteRecord: Sendable, Equatable {
     }
 }
 
-/// One page of remote changes.
-public struct RemotePage: Sendable {
-    public var records: [RemoteRecord]
-    /// How many records the server announced in all, when it did.
-    public var total: Int?
-
-    public init(records: [RemoteRecord], total: Int? = nil) {
-        self.records = records
-        self.total = total
-    }
-}
-
 /// A conditional write: it applies only if the server's record is still the version the local change was based on.
 public enum RemoteOperation: Sendable, Equatable {
     /// Create, only if no live record has this id (`If-None-Match: *`).

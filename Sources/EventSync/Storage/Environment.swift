@@ -144,17 +144,49 @@ final class Environment: @unchecked Sendable {
     /// returns, aborted (leaving the store exactly as it was) when it throws.
     /// - Parameter durable: false for a transaction that `deferringSync` may leave unflushed.
     func write<T>(durable: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
-        let transaction = try Transaction(environment: handle, readOnly: false)
+        try writeChain(durable: durable) { chain in try body(chain.transaction) }
+    }
+
+    /// Runs `body` in a chain of write transactions: `chain.commit()` commits
+    /// the current one and begins the next, and the last is committed when
+    /// `body` returns. A throw aborts only the transaction in progress. For
+    /// long jobs made of steps that each stand on their own (a pull's pages,
+    /// each written with its cursor), committed a few at a time.
+    func writeChain<T>(durable: Bool = true, _ body: (TransactionChain) throws -> T) throws -> T {
+        let chain = try TransactionChain(environment: self, durable: durable)
         do {
-            let result = try body(transaction)
-            try transaction.commit()
-            if durable, syncDeferrals.load(ordering: .sequentiallyConsistent) > 0 {
-                try StorageError.check(mdb_env_sync(handle, 1), "syncing to disk")
-            }
+            let result = try body(chain)
+            try chain.commitLast()
             return result
         } catch {
-            transaction.discard()
+            chain.transaction.discard()
             throw error
+        }
+    }
+
+    /// The write transactions of `writeChain`, one at a time.
+    final class TransactionChain {
+        private let environment: Environment
+        private let durable: Bool
+        private(set) var transaction: Transaction
+
+        fileprivate init(environment: Environment, durable: Bool) throws(StorageError) {
+            self.environment = environment
+            self.durable = durable
+            self.transaction = try Transaction(environment: environment.handle, readOnly: false)
+        }
+
+        /// Commits the current transaction and begins the next.
+        func commit() throws(StorageError) {
+            try commitLast()
+            transaction = try Transaction(environment: environment.handle, readOnly: false)
+        }
+
+        fileprivate func commitLast() throws(StorageError) {
+            try transaction.commit()
+            if durable, environment.syncDeferrals.load(ordering: .sequentiallyConsistent) > 0 {
+                try StorageError.check(mdb_env_sync(environment.handle, 1), "syncing to disk")
+            }
         }
     }
 }

@@ -105,6 +105,13 @@ final class Transaction {
         try StorageError.check(mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
     }
 
+    /// How many leaf pages `database` has, as this transaction sees it.
+    func leafPages(of database: Database) throws(StorageError) -> Int {
+        var stat = MDB_stat()
+        try StorageError.check(mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
+        return stat.ms_leaf_pages
+    }
+
     func cursor(_ database: Database) throws(StorageError) -> Cursor {
         try Cursor(transaction: self, database: database)
     }

@@ -117,6 +117,31 @@ public final class Store: Sendable {
         }
     }
 
+    /// Write transactions in a chain, each with its appender (see `Environment.writeChain`).
+    /// Errors pass through as they are: `body` may throw the caller's own (a sync's network errors).
+    func writeChain<T>(durable: Bool = true, _ body: (AppendChain) throws -> T) throws -> T {
+        try environment.writeChain(durable: durable) { chain in try body(try AppendChain(log: log, chain: chain)) }
+    }
+
+    /// The appender of the transaction in progress in a chain, renewed by `commit()`.
+    final class AppendChain {
+        private let log: EventLog
+        private let chain: Environment.TransactionChain
+        var appender: EventLog.Appender
+
+        fileprivate init(log: EventLog, chain: Environment.TransactionChain) throws {
+            self.log = log
+            self.chain = chain
+            self.appender = try EventLog.Appender(log: log, transaction: chain.transaction)
+        }
+
+        /// Commits everything appended so far and carries on in a new transaction.
+        func commit() throws {
+            try chain.commit()
+            appender = try EventLog.Appender(log: log, transaction: chain.transaction)
+        }
+    }
+
     func localEvent(_ kind: Event.Kind, entity: String, id: String, set: JSONObject = [:], unset: [String] = []) -> Event {
         Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: entity, recordID: id, kind: kind, origin: .local,
               author: author, set: set, unset: unset)

@@ -123,32 +123,73 @@ public final class SyncEngine: Sendable {
 
     /// How much of the store a pull keeps mapped in its resident set.
     static let mappedPageBudget = 16 << 20
+    /// How many pages a pull's transaction may dirty (held in memory until it commits).
+    static let dirtyPageBudget = 6_000
+    /// How many records a pull's transaction may hold: what a crash can make it fetch again.
+    static let recordsPerTransaction = 5_000
 
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
                       progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws {
         let cursorKey = Store.MetaKey.cursor(remote: remote.address, entity: schema.name)
         let since = try store.readMeta(cursorKey).flatMap { Int64($0) }
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
-        try remote.changes(in: schema.collection, since: since) { page in
-            try store.write(durable: false) { appender in
-                var cursor = try store.meta(cursorKey, in: appender.transaction).flatMap { Int64($0) } ?? 0
-                for (index, record) in page.records.enumerated() {
-                    try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: remote.address,
-                             appender: &appender, report: &report)
-                    cursor = max(cursor, record.version)
+        let views = store.log.views
+        func estimate(in transaction: Transaction) throws -> DirtyPageEstimate {
+            DirtyPageEstimate(leafPages: try [views.rows, views.shadow, views.history].map { try transaction.leafPages(of: $0) })
+        }
+        // Each page is written with the cursor after it, a few pages to a
+        // transaction: records with random ids dirty pages all over the
+        // store, and each commit writes every page it dirtied. What the
+        // report counts is committed.
+        var pending = report
+        try store.writeChain(durable: false) { chain in
+            var dirty = try estimate(in: chain.appender.transaction)
+            try remote.changes(in: schema.collection, since: since) { page in
+                let transaction = chain.appender.transaction
+                var cursor = try store.meta(cursorKey, in: transaction).flatMap { Int64($0) } ?? 0
+                for (index, entry) in page.entries.enumerated() {
+                    if try !appendServerCreation(entry, of: page, entity: schema.name, author: remote.address,
+                                                 appender: &chain.appender) {
+                        try fold(page.record(entry), entity: schema.name, policy: policy, checkVersion: true,
+                                 author: remote.address, appender: &chain.appender, report: &pending)
+                    } else {
+                        pending.pulled += 1
+                    }
+                    cursor = max(cursor, entry.version)
                     // A first pull can be millions of records, with random ids that
                     // touch pages all over the store's trees: keep the resident set to
                     // the work in flight.
                     if index % 8 == 7 { store.environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
                 }
-                // The cursor moves in the same transaction as the page's events.
-                try store.setMeta(cursorKey, String(cursor), in: appender.transaction)
+                try store.setMeta(cursorKey, String(cursor), in: transaction)
+                // Each record's event, row, shadow and history entry: about twice its fields, and the envelopes.
+                dirty.add(records: page.entries.count, bytes: 2 * page.bytes.count + 300 * page.entries.count)
+                if dirty.pages >= Self.dirtyPageBudget || dirty.records >= Self.recordsPerTransaction {
+                    try chain.commit()
+                    report = pending
+                    dirty = try estimate(in: chain.appender.transaction)
+                }
+                step.records += page.entries.count
+                step.pages += 1
+                step.total = page.total
+                progress(step)
+                return !shouldStop()
             }
-            step.records += page.records.count
-            step.pages += 1
-            step.total = page.total
-            progress(step)
-            return !shouldStop()
+        }
+        report = pending
+    }
+
+    /// Appends a record new to the store as it comes, without decoding its
+    /// fields: what folding it would append (see `EventLog.Appender.appendServerCreation`).
+    /// - Returns: false when the record is not new (or is a tombstone), to be folded.
+    private func appendServerCreation(_ entry: RemotePage.Entry, of page: RemotePage, entity: String, author: String,
+                                      appender: inout EventLog.Appender) throws -> Bool {
+        // An empty object is logged without `set`, as folding it would.
+        guard let fields = entry.fields, fields.count > 2 else { return false }
+        let event = Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: entity, recordID: page.id(of: entry),
+                          kind: .created, origin: .remote, author: author, version: entry.version)
+        return try page.bytes.withUnsafeBytes { bytes in
+            try appender.appendServerCreation(event, fields: UnsafeRawBufferPointer(rebasing: bytes[fields]))
         }
     }
 

@@ -128,6 +128,28 @@ struct ViewDatabases: Sendable {
         try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
     }
 
+    /// Adds a record the store has never heard of, in step with the server:
+    /// its row, its shadow ("same as the row") and its first history entry,
+    /// what folding its remote creation would write.
+    /// - Returns: false, having written nothing, when the store has a row or a shadow for it.
+    func insertInStep(entity: String, id: String, fields: UnsafeRawBufferPointer, version: Int64, seq: UInt64,
+                      in transaction: Transaction) throws -> Bool {
+        let key = Keys.record(entity: entity, id: id)
+        // Each insertion both checks that the entry is new and adds it: one tree search, not two.
+        let inStep = Self.encodeShadow(version: version, encodedFields: Self.sameAsRow)
+        guard try key.withUnsafeBytes({ key in try inStep.withUnsafeBytes { try transaction.insert(key, $0, in: shadow) } }) else {
+            return false
+        }
+        guard try key.withUnsafeBytes({ try transaction.insert($0, fields, in: rows) }) else {
+            // A row without a shadow: created here, and perhaps pushed by a sync that died.
+            _ = try transaction.delete(key, in: shadow)
+            return false
+        }
+        try transaction.put(Keys.history(entity: entity, id: id), Self.historyEntry(seq: seq, kind: .created, origin: .remote),
+                            in: history)
+        return true
+    }
+
     /// Folds local creations in, in record order (a sweep, as above). A
     /// creation of a record new to the store needs no decoding: its row is
     /// its encoded fields, and it is pending. One of a record deleted here but
