@@ -237,6 +237,120 @@ struct JSONTests {
         }
     }
 
+    // MARK: Re-encoding without building (a pull's records)
+
+    @Test("a Kinto page's fields come out as the writer writes them", arguments: [
+        #"{"b": 1, "a" : [1, 2.50, -0, 1e2, 1E-2, 0.0], "c":{"z":null,"y":true}}"#,
+        #"{"n":123456789012345,"m":1234567890123456,"o":-123456789012345,"p":9007199254740993}"#,
+        #"{"s":"caf\u00e9 \/ \"q\" \ud83d\ude00","t":"tab\there","u":"δ raw"}"#,
+        #"{"a":1,"a":2,"b":{"k":1,"k":[3]}}"#,
+        #"{"\u0061b":1,"aa":2}"#,
+        #"{"é":1,"e":2,"f":{"ü":[]}}"#,
+        #"{"x":{}, "y":[], "z":[[],[{}]]}"#,
+    ])
+    func canonicalFields(fields: String) throws {
+        let body = Array(#"{"data":[{"id":"r1","last_modified":7,"#.utf8) + Array(fields.utf8.dropFirst()) + Array("]}".utf8)
+        let page = try KintoRemote.page(from: body, collection: "things")
+        let entry = try #require(page.entries.first)
+        let expected = try JSONParser.parse(fields)
+        #expect(page.id(of: entry) == "r1")
+        #expect(entry.version == 7)
+        #expect(try page.record(entry).fields == expected.objectValue)
+        #expect(Array(page.bytes[try #require(entry.fields)]) == JSONWriter.encode(expected))
+    }
+
+    @Test("random records, written every way JSON allows, re-encode as the writer writes them")
+    func randomCanonicalRecords() throws {
+        var random = SplitMix64(seed: 7)
+        var records: [String] = []
+        var expected: [JSONObject] = []
+        for index in 0..<300 {
+            // Field names as schemas have them, and (one record in four) any string at all.
+            let oddNames = Int.random(in: 0..<4, using: &random) == 0
+            var fields: JSONObject = [:]
+            for _ in 0..<Int.random(in: 1...8, using: &random) {
+                let name = oddNames ? Self.randomString(using: &random)
+                    : ["name", "date", "details", "a", "b", "Z", "x_1", "observedBy"][Int.random(in: 0..<8, using: &random)]
+                fields[name] = Self.randomValue(depth: 2, using: &random)
+            }
+            for reserved in ["id", "last_modified", "deleted", "schema"] { fields[reserved] = nil }
+            // Half the records with keys as the writer writes them, which a pull copies.
+            let plainKeys = Bool.random(using: &random)
+            func key(_ name: String) -> String {
+                plainKeys ? JSONWriter.string(.string(name)) : Self.messy(.string(name), using: &random)
+            }
+            var members = fields.map { "\(key($0.key)):\(Self.messy($0.value, using: &random))" }
+            members.shuffle(using: &random)
+            if let first = fields.keys.first, Bool.random(using: &random) {
+                // A key given twice: the last one counts.
+                members.insert("\(key(first)):\"overridden\"", at: 0)
+            }
+            members.insert(#""id":"r\#(index)""#, at: Int.random(in: 0...members.count, using: &random))
+            members.insert(#""last_modified":\#(index)"#, at: Int.random(in: 0...members.count, using: &random))
+            records.append("{ " + members.joined(separator: " ,\n") + " }")
+            expected.append(fields)
+        }
+        let body = Array(#"{"data": ["#.utf8) + Array(records.joined(separator: ",").utf8) + Array(#"], "x": 1}"#.utf8)
+        let page = try KintoRemote.page(from: body, collection: "things")
+        #expect(page.entries.count == expected.count)
+        for (entry, fields) in zip(page.entries, expected) {
+            #expect(Array(page.bytes[try #require(entry.fields)]) == JSONWriter.encodeObject(fields), "\(page.id(of: entry))")
+        }
+    }
+
+    @Test("a page's tombstones, bad records and bad JSON")
+    func pageEdges() throws {
+        let page = try KintoRemote.page(from: Array(#"{"data":[{"deleted":true,"id":"gone","last_modified":9}]}"#.utf8), collection: "c")
+        #expect(page.entries.count == 1 && page.entries[0].fields == nil && page.id(of: page.entries[0]) == "gone")
+        for (body, message) in [
+            (#"{"data":[{"last_modified":9,"a":1}]}"#, "record without id or last_modified"),
+            (#"{"data":[{"id":"bad id!","last_modified":9}]}"#, "record without id or last_modified"),
+            (#"{"items":[]}"#, "has no data array"),
+            (#"{"data":[{"id":"a","last_modified":9,"b":01}]}"#, "invalid JSON"),
+            ("{\"data\":[{\"id\":\"a\",\"last_modified\":9,\"b\":\"\u{01}\"}]}", "invalid JSON"),
+            ("{\"data\":[{\"id\":\"a\",\"last_modified\":9,\"\u{01}\":1}]}", "invalid JSON"),
+        ] {
+            #expect {
+                try KintoRemote.page(from: Array(body.utf8), collection: "c")
+            } throws: { error in
+                (error as? SyncError)?.message.contains(message) == true
+            }
+        }
+    }
+
+    /// `value` as JSON text written any valid way: white space, escapes where
+    /// none are needed, numbers with fractions and exponents.
+    static func messy(_ value: JSONValue, using random: inout SplitMix64) -> String {
+        let spaces = ["", " ", "\n  ", "\t"]
+        func space() -> String { spaces[Int.random(in: 0..<spaces.count, using: &random)] }
+        switch value {
+        case .null, .bool: return JSONWriter.string(value)
+        case .number(let number):
+            guard number.rounded() == number, abs(number) < 1e15 else { return "\(number)" }
+            let whole = Int64(number)
+            let forms = ["\(whole)", "\(whole).0", "\(whole)e0", "\(whole)00E-2", whole == 0 ? "-0" : "\(whole)"]
+            return forms[Int.random(in: 0..<forms.count, using: &random)]
+        case .string(let string):
+            var text = "\""
+            for scalar in string.unicodeScalars {
+                let mustEscape = scalar.value < 0x20 || scalar == "\"" || scalar == "\\"
+                if !mustEscape, Bool.random(using: &random) {
+                    text.unicodeScalars.append(scalar)
+                } else if scalar == "/" {
+                    text += "\\/"
+                } else {
+                    for unit in String(scalar).utf16 { text += "\\u" + String(format: "%04X", unit) }
+                }
+            }
+            return text + "\""
+        case .array(let elements):
+            return "[" + space() + elements.map { messy($0, using: &random) }.joined(separator: space() + "," + space()) + space() + "]"
+        case .object(let members):
+            let texts = members.map { messy(.string($0.key), using: &random) + space() + ":" + space() + messy($0.value, using: &random) }
+            return "{" + space() + texts.joined(separator: "," + space()) + space() + "}"
+        }
+    }
+
     /// A random JSON value, with strings drawn from ASCII, escapes, control
     /// characters, accented letters and astral characters.
     static func randomValue(depth: Int, using random: inout SplitMix64) -> JSONValue {
