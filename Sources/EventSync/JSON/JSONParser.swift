@@ -344,6 +344,27 @@ extension JSONParser {
         }
     }
 
+    /// Reads the value at the current position and, when it is a string,
+    /// appends its UTF-8 to `buffer` (without building a `String` when it
+    /// has no escapes). Returns whether it was a string.
+    mutating func string(appendingTo buffer: inout [UInt8]) throws(JSONParseError) -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+            _ = try parseValue()
+            return false
+        }
+        var end = index + 1
+        while end < bytes.count, bytes[end] >= 0x20, bytes[end] < 0x80, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\") {
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index + 1..<end]))
+            index = end + 1
+        } else {
+            buffer.append(contentsOf: try parseString().utf8)
+        }
+        return true
+    }
+
     /// Writes the value at the current position as `JSONWriter` would write
     /// it once parsed, without building it: bytes already in that form (ASCII
     /// strings without escapes, integers under 10^15, literals) are copied.

@@ -7,13 +7,16 @@ import Synchronization
 public enum RecordID {
     public static func isValid(_ id: String) -> Bool {
         var id = id
-        return id.withUTF8 { bytes in
-            guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }
-            for byte in bytes where !(isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")) {
-                return false
-            }
-            return true
+        return id.withUTF8 { isValid(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether `bytes` (UTF-8) spell a valid id.
+    static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }
+        for byte in bytes where !(isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")) {
+            return false
         }
+        return true
     }
 
     /// A new client-side id: a random (version 4) UUID, lower-case.

@@ -241,6 +241,7 @@ public final class KintoRemote: SyncRemote {
     /// building the records: their fields go straight to canonical JSON.
     static func page(from body: [UInt8], collection: String) throws(SyncError) -> RemotePage {
         var page = RemotePage()
+        var id: [UInt8] = []
         var sawData = false
         do {
             try body.withUnsafeBytes { bytes in
@@ -248,7 +249,7 @@ public final class KintoRemote: SyncRemote {
                     guard key.equals("data") else { _ = try parser.value(); return }
                     sawData = true
                     try parser.forEachElement { parser in
-                        guard try page.append({ writer in try record(at: &parser, writingFieldsTo: &writer) }) else {
+                        guard try page.append(idBuffer: &id, { try record(at: &parser, writingFieldsTo: &$0, id: &$1) }) else {
                             throw SyncError(.server, "the server sent a \(collection) record without id or last_modified")
                         }
                     }
@@ -263,13 +264,18 @@ public final class KintoRemote: SyncRemote {
         return page
     }
 
-    /// Reads the Kinto record at the parser's position: `id`, `last_modified`
-    /// and `deleted` are returned, the data fields written to `writer`.
-    private static func record(at parser: inout JSONParser, writingFieldsTo writer: inout JSONWriter) throws
-        -> (id: String, version: Int64, isTombstone: Bool)? {
-        var id: String?, version: Int64?, deleted = false
+    /// Reads the Kinto record at the parser's position: its id goes to `id`,
+    /// its data fields to `writer`; returns its version (`last_modified`) and
+    /// whether it is a tombstone (`deleted`). Nil if it lacks a valid id or a version.
+    private static func record(at parser: inout JSONParser, writingFieldsTo writer: inout JSONWriter, id: inout [UInt8]) throws
+        -> (version: Int64, isTombstone: Bool)? {
+        var version: Int64?, deleted = false
+        // The members `EntitySchema.reservedFields` names are Kinto's, not the record's.
         let read = try parser.writeCanonicalObject(to: &writer) { key, parser in
-            if key.equals("id") { id = try parser.value().stringValue }
+            if key.equals("id") {
+                id.removeAll(keepingCapacity: true)
+                _ = try parser.string(appendingTo: &id)
+            }
             else if key.equals("last_modified") { version = try parser.value().int64Value }
             else if key.equals("deleted") { deleted = try parser.value().boolValue == true }
             else if key.equals("schema") { _ = try parser.value() }
@@ -280,10 +286,11 @@ public final class KintoRemote: SyncRemote {
             // A key that needs Unicode rules to sort: the general way.
             guard let object = try parser.value().objectValue, let record = record(from: object) else { return nil }
             if let fields = record.fields { writer.write(object: fields) }
-            return (record.id, record.version, record.fields == nil)
+            id = Array(record.id.utf8)
+            return (record.version, record.fields == nil)
         }
-        guard let id, RecordID.isValid(id), let version else { return nil }
-        return (id, version, deleted)
+        guard let version, id.withUnsafeBytes(RecordID.isValid) else { return nil }
+        return (version, deleted)
     }
 
     /// A Kinto record (`id`, `last_modified`, `deleted` and the data fields) as a `RemoteRecord`.

@@ -21,31 +21,48 @@ public struct RemotePage: Sendable {
 
     public init(records: [RemoteRecord], total: Int? = nil) {
         self.total = total
+        var id: [UInt8] = []
         for record in records {
-            append { writer in
+            append(idBuffer: &id) { writer, id in
+                id.append(contentsOf: record.id.utf8)
                 if let fields = record.fields { writer.write(object: fields) }
-                return (record.id, record.version, record.fields == nil)
+                return (record.version, record.fields == nil)
             }
         }
     }
 
     init() {}
 
-    /// Appends the record that `read` identifies, having written its fields (nothing for a tombstone).
+    /// Appends the record that `read` reads: it writes the fields (nothing
+    /// for a tombstone), puts the id's bytes in its second argument (empty on
+    /// entry; `idBuffer`, kept from call to call) and returns the version.
     /// - Returns: false, having appended nothing, when `read` returns nil.
     @discardableResult
-    mutating func append(_ read: (inout JSONWriter) throws -> (id: String, version: Int64, isTombstone: Bool)?) rethrows -> Bool {
+    mutating func append(idBuffer: inout [UInt8],
+                         _ read: (inout JSONWriter, inout [UInt8]) throws -> (version: Int64, isTombstone: Bool)?) rethrows -> Bool {
         let start = bytes.count
-        guard let (id, version, isTombstone) = try JSONWriter.append(to: &bytes, read) else {
+        idBuffer.removeAll(keepingCapacity: true)
+        guard let (version, isTombstone) = try JSONWriter.append(to: &bytes, { try read(&$0, &idBuffer) }) else {
             bytes.removeSubrange(start...)
             return false
         }
         let fields = isTombstone ? nil : start..<bytes.count
         if isTombstone { bytes.removeSubrange(start...) }
         let idStart = bytes.count
-        bytes.append(contentsOf: id.utf8)
+        bytes.append(contentsOf: idBuffer)
         entries.append(Entry(id: idStart..<bytes.count, version: version, fields: fields))
         return true
+    }
+
+    /// Appends the records of `other`, after these.
+    mutating func append(contentsOf other: RemotePage) {
+        let offset = bytes.count
+        bytes.append(contentsOf: other.bytes)
+        entries.reserveCapacity(entries.count + other.entries.count)
+        for entry in other.entries {
+            let shift = { (range: Range<Int>) in range.lowerBound + offset..<range.upperBound + offset }
+            entries.append(Entry(id: shift(entry.id), version: entry.version, fields: entry.fields.map(shift)))
+        }
     }
 
     func id(of entry: Entry) -> String {

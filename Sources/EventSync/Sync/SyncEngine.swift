@@ -137,34 +137,27 @@ public final class SyncEngine: Sendable {
         func estimate(in transaction: Transaction) throws -> DirtyPageEstimate {
             DirtyPageEstimate(leafPages: try [views.rows, views.shadow, views.history].map { try transaction.leafPages(of: $0) })
         }
-        // Each page is written with the cursor after it, a few pages to a
-        // transaction: records with random ids dirty pages all over the
-        // store, and each commit writes every page it dirtied. What the
-        // report counts is committed.
+        // Pages are written a few at a time, with the cursor after them, in
+        // one transaction: records with random ids dirty pages all over the
+        // store, and each commit writes every page it dirtied. Within a
+        // transaction the records go in id order, which is the order of
+        // every view's keys: one sweep through each tree, its pages read and
+        // written in runs. What the report counts is committed.
         var pending = report
         try store.writeChain(durable: false) { chain in
+            var batch = RemotePage()
             var dirty = try estimate(in: chain.appender.transaction)
+            func write() throws {
+                try fold(batch, entity: schema.name, cursorKey: cursorKey, policy: policy, author: remote.address,
+                         appender: &chain.appender, report: &pending)
+                batch = RemotePage()
+            }
             try remote.changes(in: schema.collection, since: since) { page in
-                let transaction = chain.appender.transaction
-                var cursor = try store.meta(cursorKey, in: transaction).flatMap { Int64($0) } ?? 0
-                for (index, entry) in page.entries.enumerated() {
-                    if try !appendServerCreation(entry, of: page, entity: schema.name, author: remote.address,
-                                                 appender: &chain.appender) {
-                        try fold(page.record(entry), entity: schema.name, policy: policy, checkVersion: true,
-                                 author: remote.address, appender: &chain.appender, report: &pending)
-                    } else {
-                        pending.pulled += 1
-                    }
-                    cursor = max(cursor, entry.version)
-                    // A first pull can be millions of records, with random ids that
-                    // touch pages all over the store's trees: keep the resident set to
-                    // the work in flight.
-                    if index % 8 == 7 { store.environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
-                }
-                try store.setMeta(cursorKey, String(cursor), in: transaction)
+                batch.append(contentsOf: page)
                 // Each record's event, row, shadow and history entry: about twice its fields, and the envelopes.
                 dirty.add(records: page.entries.count, bytes: 2 * page.bytes.count + 300 * page.entries.count)
                 if dirty.pages >= Self.dirtyPageBudget || dirty.records >= Self.recordsPerTransaction {
+                    try write()
                     try chain.commit()
                     report = pending
                     dirty = try estimate(in: chain.appender.transaction)
@@ -175,8 +168,31 @@ public final class SyncEngine: Sendable {
                 progress(step)
                 return !shouldStop()
             }
+            try write()
         }
         report = pending
+    }
+
+    /// Appends what a batch of server records means for the log, in id order, and moves the cursor past them.
+    private func fold(_ batch: RemotePage, entity: String, cursorKey: String, policy: ConflictPolicy, author: String,
+                      appender: inout EventLog.Appender, report: inout SyncReport) throws {
+        guard !batch.entries.isEmpty else { return }
+        var cursor = try store.meta(cursorKey, in: appender.transaction).flatMap { Int64($0) } ?? 0
+        let order = batch.bytes.withUnsafeBytes { Keys.sortedIndices(of: batch.entries.map(\.id), in: $0) }
+        for (count, index) in order.enumerated() {
+            let entry = batch.entries[index]
+            if try appendServerCreation(entry, of: batch, entity: entity, author: author, appender: &appender) {
+                report.pulled += 1
+            } else {
+                try fold(batch.record(entry), entity: entity, policy: policy, checkVersion: true, author: author,
+                         appender: &appender, report: &report)
+            }
+            cursor = max(cursor, entry.version)
+            // A first pull can be millions of records, with random ids that touch
+            // pages all over the store's trees: keep the resident set to the work in flight.
+            if count % 8 == 7 { store.environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
+        }
+        try store.setMeta(cursorKey, String(cursor), in: appender.transaction)
     }
 
     /// Appends a record new to the store as it comes, without decoding its
