@@ -150,6 +150,22 @@ struct EventCodingTests {
         #expect(Timestamp.parse(text) == milliseconds)
     }
 
+    @Test("formatting agrees with the C library's calendar for random instants")
+    func timestampsAgreeWithGmtime() {
+        var random = SplitMix64(seed: 1970)
+        for _ in 0..<2_000 {
+            // From 1601 to 9999, where four-digit years hold.
+            let milliseconds = Int64.random(in: -11_644_473_600_000...253_402_300_799_999, using: &random)
+            var seconds = time_t(milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let millis = Int(milliseconds - Int64(seconds) * 1000)
+            let expected = String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                                  Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+            #expect(Timestamp.iso8601(milliseconds: milliseconds) == expected)
+        }
+    }
+
     @Test("timestamp parsing accepts offsets and dates and refuses nonsense")
     func timestampParsing() {
         #expect(Timestamp.parse("2026-01-01") == 1_767_225_600_000)

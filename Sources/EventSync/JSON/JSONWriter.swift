@@ -57,6 +57,9 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// Empties the writer, keeping its buffer for what comes next.
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     /// Appends bytes that are already JSON (or part of it).
     public mutating func raw(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))

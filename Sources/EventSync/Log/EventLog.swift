@@ -13,6 +13,8 @@ struct EventLog: Sendable {
         let log: EventLog
         let transaction: Transaction
         private(set) var nextSeq: UInt64
+        /// Where `appendServerCreation` encodes, kept from one event to the next.
+        private var encoded = JSONWriter(capacity: 1024)
 
         init(log: EventLog, transaction: Transaction) throws {
             self.log = log
@@ -45,9 +47,9 @@ struct EventLog: Sendable {
                                              seq: nextSeq, in: transaction) else { return false }
             var stored = event
             stored.seq = nextSeq
-            var writer = JSONWriter(capacity: 256 + fields.count)
-            EventCoding.write(stored, encodedSet: fields, to: &writer)
-            try writer.bytes.withUnsafeBytes { value in
+            encoded.removeAll()
+            EventCoding.write(stored, encodedSet: fields, to: &encoded)
+            try encoded.bytes.withUnsafeBytes { value in
                 try withUnsafeBytes(of: nextSeq.bigEndian) { try transaction.put($0, value, in: log.events, append: true) }
             }
             nextSeq += 1

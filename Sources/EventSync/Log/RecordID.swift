@@ -44,23 +44,31 @@ enum Keys {
 
     /// View key: `entity\0id`, entity lower-cased, so one entity's rows are contiguous and sorted by id.
     static func record(entity: String, id: String) -> [UInt8] {
-        var key = Array(entity.lowercased().utf8)
-        key.append(0)
+        var key = entityPrefix(entity)
         key.append(contentsOf: id.utf8)
         return key
     }
 
     static func entityPrefix(_ entity: String) -> [UInt8] {
-        var key = Array(entity.lowercased().utf8)
+        var key = lowercased(entity)
         key.append(0)
         return key
+    }
+
+    /// The entity's name lower-cased, as UTF-8; by hand for ASCII, which
+    /// names are: keys are built for every record written.
+    private static func lowercased(_ entity: String) -> [UInt8] {
+        var bytes = Array(entity.utf8)
+        guard !bytes.contains(where: { $0 >= 0x80 }) else { return Array(entity.lowercased().utf8) }
+        for index in bytes.indices where bytes[index] &- UInt8(ascii: "A") < 26 { bytes[index] |= 0x20 }
+        return bytes
     }
 
     /// History key: `id\0entity`, so `history <id>` finds every entity's record of that id by prefix.
     static func history(entity: String, id: String) -> [UInt8] {
         var key = Array(id.utf8)
         key.append(0)
-        key.append(contentsOf: entity.lowercased().utf8)
+        key.append(contentsOf: lowercased(entity))
         return key
     }
 

@@ -20,10 +20,12 @@ public enum Timestamp {
 
     /// Writes `2026-11-29T16:14:10.123Z` (without quotes) digit by digit.
     static func writeISO8601(milliseconds: Int64, to writer: inout JSONWriter) {
-        var seconds = time_t(milliseconds.floorDiv(1000))
-        let millis = Int(milliseconds - Int64(seconds) * 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
+        // Arithmetic, not gmtime_r: that takes glibc's time-zone lock, for every event.
+        let seconds = milliseconds.floorDiv(1000)
+        let millis = Int(milliseconds - seconds * 1000)
+        let days = Int(seconds.floorDiv(86_400))
+        let secondOfDay = Int(seconds - Int64(days) * 86_400)
+        let (year, month, day) = CalendarDate.civil(daysSinceEpoch: days)
         func digits(_ value: Int, _ width: Int) {
             var divisor = 1
             for _ in 1..<width { divisor *= 10 }
@@ -34,12 +36,12 @@ public enum Timestamp {
                 divisor /= 10
             }
         }
-        digits(Int(parts.tm_year) + 1900, 4); writer.append(byte: UInt8(ascii: "-"))
-        digits(Int(parts.tm_mon) + 1, 2); writer.append(byte: UInt8(ascii: "-"))
-        digits(Int(parts.tm_mday), 2); writer.append(byte: UInt8(ascii: "T"))
-        digits(Int(parts.tm_hour), 2); writer.append(byte: UInt8(ascii: ":"))
-        digits(Int(parts.tm_min), 2); writer.append(byte: UInt8(ascii: ":"))
-        digits(Int(parts.tm_sec), 2); writer.append(byte: UInt8(ascii: "."))
+        digits(year, 4); writer.append(byte: UInt8(ascii: "-"))
+        digits(month, 2); writer.append(byte: UInt8(ascii: "-"))
+        digits(day, 2); writer.append(byte: UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2); writer.append(byte: UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2); writer.append(byte: UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2); writer.append(byte: UInt8(ascii: "."))
         digits(millis, 3); writer.append(byte: UInt8(ascii: "Z"))
     }
 
@@ -115,6 +117,18 @@ enum CalendarDate {
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    static func civil(daysSinceEpoch days: Int) -> (year: Int, month: Int, day: Int) {
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, dayOfYear - (153 * monthIndex + 2) / 5 + 1)
     }
 }
 

@@ -95,19 +95,30 @@ final class Environment: @unchecked Sendable {
         releaseMappedPages()
     }
 
+    /// `/proc/self/statm`, kept open: it is read again and again.
+    private static let statm = open("/proc/self/statm", O_RDONLY)
+
     /// File-backed resident memory of this process (`shared` in `/proc/self/statm`),
-    /// read without Foundation: it is asked often.
+    /// read without Foundation or allocations: it is asked often.
     private static func residentFileBackedBytes() -> Int? {
-        let descriptor = open("/proc/self/statm", O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 128)
-        let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        // "size resident shared text lib data dt", in pages.
-        let fields = buffer[..<count].split(separator: UInt8(ascii: " "))
-        guard fields.count > 2, let pages = Int(String(decoding: fields[2], as: UTF8.self)) else { return nil }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard statm >= 0 else { return nil }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { buffer -> Int? in
+            let count = pread(statm, buffer.baseAddress, buffer.count, 0)
+            guard count > 0 else { return nil }
+            // "size resident shared text lib data dt", in pages: the third number.
+            var field = 0
+            var pages = 0
+            for byte in buffer[..<count] {
+                if byte == UInt8(ascii: " ") {
+                    field += 1
+                    if field > 2 { break }
+                } else if field == 2 {
+                    guard byte &- UInt8(ascii: "0") < 10 else { return nil }
+                    pages = pages * 10 + Int(byte - UInt8(ascii: "0"))
+                }
+            }
+            return field > 2 ? pages * Int(sysconf(Int32(_SC_PAGESIZE))) : nil
+        }
     }
 
     /// Where the data file is mapped, from `/proc/self/maps` (`mdb_env_info`

@@ -124,7 +124,7 @@ public final class SyncEngine: Sendable {
     /// How much of the store a pull keeps mapped in its resident set.
     static let mappedPageBudget = 16 << 20
     /// How many pages a pull's transaction may dirty (held in memory until it commits).
-    static let dirtyPageBudget = 6_000
+    static let dirtyPageBudget = 7_500
     /// How many records a pull's transaction may hold: what a crash can make it fetch again.
     static let recordsPerTransaction = 5_000
 
@@ -179,9 +179,10 @@ public final class SyncEngine: Sendable {
         guard !batch.entries.isEmpty else { return }
         var cursor = try store.meta(cursorKey, in: appender.transaction).flatMap { Int64($0) } ?? 0
         let order = batch.bytes.withUnsafeBytes { Keys.sortedIndices(of: batch.entries.map(\.id), in: $0) }
+        let at = Timestamp.now()
         for (count, index) in order.enumerated() {
             let entry = batch.entries[index]
-            if try appendServerCreation(entry, of: batch, entity: entity, author: author, appender: &appender) {
+            if try appendServerCreation(entry, of: batch, entity: entity, at: at, author: author, appender: &appender) {
                 report.pulled += 1
             } else {
                 try fold(batch.record(entry), entity: entity, policy: policy, checkVersion: true, author: author,
@@ -190,7 +191,7 @@ public final class SyncEngine: Sendable {
             cursor = max(cursor, entry.version)
             // A first pull can be millions of records, with random ids that touch
             // pages all over the store's trees: keep the resident set to the work in flight.
-            if count % 8 == 7 { store.environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
+            if count % 16 == 15 { store.environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
         }
         try store.setMeta(cursorKey, String(cursor), in: appender.transaction)
     }
@@ -198,11 +199,11 @@ public final class SyncEngine: Sendable {
     /// Appends a record new to the store as it comes, without decoding its
     /// fields: what folding it would append (see `EventLog.Appender.appendServerCreation`).
     /// - Returns: false when the record is not new (or is a tombstone), to be folded.
-    private func appendServerCreation(_ entry: RemotePage.Entry, of page: RemotePage, entity: String, author: String,
+    private func appendServerCreation(_ entry: RemotePage.Entry, of page: RemotePage, entity: String, at: Int64, author: String,
                                       appender: inout EventLog.Appender) throws -> Bool {
         // An empty object is logged without `set`, as folding it would.
         guard let fields = entry.fields, fields.count > 2 else { return false }
-        let event = Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: entity, recordID: page.id(of: entry),
+        let event = Event(eventID: RecordID.generate(), at: at, entity: entity, recordID: page.id(of: entry),
                           kind: .created, origin: .remote, author: author, version: entry.version)
         return try page.bytes.withUnsafeBytes { bytes in
             try appender.appendServerCreation(event, fields: UnsafeRawBufferPointer(rebasing: bytes[fields]))
