@@ -15,6 +15,9 @@ public struct JSONParser: ~Copyable {
     private var index = 0
     private var depth = 0
     private static let maxDepth = 256
+    /// `writeCanonicalObject`'s buffers, kept from one object to the next (a nested object makes its own).
+    private var canonicalValues: [UInt8] = []
+    private var canonicalMembers: [(key: UnsafeRawBufferPointer, value: Range<Int>)] = []
 
     /// Parses one JSON document that fills the whole buffer (white space around it allowed).
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
@@ -316,8 +319,11 @@ public struct JSONParser: ~Copyable {
 
 extension UnsafeRawBufferPointer {
     /// Whether these bytes spell `name`: how keys read by `JSONParser.parseObject` are matched.
+    @inline(__always)
     func equals(_ name: StaticString) -> Bool {
-        count == name.utf8CodeUnitCount && elementsEqual(UnsafeRawBufferPointer(start: name.utf8Start, count: count))
+        guard count == name.utf8CodeUnitCount else { return false }
+        for offset in 0..<count where self[offset] != name.utf8Start[offset] { return false }
+        return true
     }
 }
 
@@ -433,8 +439,16 @@ extension JSONParser {
         to writer: inout JSONWriter, taking take: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool
     ) throws(JSONParseError) -> Bool {
         let start = index
-        var values = JSONWriter(capacity: 256)
+        var values = JSONWriter(capacity: 0)
         var members: [(key: UnsafeRawBufferPointer, value: Range<Int>)] = []
+        swap(&values.bytes, &canonicalValues)
+        swap(&members, &canonicalMembers)
+        defer {
+            values.bytes.removeAll(keepingCapacity: true)
+            members.removeAll(keepingCapacity: true)
+            swap(&values.bytes, &canonicalValues)
+            swap(&members, &canonicalMembers)
+        }
         do {
             var plainKeys = true
             try Self.members(of: &self) { key, parser in

@@ -1,7 +1,7 @@
 /// Writes JSON as compact UTF-8 with object keys sorted, so equal values
 /// always encode to equal bytes.
 public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+    public internal(set) var bytes: [UInt8] = []
 
     public init(capacity: Int = 256) {
         bytes.reserveCapacity(capacity)

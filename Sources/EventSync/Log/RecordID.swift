@@ -13,8 +13,9 @@ public enum RecordID {
     /// Whether `bytes` (UTF-8) spell a valid id.
     static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }
-        for byte in bytes where !(isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")) {
-            return false
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") else { return false }
         }
         return true
     }
@@ -44,31 +45,42 @@ enum Keys {
 
     /// View key: `entity\0id`, entity lower-cased, so one entity's rows are contiguous and sorted by id.
     static func record(entity: String, id: String) -> [UInt8] {
-        var key = entityPrefix(entity)
+        var key: [UInt8] = []
+        key.reserveCapacity(entity.utf8.count + 1 + id.utf8.count)
+        appendLowercased(entity, to: &key)
+        key.append(0)
         key.append(contentsOf: id.utf8)
         return key
     }
 
     static func entityPrefix(_ entity: String) -> [UInt8] {
-        var key = lowercased(entity)
+        var key: [UInt8] = []
+        appendLowercased(entity, to: &key)
         key.append(0)
         return key
     }
 
-    /// The entity's name lower-cased, as UTF-8; by hand for ASCII, which
-    /// names are: keys are built for every record written.
-    private static func lowercased(_ entity: String) -> [UInt8] {
-        var bytes = Array(entity.utf8)
-        guard !bytes.contains(where: { $0 >= 0x80 }) else { return Array(entity.lowercased().utf8) }
-        for index in bytes.indices where bytes[index] &- UInt8(ascii: "A") < 26 { bytes[index] |= 0x20 }
-        return bytes
+    /// Appends the entity's name lower-cased, as UTF-8; by hand for ASCII,
+    /// which names are: keys are built for every record written.
+    private static func appendLowercased(_ entity: String, to key: inout [UInt8]) {
+        var entity = entity
+        let isASCII = entity.withUTF8 { utf8 in
+            guard !utf8.contains(where: { $0 >= 0x80 }) else { return false }
+            let start = key.count
+            key.append(contentsOf: utf8)
+            for index in start..<key.count where key[index] &- UInt8(ascii: "A") < 26 { key[index] |= 0x20 }
+            return true
+        }
+        if !isASCII { key.append(contentsOf: entity.lowercased().utf8) }
     }
 
     /// History key: `id\0entity`, so `history <id>` finds every entity's record of that id by prefix.
     static func history(entity: String, id: String) -> [UInt8] {
-        var key = Array(id.utf8)
+        var key: [UInt8] = []
+        key.reserveCapacity(id.utf8.count + 1 + entity.utf8.count)
+        key.append(contentsOf: id.utf8)
         key.append(0)
-        key.append(contentsOf: lowercased(entity))
+        appendLowercased(entity, to: &key)
         return key
     }
 

@@ -18,7 +18,7 @@ public enum Timestamp {
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    /// Writes `2026-11-29T16:14:10.123Z` (without quotes) digit by digit.
+    /// Writes `2026-11-29T16:14:10.123Z` (without quotes).
     static func writeISO8601(milliseconds: Int64, to writer: inout JSONWriter) {
         // Arithmetic, not gmtime_r: that takes glibc's time-zone lock, for every event.
         let seconds = milliseconds.floorDiv(1000)
@@ -26,23 +26,25 @@ public enum Timestamp {
         let days = Int(seconds.floorDiv(86_400))
         let secondOfDay = Int(seconds - Int64(days) * 86_400)
         let (year, month, day) = CalendarDate.civil(daysSinceEpoch: days)
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var value = value
-            while divisor > 0 {
-                writer.append(byte: UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                value %= divisor
-                divisor /= 10
+        // Filled in place, then appended at once: it is written for every event.
+        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { bytes in
+            func put(_ value: Int, width: Int, at offset: Int) {
+                var value = value
+                for position in stride(from: offset + width - 1, through: offset, by: -1) {
+                    bytes[position] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
             }
+            put(year, width: 4, at: 0); bytes[4] = UInt8(ascii: "-")
+            put(month, width: 2, at: 5); bytes[7] = UInt8(ascii: "-")
+            put(day, width: 2, at: 8); bytes[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3600, width: 2, at: 11); bytes[13] = UInt8(ascii: ":")
+            put(secondOfDay / 60 % 60, width: 2, at: 14); bytes[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, width: 2, at: 17); bytes[19] = UInt8(ascii: ".")
+            put(millis, width: 3, at: 20); bytes[23] = UInt8(ascii: "Z")
+            writer.append(raw: UnsafeRawBufferPointer(rebasing: bytes[..<24]))
         }
-        digits(year, 4); writer.append(byte: UInt8(ascii: "-"))
-        digits(month, 2); writer.append(byte: UInt8(ascii: "-"))
-        digits(day, 2); writer.append(byte: UInt8(ascii: "T"))
-        digits(secondOfDay / 3600, 2); writer.append(byte: UInt8(ascii: ":"))
-        digits(secondOfDay / 60 % 60, 2); writer.append(byte: UInt8(ascii: ":"))
-        digits(secondOfDay % 60, 2); writer.append(byte: UInt8(ascii: "."))
-        digits(millis, 3); writer.append(byte: UInt8(ascii: "Z"))
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` or a bare date `YYYY-MM-DD` (midnight UTC).

@@ -270,7 +270,7 @@ public final class KintoRemote: SyncRemote {
     private static func record(at parser: inout JSONParser, writingFieldsTo writer: inout JSONWriter, id: inout [UInt8]) throws
         -> (version: Int64, isTombstone: Bool)? {
         var version: Int64?, deleted = false
-        // The members `EntitySchema.reservedFields` names are Kinto's, not the record's.
+        // Kinto's own members (`EntitySchema.reservedFields`) are not fields.
         let read = try parser.writeCanonicalObject(to: &writer) { key, parser in
             if key.equals("id") {
                 id.removeAll(keepingCapacity: true)

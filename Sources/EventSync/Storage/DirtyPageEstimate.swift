@@ -5,18 +5,19 @@ import Foundation
 /// memory until it commits, so a long job that writes in a chain of
 /// transactions commits when the estimate reaches its budget.
 ///
-/// `k` records with unrelated keys written to a tree of `L` leaf pages land
-/// on about `L(1 - e^(-k/L))` distinct leaves; what they add to the trees
-/// fills new pages besides.
+/// `k` records with unrelated keys written to a tree land on about
+/// `n(1 - e^(-k/n))` of its `n` leaves, and as many of its branch pages by
+/// the same rule (each record dirties its whole path); what they add to the
+/// trees fills new pages besides.
 struct DirtyPageEstimate {
-    /// Leaf pages, at the transaction's start, of each tree that every record is written to.
-    private let leafPages: [Double]
+    /// Leaf and branch pages, at the transaction's start, of each tree that every record is written to.
+    private let levels: [Double]
     /// Records counted so far.
     private(set) var records = 0
     private var bytes = 0
 
-    init(leafPages: [Int]) {
-        self.leafPages = leafPages.map { Double(max($0, 1)) }
+    init(trees: [(leaves: Int, branches: Int)]) {
+        levels = trees.flatMap { [Double(max($0.leaves, 1)), Double(max($0.branches, 1))] }
     }
 
     /// Counts `records` more records, which wrote `bytes` (keys and values, all trees together).
@@ -26,9 +27,8 @@ struct DirtyPageEstimate {
     }
 
     var pages: Int {
-        let touched = leafPages.reduce(0.0) { $0 + $1 * (1 - exp(-Double(records) / $1)) }
-        // Leaves are kept half to fully filled; the branch pages above the dirty leaves are few.
-        let added = Double(bytes) / 2048
-        return Int((touched * 1.05 + added).rounded(.up))
+        let touched = levels.reduce(0.0) { $0 + $1 * (1 - exp(-Double(records) / $1)) }
+        // Leaves are kept half to fully filled.
+        return Int((touched + Double(bytes) / 2048).rounded(.up))
     }
 }

@@ -105,11 +105,11 @@ final class Transaction {
         try StorageError.check(mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
     }
 
-    /// How many leaf pages `database` has, as this transaction sees it.
-    func leafPages(of database: Database) throws(StorageError) -> Int {
+    /// How many leaf and branch pages `database` has, as this transaction sees it.
+    func pages(of database: Database) throws(StorageError) -> (leaves: Int, branches: Int) {
         var stat = MDB_stat()
         try StorageError.check(mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
-        return stat.ms_leaf_pages
+        return (stat.ms_leaf_pages, stat.ms_branch_pages)
     }
 
     func cursor(_ database: Database) throws(StorageError) -> Cursor {

@@ -124,7 +124,7 @@ public final class SyncEngine: Sendable {
     /// How much of the store a pull keeps mapped in its resident set.
     static let mappedPageBudget = 16 << 20
     /// How many pages a pull's transaction may dirty (held in memory until it commits).
-    static let dirtyPageBudget = 7_500
+    static let dirtyPageBudget = 7_000
     /// How many records a pull's transaction may hold: what a crash can make it fetch again.
     static let recordsPerTransaction = 5_000
 
@@ -135,7 +135,7 @@ public final class SyncEngine: Sendable {
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
         let views = store.log.views
         func estimate(in transaction: Transaction) throws -> DirtyPageEstimate {
-            DirtyPageEstimate(leafPages: try [views.rows, views.shadow, views.history].map { try transaction.leafPages(of: $0) })
+            DirtyPageEstimate(trees: try [views.rows, views.shadow, views.history].map { try transaction.pages(of: $0) })
         }
         // Pages are written a few at a time, with the cursor after them, in
         // one transaction: records with random ids dirty pages all over the

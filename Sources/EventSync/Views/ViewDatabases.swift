@@ -56,7 +56,9 @@ struct ViewDatabases: Sendable {
     /// record, `=` when they equal the row (a record in step with the server,
     /// by far the most common, then costs 9 bytes), or their JSON.
     static func encodeShadow(version: Int64?, encodedFields: [UInt8]?) -> [UInt8] {
-        var bytes = withUnsafeBytes(of: UInt64(bitPattern: version ?? -1).bigEndian, Array.init)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(8 + (encodedFields?.count ?? 0))
+        withUnsafeBytes(of: UInt64(bitPattern: version ?? -1).bigEndian) { bytes.append(contentsOf: $0) }
         if let encodedFields { bytes.append(contentsOf: encodedFields) }
         return bytes
     }
@@ -81,11 +83,16 @@ struct ViewDatabases: Sendable {
     }
 
     static func historyEntry(seq: UInt64, kind: Event.Kind, origin: Event.Origin) -> [UInt8] {
-        var bytes = Keys.sequence(seq)
-        bytes.append(UInt8(Event.Kind.allCases.firstIndex(of: kind) ?? 0))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(10)
+        withUnsafeBytes(of: seq.bigEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(kindCodes[kind] ?? 0)
         bytes.append(origin == .local ? 0 : 1)
         return bytes
     }
+
+    /// A kind's byte in history entries: its position among `Event.Kind`'s cases.
+    private static let kindCodes = Dictionary(uniqueKeysWithValues: Event.Kind.allCases.enumerated().map { ($1, UInt8($0)) })
 
     // MARK: Writing
 
