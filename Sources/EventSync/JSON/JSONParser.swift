@@ -471,22 +471,23 @@ extension JSONParser {
         } catch {
             throw self.error("\(error)")
         }
-        // Sorted by key, and by position among equal keys: the last one wins, as in a parsed object.
-        let order = members.indices.sorted { a, b in
-            let order = Self.compare(members[a].key, members[b].key)
-            return order == 0 ? a < b : order < 0
+        // Sorted by key, and by position among equal keys (values lie in input
+        // order): the last one wins, as in a parsed object.
+        members.sort { a, b in
+            let order = Self.compare(a.key, b.key)
+            return order == 0 ? a.value.lowerBound < b.value.lowerBound : order < 0
         }
         writer.append(byte: UInt8(ascii: "{"))
         var first = true
-        for (position, member) in order.enumerated() {
-            if position + 1 < order.count, Self.compare(members[member].key, members[order[position + 1]].key) == 0 { continue }
+        for (position, member) in members.enumerated() {
+            if position + 1 < members.count, Self.compare(member.key, members[position + 1].key) == 0 { continue }
             if !first { writer.append(byte: UInt8(ascii: ",")) }
             first = false
             // A plain key is its own JSON string.
             writer.append(byte: UInt8(ascii: "\""))
-            writer.append(raw: members[member].key)
+            writer.append(raw: member.key)
             writer.raw("\":")
-            values.bytes.withUnsafeBytes { writer.append(raw: UnsafeRawBufferPointer(rebasing: $0[members[member].value])) }
+            values.bytes.withUnsafeBytes { writer.append(raw: UnsafeRawBufferPointer(rebasing: $0[member.value])) }
         }
         writer.append(byte: UInt8(ascii: "}"))
         return true

@@ -124,9 +124,9 @@ public final class SyncEngine: Sendable {
     /// How much of the store a pull keeps mapped in its resident set.
     static let mappedPageBudget = 16 << 20
     /// How many pages a pull's transaction may dirty (held in memory until it commits).
-    static let dirtyPageBudget = 7_000
+    static let dirtyPageBudget = 7_500
     /// How many records a pull's transaction may hold: what a crash can make it fetch again.
-    static let recordsPerTransaction = 5_000
+    static let recordsPerTransaction = 8_000
 
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
                       progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws {
