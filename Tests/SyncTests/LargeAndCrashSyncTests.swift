@@ -56,7 +56,7 @@ struct LargeAndCrashSyncTests {
 
     /// One seeded collection of 10,000 records (seeding costs the server more
     /// than anything else here) and two stores: one pulls it all in one go,
-    /// the other is killed after its first page and then resumes.
+    /// the other is killed once its first pages are committed, and then resumes.
     @Test func pullOfTenThousandRecordsAndAPullKilledMidway() async throws {
         let fx = try SyncFixture()
         try await fx.web.createBucket()
@@ -85,7 +85,7 @@ struct LargeAndCrashSyncTests {
             killedAt = try await killSync(fx, on: crashed, store: store, afterSeq: 0)
         }
         #expect(killedAt > 0 && killedAt < UInt64(total), "killed after \(killedAt) events")
-        // Only whole pages were kept (each page is one transaction with its cursor),
+        // Only whole pages were kept (pages are committed with their cursor, a few to a transaction),
         // and every event is one whole record, as the server has it.
         let pageSize = try KintoRemote(bucketURL: fx.remote, credentials: nil).pageSize
         #expect(killedAt % UInt64(pageSize) == 0, "\(killedAt) events is not a whole number of \(pageSize)-record pages")

@@ -113,7 +113,7 @@ enum SyncCommand {
 }
 
 /// Ctrl-C during a sync: the first one asks the engine to stop after the
-/// current page (every page is one transaction anyway); a second one quits at once.
+/// current page (its transaction is then committed with the cursor); a second one quits at once.
 final class Interruption {
     /// One per process, as the signal is.
     private static let flag = Atomic<Bool>(false)
