@@ -108,10 +108,7 @@ public final class Store: Sendable {
     /// - Parameter durable: false only for the sync engine's own transactions (see `Environment.deferringSync`).
     func write<T>(durable: Bool = true, _ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
         do {
-            return try environment.write(durable: durable) { transaction in
-                var appender = try EventLog.Appender(log: log, transaction: transaction)
-                return try body(&appender)
-            }
+            return try writeChain(durable: durable) { chain in try body(&chain.appender) }
         } catch {
             throw StoreError.wrap(error)
         }
