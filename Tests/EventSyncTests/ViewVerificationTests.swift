@@ -16,8 +16,13 @@ struct ViewVerificationTests {
         try store.delete("Holiday", id: "c")
     }
 
+    /// The view entry of a record that exists only here.
+    static func entry(row: JSONObject) throws -> [UInt8] {
+        try #require(RecordEntry.encode(RecordProjection(row: row)))
+    }
+
     enum Tampering: String, CaseIterable, Sendable {
-        case changeRow, deleteRow, addRow, deleteOutboxEntry, addOutboxEntry, deleteHistory, addShadow
+        case changeRow, deleteRow, addRow, deleteOutboxEntry, addOutboxEntry, deleteHistory, changeShadow
     }
 
     @Test("tampering is detected, verification changes nothing, and rebuilding repairs", arguments: Tampering.allCases)
@@ -32,14 +37,14 @@ struct ViewVerificationTests {
             let expected: ViewDifference = try store.environment.write { transaction in
                 switch tampering {
                 case .changeRow:
-                    try transaction.put(Keys.record(entity: "Holiday", id: "a"), Array(#"{"date":"2026-01-01","name":"Tampered"}"#.utf8), in: views.rows)
-                    return ViewDifference(view: "rows", key: "holiday/a", problem: "different")
+                    try transaction.put(Keys.record(entity: "Holiday", id: "a"), Self.entry(row: ["date": "2026-01-01", "name": "Tampered"]), in: views.records)
+                    return ViewDifference(view: "records", key: "holiday/a", problem: "different")
                 case .deleteRow:
-                    try #require(try transaction.delete(Keys.record(entity: "Holiday", id: "b"), in: views.rows))
-                    return ViewDifference(view: "rows", key: "holiday/b", problem: "missing")
+                    try #require(try transaction.delete(Keys.record(entity: "Holiday", id: "b"), in: views.records))
+                    return ViewDifference(view: "records", key: "holiday/b", problem: "missing")
                 case .addRow:
-                    try transaction.put(Keys.record(entity: "Holiday", id: "zz"), Array(#"{"date":"2026-01-01","name":"Ghost"}"#.utf8), in: views.rows)
-                    return ViewDifference(view: "rows", key: "holiday/zz", problem: "unexpected")
+                    try transaction.put(Keys.record(entity: "Holiday", id: "zz"), Self.entry(row: ["date": "2026-01-01", "name": "Ghost"]), in: views.records)
+                    return ViewDifference(view: "records", key: "holiday/zz", problem: "unexpected")
                 case .deleteOutboxEntry:
                     try #require(try transaction.delete(Keys.record(entity: "Birthday", id: "a"), in: views.outbox))
                     return ViewDifference(view: "outbox", key: "birthday/a", problem: "missing")
@@ -50,9 +55,13 @@ struct ViewVerificationTests {
                     // All duplicates of the key: the history of Holiday b (one event).
                     try #require(try transaction.delete(Keys.history(entity: "Holiday", id: "b"), in: views.history))
                     return ViewDifference(view: "history", key: "holiday/b", problem: "missing")
-                case .addShadow:
-                    try transaction.put(Keys.record(entity: "Holiday", id: "a"), ViewDatabases.encodeShadow(version: 3, encodedFields: JSONWriter.encodeObject(["name": "A"])), in: views.shadow)
-                    return ViewDifference(view: "shadow", key: "holiday/a", problem: "unexpected")
+                case .changeShadow:
+                    // The row as it is, but a shadow as if the server had heard of it: no longer pending.
+                    var projection = try views.projection(entity: "Holiday", id: "a", in: transaction)
+                    projection.shadow = projection.row
+                    projection.version = 3
+                    try transaction.put(Keys.record(entity: "Holiday", id: "a"), try #require(RecordEntry.encode(projection)), in: views.records)
+                    return ViewDifference(view: "records", key: "holiday/a", problem: "different")
                 }
             }
 
@@ -74,7 +83,7 @@ struct ViewVerificationTests {
         try withTemporaryStore { store, _ in
             try Self.populate(store)
             try store.environment.write { transaction in
-                try transaction.empty(store.log.views.rows)
+                try transaction.empty(store.log.views.records)
                 try transaction.empty(store.log.views.outbox)
             }
             let differences = try store.verifyViews()
@@ -82,9 +91,9 @@ struct ViewVerificationTests {
                 "outbox birthday/a: missing",
                 "outbox holiday/a: missing",
                 "outbox holiday/b: missing",
-                "rows birthday/a: missing",
-                "rows holiday/a: missing",
-                "rows holiday/b: missing",
+                "records birthday/a: missing",
+                "records holiday/a: missing",
+                "records holiday/b: missing",
             ])
             #expect(try store.verifyViews(limit: 2).count == 2)
             #expect(try store.records("Holiday").isEmpty, "verification does not repair")

@@ -88,7 +88,7 @@ struct SyncEngineTests {
 
     // MARK: import into a store that has synced
 
-    /// Import's fast path skips the shadow only in a store that never synced;
+    /// Import's fast path inserts only records the store has no entry for;
     /// here a record deleted locally but still on the server is re-created
     /// through the general fold, and the views still equal a replay of the log.
     @Test func importOverARecordDeletedHereButStillOnTheServer() throws {

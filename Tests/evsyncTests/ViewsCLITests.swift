@@ -27,19 +27,19 @@ struct ViewsCLITests {
             switch tampering {
             case "change a row":
                 try Self.tamper(sandbox) { store, transaction in
-                    try transaction.put(Keys.record(entity: "Holiday", id: "a"), Array(#"{"date":"2026-01-01","name":"Evil"}"#.utf8), in: store.log.views.rows)
+                    try transaction.put(Keys.record(entity: "Holiday", id: "a"), try #require(RecordEntry.encode(RecordProjection(row: ["date": "2026-01-01", "name": "Evil"]))), in: store.log.views.records)
                 }
-                expected = "rows holiday/a: different"
+                expected = "records holiday/a: different"
             case "delete a row":
                 try Self.tamper(sandbox) { store, transaction in
-                    try #require(try transaction.delete(Keys.record(entity: "Holiday", id: "b"), in: store.log.views.rows))
+                    try #require(try transaction.delete(Keys.record(entity: "Holiday", id: "b"), in: store.log.views.records))
                 }
-                expected = "rows holiday/b: missing"
+                expected = "records holiday/b: missing"
             case "add a row":
                 try Self.tamper(sandbox) { store, transaction in
-                    try transaction.put(Keys.record(entity: "Birthday", id: "ghost"), Array(#"{"date":"2026-01-01","name":"Boo"}"#.utf8), in: store.log.views.rows)
+                    try transaction.put(Keys.record(entity: "Birthday", id: "ghost"), try #require(RecordEntry.encode(RecordProjection(row: ["date": "2026-01-01", "name": "Boo"]))), in: store.log.views.records)
                 }
-                expected = "rows birthday/ghost: unexpected"
+                expected = "records birthday/ghost: unexpected"
             default:
                 try Self.tamper(sandbox) { store, transaction in
                     try #require(try transaction.delete(Keys.record(entity: "Holiday", id: "a"), in: store.log.views.outbox))
@@ -69,11 +69,11 @@ struct ViewsCLITests {
         try withSandbox { sandbox in
             let file = try sandbox.write("h.jsonl", (1...30).map { #"{"id":"h\#($0)","name":"H","date":"2026-01-01"}"# }.joined(separator: "\n"))
             try sandbox.succeed(["import", "Holiday", file])
-            try Self.tamper(sandbox) { store, transaction in try transaction.empty(store.log.views.rows) }
+            try Self.tamper(sandbox) { store, transaction in try transaction.empty(store.log.views.records) }
             let verify = try sandbox.run(["rebuild-views", "--verify"])
             #expect(verify.status == Exit.failure)
             #expect(verify.lines.count == 30)
-            #expect(verify.lines.allSatisfy { $0.hasPrefix("rows holiday/h") && $0.hasSuffix(": missing") })
+            #expect(verify.lines.allSatisfy { $0.hasPrefix("records holiday/h") && $0.hasSuffix(": missing") })
             #expect(verify.stderr.contains("30 differences"), "\(verify)")
             #expect(try sandbox.records("Holiday").isEmpty)
             try sandbox.succeed(["rebuild-views"])

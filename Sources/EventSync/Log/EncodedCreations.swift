@@ -17,8 +17,8 @@ struct EncodedCreations: Sendable {
         let historyKey: Range<Int>
         /// The stored event (`EventCoding`).
         let event: Range<Int>
-        /// The record's fields, encoded: its view row (the event's `set`, or `{}`).
-        let row: Range<Int>
+        /// Its `RecordEntry`: a pending creation whose row is the event's `set` (or `{}`).
+        let entry: Range<Int>
     }
 
     private(set) var bytes: [UInt8] = []
@@ -38,8 +38,20 @@ struct EncodedCreations: Sendable {
         var set: Range<Int>?
         JSONWriter.append(to: &bytes) { set = EventCoding.write(event, to: &$0) }
         let stored = start..<bytes.count
+        let entryStart = bytes.count
+        RecordEntry.startPendingCreation(in: &bytes)
+        if let set { appendCopy(of: set) } else { bytes.append(contentsOf: "{}".utf8) }
         entries.append(Entry(line: line, seq: event.seq, key: key, historyKey: historyKey, event: stored,
-                             row: set ?? append(Array("{}".utf8))))
+                             entry: entryStart..<bytes.count))
+    }
+
+    /// Appends a copy of `range` of the bytes (`append(contentsOf: bytes[range])` would copy the whole buffer first).
+    private mutating func appendCopy(of range: Range<Int>) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: range.count))
+        bytes.withUnsafeMutableBytes { buffer in
+            UnsafeMutableRawBufferPointer(rebasing: buffer[start...]).copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[range]))
+        }
     }
 
     private mutating func append(_ part: [UInt8]) -> Range<Int> {

@@ -15,6 +15,8 @@ struct EventLog: Sendable {
         private(set) var nextSeq: UInt64
         /// Where `appendServerCreation` encodes, kept from one event to the next.
         private var encoded = JSONWriter(capacity: 1024)
+        /// Where `appendServerCreation` builds the record's view entry, likewise.
+        private var entry: [UInt8] = []
 
         init(log: EventLog, transaction: Transaction) throws {
             self.log = log
@@ -43,8 +45,13 @@ struct EventLog: Sendable {
         ///   record (a row or a shadow): the caller folds it the general way.
         mutating func appendServerCreation(_ event: Event, fields: UnsafeRawBufferPointer) throws -> Bool {
             guard let version = event.version, event.kind == .created, event.origin == .remote else { return false }
-            guard try log.views.insertInStep(entity: event.entity, id: event.recordID, fields: fields, version: version,
-                                             seq: nextSeq, in: transaction) else { return false }
+            entry.removeAll(keepingCapacity: true)
+            RecordEntry.startInStep(version: version, in: &entry)
+            entry.append(contentsOf: fields)
+            let (views, seq, transaction) = (log.views, nextSeq, transaction)
+            guard try entry.withUnsafeBytes({
+                try views.insertInStep(entity: event.entity, id: event.recordID, entry: $0, seq: seq, in: transaction)
+            }) else { return false }
             var stored = event
             stored.seq = nextSeq
             encoded.removeAll()

@@ -72,7 +72,7 @@ public struct RemotePage: Sendable {
     /// The record, its fields decoded.
     func record(_ entry: Entry) throws -> RemoteRecord {
         let fields = try entry.fields.map { range in
-            try bytes.withUnsafeBytes { try ViewDatabases.decodeRow(UnsafeRawBufferPointer(rebasing: $0[range])) }
+            try bytes.withUnsafeBytes { try RecordEntry.decodeFields(UnsafeRawBufferPointer(rebasing: $0[range])) }
         }
         return RemoteRecord(id: id(of: entry), version: entry.version, fields: fields)
     }

@@ -141,6 +141,15 @@ final class Environment: @unchecked Sendable {
         return Database(dbi: dbi, name: name)
     }
 
+    /// The database called `name`, or nil if there is none.
+    func existingDatabase(_ name: String, in transaction: Transaction) throws(StorageError) -> Database? {
+        var dbi: MDB_dbi = 0
+        let code = mdb_dbi_open(transaction.handle, name, 0, &dbi)
+        if code == MDB_NOTFOUND { return nil }
+        try StorageError.check(code, "opening database \(name)")
+        return Database(dbi: dbi, name: name)
+    }
+
     /// Runs `body` in a read-only snapshot of the store.
     func read<T>(_ body: (Transaction) throws -> T) throws -> T {
         let transaction = try Transaction(environment: handle, readOnly: true)

@@ -105,6 +105,11 @@ final class Transaction {
         try StorageError.check(mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
     }
 
+    /// Deletes `database` from the environment; its handle is closed.
+    func drop(_ database: Database) throws(StorageError) {
+        try StorageError.check(mdb_drop(handle, database.dbi, 1), "deleting \(database.name)")
+    }
+
     /// How many leaf and branch pages `database` has, as this transaction sees it.
     func pages(of database: Database) throws(StorageError) -> (leaves: Int, branches: Int) {
         var stat = MDB_stat()

@@ -83,11 +83,13 @@ extension Store {
 
     func forEachRow(of entity: String, in transaction: Transaction, _ body: (String, JSONObject) throws -> Void) throws {
         let prefix = Keys.entityPrefix(entity)
-        let cursor = try transaction.cursor(log.views.rows)
+        let cursor = try transaction.cursor(log.views.records)
         var entry = try cursor.seek(atLeast: prefix)
         while let current = entry, current.key.starts(with: prefix) {
-            let id = String(decoding: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]), as: UTF8.self)
-            try body(id, try ViewDatabases.decodeRow(current.value))
+            if let row = try RecordEntry.row(in: current.value) {
+                let id = String(decoding: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]), as: UTF8.self)
+                try body(id, try RecordEntry.decodeFields(row))
+            }
             entry = try cursor.next()
         }
     }

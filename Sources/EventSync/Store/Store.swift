@@ -22,8 +22,10 @@ public final class Store: Sendable {
     let log: EventLog
     let meta: Database
 
-    /// Version of the store's database layout, kept in `meta`.
-    static let layoutVersion = "1"
+    /// Version of the store's database layout, kept in `meta`. Layout 1 kept
+    /// each record's row and shadow in two databases, `rows` and `shadow`;
+    /// its log is the same, so its views are replayed into layout 2 on opening.
+    static let layoutVersion = "2"
 
     /// Opens the store in `directory`.
     /// - Parameter create: make the directory and databases if missing; otherwise a missing store is a `.notFound` error.
@@ -72,15 +74,22 @@ public final class Store: Sendable {
         func open(_ transaction: Transaction, create: Bool) throws -> (EventLog, Database) {
             let flag = create ? MDBFlags.create : 0
             let meta = try environment.openDatabase("meta", flags: flag, in: transaction)
+            let layout = try transaction.get(Array("layout".utf8), in: meta).map { String(decoding: $0, as: UTF8.self) }
+            if let layout, layout != layoutVersion {
+                guard layout == "1" else {
+                    throw StoreError(.corrupt, "the store's layout \(layout) is not one this evsync reads (\(layoutVersion))")
+                }
+                guard create else { throw LayoutNeedsUpgrade() }
+            }
             let log = EventLog(
                 events: try environment.openDatabase("events", flags: flag, in: transaction),
                 views: try ViewDatabases.open(in: environment, transaction: transaction, create: create)
             )
-            if create, try transaction.get(Array("layout".utf8), in: meta) == nil {
-                try transaction.put(Array("layout".utf8), Array(layoutVersion.utf8), in: meta)
+            if layout == "1" {
+                try upgradeLayout1(log, environment: environment, in: transaction)
             }
-            if let layout = try transaction.get(Array("layout".utf8), in: meta), layout != Array(layoutVersion.utf8) {
-                throw StoreError(.corrupt, "the store's layout \(String(decoding: layout, as: UTF8.self)) is not one this evsync reads (\(layoutVersion))")
+            if create, layout != layoutVersion {
+                try transaction.put(Array("layout".utf8), Array(layoutVersion.utf8), in: meta)
             }
             return (log, meta)
         }
@@ -89,7 +98,18 @@ public final class Store: Sendable {
             return try environment.read { try open($0, create: false) }
         } catch let error as StorageError where error.code == MDBErrors.notFound {
             return try environment.write { try open($0, create: true) }
+        } catch is LayoutNeedsUpgrade {
+            return try environment.write { try open($0, create: true) }
         }
+    }
+
+    /// Replaces layout 1's `rows` and `shadow` with the `records` view, replayed from the log.
+    private static func upgradeLayout1(_ log: EventLog, environment: Environment, in transaction: Transaction) throws {
+        for name in ["rows", "shadow"] {
+            if let database = try environment.existingDatabase(name, in: transaction) { try transaction.drop(database) }
+        }
+        for database in log.views.all { try transaction.empty(database) }
+        try replay(log.events, into: log.views, environment: environment, in: transaction)
     }
 
     private static func defaultAuthor() -> String {
@@ -218,3 +238,6 @@ public final class Store: Sendable {
         }
     }
 }
+
+/// Thrown in a read transaction when the store's layout needs upgrading, which only a write transaction can do.
+private struct LayoutNeedsUpgrade: Error {}

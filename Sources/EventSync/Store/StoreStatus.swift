@@ -15,10 +15,10 @@ extension Store {
         try read { transaction in
             var status = StoreStatus(events: try log.lastSeq(in: transaction), records: [:], pendingRecords: 0, unacknowledgedEvents: 0)
             for schema in schemas.entities { status.records[schema.name] = 0 }
-            // Rows are sorted by entity: count each run of one prefix, naming the entity once per run.
+            // Records are sorted by entity: count each run of one prefix, naming the entity once per run.
             let names = Dictionary(schemas.entities.map { ($0.name.lowercased(), $0.name) }, uniquingKeysWith: { first, _ in first })
-            let rows = try transaction.cursor(log.views.rows)
-            var entry = try rows.first()
+            let records = try transaction.cursor(log.views.records)
+            var entry = try records.first()
             var prefix: [UInt8] = []
             var name = ""
             while let current = entry {
@@ -26,8 +26,8 @@ extension Store {
                     guard let (entity, _) = Keys.split(current.key) else { break }
                     (prefix, name) = (Keys.entityPrefix(entity), names[entity] ?? entity)
                 }
-                status.records[name, default: 0] += 1
-                entry = try rows.next()
+                if try RecordEntry.row(in: current.value) != nil { status.records[name, default: 0] += 1 }
+                entry = try records.next()
             }
             // For each record waiting in the outbox, its local events since the server last spoke of it.
             let outbox = try transaction.cursor(log.views.outbox)

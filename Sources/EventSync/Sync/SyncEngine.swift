@@ -135,7 +135,7 @@ public final class SyncEngine: Sendable {
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
         let views = store.log.views
         func estimate(in transaction: Transaction) throws -> DirtyPageEstimate {
-            DirtyPageEstimate(trees: try [views.rows, views.shadow, views.history].map { try transaction.pages(of: $0) })
+            DirtyPageEstimate(trees: try [views.records, views.history].map { try transaction.pages(of: $0) })
         }
         // Pages are written a few at a time, with the cursor after them, in
         // one transaction: records with random ids dirty pages all over the

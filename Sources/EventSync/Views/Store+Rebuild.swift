@@ -1,6 +1,6 @@
 /// A way the stored views differ from a fresh replay of the log.
 public struct ViewDifference: Sendable, Equatable, CustomStringConvertible {
-    /// Which view: `rows`, `shadow`, `outbox` or `history`.
+    /// Which view: `records`, `outbox` or `history`.
     public let view: String
     /// The entry's key, readable (`entity/id`).
     public let key: String
@@ -19,7 +19,7 @@ extension Store {
         do {
             return try environment.write { transaction in
                 for database in log.views.all { try transaction.empty(database) }
-                return try replay(into: log.views, in: transaction)
+                return try Self.replay(log.events, into: log.views, environment: environment, in: transaction)
             }
         } catch {
             throw StoreError.wrap(error)
@@ -36,7 +36,7 @@ extension Store {
             try environment.write { transaction in
                 let scratch = try ViewDatabases.open(prefix: "verify.", in: environment, transaction: transaction, create: true)
                 for database in scratch.all { try transaction.empty(database) }
-                _ = try replay(into: scratch, in: transaction)
+                try Self.replay(log.events, into: scratch, environment: environment, in: transaction)
                 for (stored, fresh) in zip(log.views.all, scratch.all) {
                     try compare(stored, fresh, in: transaction, limit: limit, into: &differences)
                 }
@@ -51,12 +51,14 @@ extension Store {
         return differences
     }
 
-    private func replay(into views: ViewDatabases, in transaction: Transaction) throws -> UInt64 {
+    /// Folds every event of the log into `views`, which must be empty; returns the number of events.
+    @discardableResult
+    static func replay(_ events: Database, into views: ViewDatabases, environment: Environment, in transaction: Transaction) throws -> UInt64 {
         var count: UInt64 = 0
         // Chunks of the log are folded in record order (stable, so each
         // record's events keep log order): a sweep over the view trees
         // instead of a random walk.
-        let cursor = try transaction.cursor(log.events)
+        let cursor = try transaction.cursor(events)
         var entry = try cursor.first()
         var chunk: [(event: Event, encodedSet: [UInt8]?)] = []
         while entry != nil || !chunk.isEmpty {

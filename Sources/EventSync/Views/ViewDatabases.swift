@@ -1,80 +1,39 @@
 /// The databases derived from the log, and how one event updates them.
 ///
-/// - `rows`: `entity\0id` → the record's fields (JSON): the current tables.
-/// - `shadow`: `entity\0id` → the server's version and fields as the log last heard them.
+/// - `records`: `entity\0id` → the record's row (its fields here: the current
+///   tables), its shadow (the server's fields as the log last heard them) and
+///   the server's version; see `RecordEntry`.
 /// - `outbox`: `entity\0id` → nothing; present exactly when row and shadow differ (what sync must push).
 /// - `history`: `id\0entity` → sorted duplicates, one per event of the record (`seq`, kind, origin).
 ///
-/// All four are rebuilt from the log by `rebuild-views`; they hold nothing
+/// All three are rebuilt from the log by `rebuild-views`; they hold nothing
 /// the log does not say.
 struct ViewDatabases: Sendable {
-    let rows: Database
-    let shadow: Database
+    let records: Database
     let outbox: Database
     let history: Database
 
-    static let names = ["rows", "shadow", "outbox", "history"]
+    static let names = ["records", "outbox", "history"]
 
     static func open(prefix: String = "", in environment: Environment, transaction: Transaction, create: Bool) throws -> ViewDatabases {
         let createFlag: Int32 = create ? MDBFlags.create : 0
         return ViewDatabases(
-            rows: try environment.openDatabase(prefix + "rows", flags: createFlag, in: transaction),
-            shadow: try environment.openDatabase(prefix + "shadow", flags: createFlag, in: transaction),
+            records: try environment.openDatabase(prefix + "records", flags: createFlag, in: transaction),
             outbox: try environment.openDatabase(prefix + "outbox", flags: createFlag, in: transaction),
             history: try environment.openDatabase(prefix + "history", flags: createFlag | MDBFlags.dupSort | MDBFlags.dupFixed, in: transaction)
         )
     }
 
-    var all: [Database] { [rows, shadow, outbox, history] }
+    var all: [Database] { [records, outbox, history] }
 
     // MARK: Reading
 
     func projection(entity: String, id: String, in transaction: Transaction) throws -> RecordProjection {
-        let key = Keys.record(entity: entity, id: id)
-        return try projection(key: key, in: transaction)
+        try projection(key: Keys.record(entity: entity, id: id), in: transaction)
     }
 
     func projection(key: [UInt8], in transaction: Transaction) throws -> RecordProjection {
-        var projection = RecordProjection()
-        projection.row = try transaction.withValue(key, in: rows) { try Self.decodeRow($0) }
-        if let (version, fields) = try transaction.withValue(key, in: shadow, { try Self.decodeShadow($0, row: projection.row) }) {
-            projection.version = version
-            projection.shadow = fields
-        }
-        return projection
-    }
-
-    static func decodeRow(_ bytes: UnsafeRawBufferPointer) throws -> JSONObject {
-        guard case .object(let fields) = try JSONParser.parse(bytes) else {
-            throw EventDecodingError(reason: "a view row is not a JSON object")
-        }
-        return fields
-    }
-
-    /// Shadow values: the version as 8 big-endian bytes (all ones: never
-    /// heard), then the server's fields: nothing if the server has no such
-    /// record, `=` when they equal the row (a record in step with the server,
-    /// by far the most common, then costs 9 bytes), or their JSON.
-    static func encodeShadow(version: Int64?, encodedFields: [UInt8]?) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(8 + (encodedFields?.count ?? 0))
-        withUnsafeBytes(of: UInt64(bitPattern: version ?? -1).bigEndian) { bytes.append(contentsOf: $0) }
-        if let encodedFields { bytes.append(contentsOf: encodedFields) }
-        return bytes
-    }
-
-    static let sameAsRow: [UInt8] = [UInt8(ascii: "=")]
-
-    static func decodeShadow(_ bytes: UnsafeRawBufferPointer, row: JSONObject?) throws -> (Int64?, JSONObject?) {
-        guard bytes.count >= 8 else { throw EventDecodingError(reason: "a shadow entry is truncated") }
-        let raw = Int64(bitPattern: Keys.sequence(from: bytes))
-        let version: Int64? = raw == -1 ? nil : raw
-        guard bytes.count > 8 else { return (version, nil) }
-        if bytes.count == 9, bytes[8] == sameAsRow[0] {
-            guard let row else { throw EventDecodingError(reason: "a shadow entry refers to a missing row") }
-            return (version, row)
-        }
-        return (version, try decodeRow(UnsafeRawBufferPointer(rebasing: bytes[8...])))
+        try transaction.withValue(key, in: records) { try RecordEntry.decode($0) } ?? RecordProjection()
     }
 
     /// History values: `seq` (8 bytes, big-endian, so duplicates sort in log order), kind, origin.
@@ -105,27 +64,14 @@ struct ViewDatabases: Sendable {
         let before = projection
         projection.apply(event)
 
-        // Encode each state once: a creation's row is its `set`, already
-        // encoded; a record in step with the server has equal row and shadow.
-        let rowBytes: [UInt8]?
-        if let row = projection.row {
+        if projection != before {
+            // A creation's row is its `set`, already encoded.
             let rowIsSet = event.kind == .created && before.row == nil && before.shadow == nil
-            rowBytes = rowIsSet ? encodedSet ?? JSONWriter.encodeObject(row) : JSONWriter.encodeObject(row)
-        } else {
-            rowBytes = nil
-        }
-        if let rowBytes {
-            try transaction.put(key, rowBytes, in: rows)
-        } else if before.row != nil {
-            try transaction.delete(key, in: rows)
-        }
-        // The shadow is rewritten when it changes, and when it stops or starts
-        // being stored as "same as the row" (a local edit of a record in step).
-        let wasSameAsRow = before.shadow != nil && before.shadow == before.row
-        let isSameAsRow = projection.shadow != nil && projection.shadow == projection.row
-        if (before.shadow, before.version) != (projection.shadow, projection.version) || wasSameAsRow != isSameAsRow {
-            let fields = projection.shadow.map { isSameAsRow ? Self.sameAsRow : JSONWriter.encodeObject($0) }
-            try transaction.put(key, Self.encodeShadow(version: projection.version, encodedFields: fields), in: shadow)
+            if let entry = RecordEntry.encode(projection, encodedRow: rowIsSet ? encodedSet : nil) {
+                try transaction.put(key, entry, in: records)
+            } else {
+                try transaction.delete(key, in: records)
+            }
         }
         switch (before.isPending, projection.isPending) {
         case (false, true): try transaction.put(key, [], in: outbox)
@@ -136,20 +82,12 @@ struct ViewDatabases: Sendable {
     }
 
     /// Adds a record the store has never heard of, in step with the server:
-    /// its row, its shadow ("same as the row") and its first history entry,
-    /// what folding its remote creation would write.
-    /// - Returns: false, having written nothing, when the store has a row or a shadow for it.
-    func insertInStep(entity: String, id: String, fields: UnsafeRawBufferPointer, version: Int64, seq: UInt64,
-                      in transaction: Transaction) throws -> Bool {
-        let key = Keys.record(entity: entity, id: id)
-        // Each insertion both checks that the entry is new and adds it: one tree search, not two.
-        let inStep = Self.encodeShadow(version: version, encodedFields: Self.sameAsRow)
-        guard try key.withUnsafeBytes({ key in try inStep.withUnsafeBytes { try transaction.insert(key, $0, in: shadow) } }) else {
-            return false
-        }
-        guard try key.withUnsafeBytes({ try transaction.insert($0, fields, in: rows) }) else {
-            // A row without a shadow: created here, and perhaps pushed by a sync that died.
-            _ = try transaction.delete(key, in: shadow)
+    /// its entry and its first history entry, what folding its remote creation would write.
+    /// - Parameter entry: its `RecordEntry`, started with `startInStep`.
+    /// - Returns: false, having written nothing, when the store has an entry for it.
+    func insertInStep(entity: String, id: String, entry: UnsafeRawBufferPointer, seq: UInt64, in transaction: Transaction) throws -> Bool {
+        // The insertion both checks that the record is new and adds it: one tree search, not two.
+        guard try Keys.record(entity: entity, id: id).withUnsafeBytes({ try transaction.insert($0, entry, in: records) }) else {
             return false
         }
         try transaction.put(Keys.history(entity: entity, id: id), Self.historyEntry(seq: seq, kind: .created, origin: .remote),
@@ -158,14 +96,12 @@ struct ViewDatabases: Sendable {
     }
 
     /// Folds local creations in, in record order (a sweep, as above). A
-    /// creation of a record new to the store needs no decoding: its row is
-    /// its encoded fields, and it is pending. One of a record deleted here but
+    /// creation of a record new to the store needs no decoding: its entry is
+    /// encoded already, and it is pending. One of a record deleted here but
     /// still on the server takes the general fold, which compares with the shadow.
     /// - Returns: the index of the first creation (in input order) whose
     ///   record already exists; such creations are skipped.
     func apply(_ creations: EncodedCreations, in transaction: Transaction) throws -> Int? {
-        // A store that never synced has no shadow to look records up in.
-        let shadowIsEmpty = try transaction.cursor(shadow).first() == nil
         let noValue = UnsafeRawBufferPointer(start: nil, count: 0)
         return try creations.bytes.withUnsafeBytes { bytes in
             func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
@@ -173,19 +109,15 @@ struct ViewDatabases: Sendable {
             for index in Keys.sortedIndices(of: creations.entries.map(\.key), in: bytes) {
                 let entry = creations.entries[index]
                 let key = part(entry.key)
-                if !shadowIsEmpty, try transaction.withValue(key, in: shadow, { _ in true }) != nil {
-                    guard try transaction.withValue(key, in: rows, { _ in true }) == nil else {
-                        firstTaken = min(firstTaken ?? index, index)
-                        continue
-                    }
-                    var encodedSet: [UInt8]?
-                    let event = try EventCoding.decode(part(entry.event), encodedSet: &encodedSet)
-                    try apply(event, in: transaction, encodedSet: encodedSet)
-                } else if try transaction.insert(key, part(entry.row), in: rows) {
+                if try transaction.insert(key, part(entry.entry), in: records) {
                     try transaction.put(key, noValue, in: outbox)
                     try Self.historyEntry(seq: entry.seq, kind: .created, origin: .local).withUnsafeBytes {
                         try transaction.put(part(entry.historyKey), $0, in: history)
                     }
+                } else if try !transaction.hasRow(key, in: records) {
+                    var encodedSet: [UInt8]?
+                    let event = try EventCoding.decode(part(entry.event), encodedSet: &encodedSet)
+                    try apply(event, in: transaction, encodedSet: encodedSet)
                 } else {
                     firstTaken = min(firstTaken ?? index, index)
                 }
@@ -210,4 +142,11 @@ struct ViewDatabases: Sendable {
         }
     }
 
+}
+
+extension Transaction {
+    fileprivate func hasRow(_ key: UnsafeRawBufferPointer, in records: Database) throws -> Bool {
+        let row = try withValue(key, in: records) { bytes -> Bool in try RecordEntry.row(in: bytes) != nil }
+        return row ?? false
+    }
 }
