@@ -42,7 +42,7 @@ struct EventLog: Sendable {
         /// the server holds it: no fold, its fields are already in canonical
         /// form, and they become both its row and its shadow. The bulk of a first pull.
         /// - Returns: false, having appended nothing, when the store has the
-        ///   record (a row or a shadow): the caller folds it the general way.
+        ///   record (it has an entry in the views): the caller folds it the general way.
         mutating func appendServerCreation(_ event: Event, fields: UnsafeRawBufferPointer) throws -> Bool {
             guard let version = event.version, event.kind == .created, event.origin == .remote else { return false }
             entry.removeAll(keepingCapacity: true)

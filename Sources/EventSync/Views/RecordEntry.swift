@@ -36,7 +36,7 @@ enum RecordEntry {
             layout = Layout.none
         case (_?, nil): layout = Layout.rowOnly
         case (nil, _?): layout = Layout.shadowOnly
-        case let (row?, shadow?): layout = row == shadow ? Layout.inStep : Layout.different
+        case let (fields?, shadow?): layout = fields == shadow ? Layout.inStep : Layout.different
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(headerSize + 4 + (row?.count ?? 0))
@@ -111,8 +111,9 @@ enum RecordEntry {
         guard bytes.count >= headerSize else { throw EventDecodingError(reason: "a view entry is truncated") }
         let raw = Int64(bitPattern: Keys.sequence(from: bytes))
         let layout = bytes[8]
-        guard [Layout.none, Layout.rowOnly, Layout.inStep, Layout.shadowOnly, Layout.different].contains(layout) else {
-            throw EventDecodingError(reason: "a view entry has an unknown layout")
+        switch layout {
+        case Layout.none, Layout.rowOnly, Layout.inStep, Layout.shadowOnly, Layout.different: break
+        default: throw EventDecodingError(reason: "a view entry has an unknown layout")
         }
         return (raw == -1 ? nil : raw, layout, UnsafeRawBufferPointer(rebasing: bytes[headerSize...]))
     }

@@ -36,6 +36,11 @@ struct ViewDatabases: Sendable {
         try transaction.withValue(key, in: records) { try RecordEntry.decode($0) } ?? RecordProjection()
     }
 
+    /// Whether the record under `key` has a row here, not just a shadow or a version.
+    private func hasRow(_ key: UnsafeRawBufferPointer, in transaction: Transaction) throws -> Bool {
+        try transaction.withValue(key, in: records) { try RecordEntry.row(in: $0) != nil } ?? false
+    }
+
     /// History values: `seq` (8 bytes, big-endian, so duplicates sort in log order), kind, origin.
     static func historyEntry(_ event: Event) -> [UInt8] {
         historyEntry(seq: event.seq, kind: event.kind, origin: event.origin)
@@ -114,7 +119,7 @@ struct ViewDatabases: Sendable {
                     try Self.historyEntry(seq: entry.seq, kind: .created, origin: .local).withUnsafeBytes {
                         try transaction.put(part(entry.historyKey), $0, in: history)
                     }
-                } else if try !transaction.hasRow(key, in: records) {
+                } else if try !hasRow(key, in: transaction) {
                     var encodedSet: [UInt8]?
                     let event = try EventCoding.decode(part(entry.event), encodedSet: &encodedSet)
                     try apply(event, in: transaction, encodedSet: encodedSet)
@@ -142,11 +147,4 @@ struct ViewDatabases: Sendable {
         }
     }
 
-}
-
-extension Transaction {
-    fileprivate func hasRow(_ key: UnsafeRawBufferPointer, in records: Database) throws -> Bool {
-        let row = try withValue(key, in: records) { bytes -> Bool in try RecordEntry.row(in: bytes) != nil }
-        return row ?? false
-    }
 }
