@@ -89,16 +89,21 @@ struct SyncEngineTests {
     // MARK: import into a store that has synced
 
     /// Import's fast path inserts only records the store has no entry for;
-    /// here a record deleted locally but still on the server is re-created
-    /// through the general fold, and the views still equal a replay of the log.
-    @Test func importOverARecordDeletedHereButStillOnTheServer() throws {
+    /// here records deleted locally but still on the server, or deleted on
+    /// the server, are re-created through the general fold, and the views
+    /// still equal a replay of the log.
+    @Test func importOverRecordsDeletedHereOrOnTheServer() throws {
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory)
         let remote = InMemoryRemote()
         remote.put("kept", holiday("Kept"), in: "holidays")
         remote.put("gone", holiday("Gone"), in: "holidays")
+        remote.put("dropped", holiday("Dropped"), in: "holidays")
         let engine = SyncEngine(store: store) { remote }
-        #expect(try engine.syncBlocking().pulled == 2)
+        #expect(try engine.syncBlocking().pulled == 3)
+        remote.put("dropped", nil, in: "holidays")
+        _ = try engine.syncBlocking()
+        #expect(try store.record("Holiday", id: "dropped") == nil)
         try store.delete("Holiday", id: "gone")
         try store.delete("Holiday", id: "kept")
         #expect(try store.status().pendingRecords == 2)
@@ -106,6 +111,7 @@ struct SyncEngineTests {
         let lines = [
             #"{"id":"gone","name":"Gone","date":"2026-05-01"}"#,           // as the server has it: in step again
             #"{"id":"kept","name":"Kept anew","date":"2026-05-01"}"#,      // differs from the server: pending
+            #"{"id":"dropped","name":"Dropped anew","date":"2026-05-03"}"#,  // the server has a tombstone: pending
             #"{"id":"fresh","name":"Fresh","date":"2026-05-02"}"#,
         ]
         let file = directory.file("import.jsonl")
@@ -113,14 +119,16 @@ struct SyncEngineTests {
         let descriptor = open(file, O_RDONLY)
         try #require(descriptor >= 0)
         defer { close(descriptor) }
-        #expect(try store.importRecords("Holiday", from: descriptor) == 3)
+        #expect(try store.importRecords("Holiday", from: descriptor) == 4)
 
         #expect(try store.record("Holiday", id: "gone")?.fields == holiday("Gone"))
-        #expect(try store.status().pendingRecords == 2)
+        #expect(try store.record("Holiday", id: "dropped")?.fields["name"] == "Dropped anew")
+        #expect(try store.status().pendingRecords == 3)
         #expect(try store.verifyViews().isEmpty)
         let report = try engine.syncBlocking()
-        #expect(report.pushed == 2)
+        #expect(report.pushed == 3)
         #expect(remote.records(in: "holidays")["kept"]?["name"] == "Kept anew")
+        #expect(remote.records(in: "holidays")["dropped"]?["name"] == "Dropped anew")
         #expect(remote.records(in: "holidays")["fresh"]?["name"] == "Fresh")
         #expect(try store.status().pendingRecords == 0)
     }
