@@ -143,11 +143,11 @@ final class Environment: @unchecked Sendable {
 
     /// The database called `name`, or nil if there is none.
     func existingDatabase(_ name: String, in transaction: Transaction) throws(StorageError) -> Database? {
-        var dbi: MDB_dbi = 0
-        let code = mdb_dbi_open(transaction.handle, name, 0, &dbi)
-        if code == MDB_NOTFOUND { return nil }
-        try StorageError.check(code, "opening database \(name)")
-        return Database(dbi: dbi, name: name)
+        do {
+            return try openDatabase(name, in: transaction)
+        } catch where error.code == MDBErrors.notFound {
+            return nil
+        }
     }
 
     /// Runs `body` in a read-only snapshot of the store.
