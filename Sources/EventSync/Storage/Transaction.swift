@@ -7,6 +7,11 @@ final class Transaction {
     let handle: OpaquePointer
     let readOnly: Bool
     private var finished = false
+    /// One cursor per database (indexed by its handle) that every write goes
+    /// through, left where the last write put it. When the next key falls in
+    /// the same leaf page, LMDB skips the search from the root: writes in key
+    /// order, as the views are written, mostly cost no tree search.
+    private var writeCursors: [OpaquePointer?] = []
 
     init(environment: OpaquePointer, readOnly: Bool) throws(StorageError) {
         var handle: OpaquePointer?
@@ -24,6 +29,7 @@ final class Transaction {
     func commit() throws(StorageError) {
         guard !finished else { return }
         finished = true
+        closeWriteCursors()
         try StorageError.check(mdb_txn_commit(handle), "committing")
     }
 
@@ -31,7 +37,33 @@ final class Transaction {
     func discard() {
         guard !finished else { return }
         finished = true
+        closeWriteCursors()
         mdb_txn_abort(handle)
+    }
+
+    private func writeCursor(_ database: Database) throws(StorageError) -> OpaquePointer {
+        let index = Int(database.dbi)
+        if index < writeCursors.count, let cursor = writeCursors[index] { return cursor }
+        var cursor: OpaquePointer?
+        try StorageError.check(mdb_cursor_open(handle, database.dbi, &cursor), "opening a cursor on \(database.name)")
+        guard let cursor else { throw StorageError(code: MDB_PANIC, operation: "opening a cursor") }
+        if index >= writeCursors.count { writeCursors += repeatElement(nil, count: index + 1 - writeCursors.count) }
+        writeCursors[index] = cursor
+        return cursor
+    }
+
+    /// Closes `database`'s write cursor, if it has one: before the database is dropped, which closes
+    /// its handle (a database opened afterwards may be given the same one).
+    private func closeWriteCursor(_ database: Database) {
+        let index = Int(database.dbi)
+        guard index < writeCursors.count, let cursor = writeCursors[index] else { return }
+        mdb_cursor_close(cursor)
+        writeCursors[index] = nil
+    }
+
+    private func closeWriteCursors() {
+        for case let cursor? in writeCursors { mdb_cursor_close(cursor) }
+        writeCursors = []
     }
 
     /// Calls `body` with the value stored under `key`, or returns nil without calling it.
@@ -42,7 +74,9 @@ final class Transaction {
     func withValue<T>(_ key: UnsafeRawBufferPointer, in database: Database, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var data = MDB_val()
-        let code = mdb_get(handle, database.dbi, &keyValue, &data)
+        // In a write transaction, the write cursor: the write that usually follows is then in place.
+        let code = readOnly ? mdb_get(handle, database.dbi, &keyValue, &data)
+            : mdb_cursor_get(try writeCursor(database), &keyValue, &data, MDB_SET_KEY)
         if code == MDB_NOTFOUND { return nil }
         try StorageError.check(code, "reading from \(database.name)")
         return try body(UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
@@ -68,7 +102,7 @@ final class Transaction {
         var flags: UInt32 = 0
         if append { flags |= UInt32(MDB_APPEND) }
         if noDuplicate { flags |= UInt32(MDB_NODUPDATA) }
-        let code = store(key, value, in: database, flags: flags)
+        let code = try store(key, value, in: database, flags: flags)
         if code == MDB_KEYEXIST, noDuplicate { return }
         try StorageError.check(code, "writing to \(database.name)")
     }
@@ -76,16 +110,17 @@ final class Transaction {
     /// Stores `value` under `key` unless `key` is there already; returns
     /// whether it stored it. One tree search, where a lookup then a `put` take two.
     func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database) throws(StorageError) -> Bool {
-        let code = store(key, value, in: database, flags: UInt32(MDB_NOOVERWRITE))
+        let code = try store(key, value, in: database, flags: UInt32(MDB_NOOVERWRITE))
         if code == MDB_KEYEXIST { return false }
         try StorageError.check(code, "writing to \(database.name)")
         return true
     }
 
-    private func store(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database, flags: UInt32) -> Int32 {
+    private func store(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database,
+                       flags: UInt32) throws(StorageError) -> Int32 {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var dataValue = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        return mdb_put(handle, database.dbi, &keyValue, &dataValue, flags)
+        return mdb_cursor_put(try writeCursor(database), &keyValue, &dataValue, flags)
     }
 
     /// Removes `key`; returns whether it was there.
@@ -102,11 +137,13 @@ final class Transaction {
 
     /// Removes every entry of `database`, keeping the database itself.
     func empty(_ database: Database) throws(StorageError) {
+        // LMDB resets the database's cursors itself, the write cursor among them.
         try StorageError.check(mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
     }
 
     /// Deletes `database` from the environment; its handle is closed.
     func drop(_ database: Database) throws(StorageError) {
+        closeWriteCursor(database)
         try StorageError.check(mdb_drop(handle, database.dbi, 1), "deleting \(database.name)")
     }
 
