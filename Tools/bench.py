@@ -52,8 +52,8 @@ QUICK = dict(runs=3, import_records=20_000, pull_records=5_000, push_records=100
              memory_records=20_000, memory_runs=None)
 
 METHOD_NOTES = [
-    "Every case runs its contenders interleaved (A B C, A B C, …) so drift on this shared machine hits "
-    "them alike; the load average at start and end is above. Before each timed command, `sync` writes "
+    "Every case runs its contenders interleaved, every other round in reverse (A B C, C B A, …), so drift "
+    "on this shared machine hits them alike and none always runs first; the load average at start and end is above. Before each timed command, `sync` writes "
     "dirty pages back (so no command pays for the previous one's writeback through its own fsync); the "
     "page cache stays warm (nothing is dropped).",
     "CPU: user+sys from wait4's rusage of the command (including the children it waited for). Peak RSS: "
@@ -644,9 +644,10 @@ class Bench:
         return path
 
     def rounds(self, n, contenders):
-        """Runs each contender n times, interleaved: A B C, A B C, ..."""
+        """Runs each contender n times, interleaved, every other round in reverse (A B C, C B A, A B C, ...),
+        so that no contender always runs first while this machine's speed drifts."""
         for r in range(n):
-            for c in contenders:
+            for c in (contenders if r % 2 == 0 else contenders[::-1]):
                 c(r)
 
     def import_store(self, events):
