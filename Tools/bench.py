@@ -53,9 +53,9 @@ QUICK = dict(runs=3, import_records=20_000, pull_records=5_000, push_records=100
 
 METHOD_NOTES = [
     "Every case runs its contenders interleaved, every other round in reverse (A B C, C B A, …), so drift "
-    "on this shared machine hits them alike and none always runs first; the load average at start and end is above. Before each timed command, `sync` writes "
-    "dirty pages back (so no command pays for the previous one's writeback through its own fsync); the "
-    "page cache stays warm (nothing is dropped).",
+    "on this shared machine hits them alike and none always runs first; the load average at start and end "
+    "is above. Before each timed command, `sync` writes dirty pages back (so no command pays for the "
+    "previous one's writeback through its own fsync); the page cache stays warm (nothing is dropped).",
     "CPU: user+sys from wait4's rusage of the command (including the children it waited for). Peak RSS: "
     "GNU time's `%M` (ru_maxrss taken in a ~1 MiB forked parent: our own wait4 would report at least this "
     "Python driver's RSS, which Linux carries across exec). RSS includes the pages of LMDB's memory map "

@@ -7,10 +7,11 @@ final class Transaction {
     let handle: OpaquePointer
     let readOnly: Bool
     private var finished = false
-    /// One cursor per database (indexed by its handle) that every write goes
-    /// through, left where the last write put it. When the next key falls in
-    /// the same leaf page, LMDB skips the search from the root: writes in key
-    /// order, as the views are written, mostly cost no tree search.
+    /// One cursor per database (indexed by its handle) that every write, and
+    /// every read in a write transaction, goes through, left where the last
+    /// one put it. When the next key falls in the same leaf page, LMDB skips
+    /// the search from the root: writes in key order, as the views are
+    /// written, mostly cost no tree search.
     private var writeCursors: [OpaquePointer?] = []
 
     init(environment: OpaquePointer, readOnly: Bool) throws(StorageError) {
