@@ -7,11 +7,12 @@ final class Transaction {
     let handle: OpaquePointer
     let readOnly: Bool
     private var finished = false
-    /// One cursor per database (indexed by its handle) that every write, and
-    /// every read in a write transaction, goes through, left where the last
-    /// one put it. When the next key falls in the same leaf page, LMDB skips
-    /// the search from the root: writes in key order, as the views are
-    /// written, mostly cost no tree search.
+    /// One cursor per database (indexed by its handle) that every `put` and
+    /// `insert`, and every read in a write transaction, goes through, left
+    /// where the last one put it. When the next key falls in the same leaf
+    /// page, LMDB skips the search from the root: writes in key order, as the
+    /// views are written, mostly cost no tree search. (Deletes are rare and
+    /// keep `mdb_del`.)
     private var writeCursors: [OpaquePointer?] = []
 
     init(environment: OpaquePointer, readOnly: Bool) throws(StorageError) {
