@@ -139,6 +139,14 @@ struct RecordEntryTests {
             #expect(error.code == .corrupt)
             #expect(error.message.contains("layout 99"))
             #expect(throws: StoreError.self) { try Store(directory: path, create: true) }
+            // Left alone: its layout mark and its log are as they were.
+            let environment = try Environment(directory: path, mapSize: 1 << 30, maxDatabases: 16)
+            try environment.read { transaction in
+                let meta = try environment.openDatabase("meta", in: transaction)
+                #expect(try transaction.get(Array("layout".utf8), in: meta) == Array("99".utf8))
+                let events = try environment.openDatabase("events", in: transaction)
+                #expect(try transaction.cursor(events).last().map { Keys.sequence(from: $0.key) } == 1)
+            }
         }
     }
 }
