@@ -15,9 +15,9 @@ import Synchronization
 /// its view row differs from the server state the log last recorded for it
 /// (the `outbox` view). Pulled pages are written a few to a transaction,
 /// with the cursor after the last of them; each pushed batch's
-/// acknowledgements in one transaction. A crash at any point therefore resumes cleanly: pages are
-/// neither skipped nor repeated, and a push the server applied but the log
-/// never acknowledged is recognised on the next pull.
+/// acknowledgements in one transaction. A crash at any point therefore
+/// resumes cleanly: pages are neither skipped nor repeated, and a push the
+/// server applied but the log never acknowledged is recognised on the next pull.
 public final class SyncEngine: Sendable {
     public let store: Store
     private let makeRemote: @Sendable () throws -> any SyncRemote
