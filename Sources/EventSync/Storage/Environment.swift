@@ -14,8 +14,6 @@ final class Environment: @unchecked Sendable {
     // transactions, which are confined to one closure on one thread.
     private let handle: OpaquePointer
     private let mapRange: (UInt, Int)?
-    /// How many `deferringSync` scopes are open in this process.
-    private let syncDeferrals = Atomic<Int>(0)
     /// File-backed resident bytes right after the last `releaseMappedPages`.
     private let residentFloor = Atomic<Int>(0)
 
@@ -44,30 +42,6 @@ final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(handle)
-    }
-
-    /// Runs `body` with commits not waiting for the disk, then forces
-    /// everything to disk once. For work whose every transaction can be
-    /// redone from elsewhere if an operating-system crash undoes it (a sync:
-    /// pulled pages come again with the cursor they were committed with,
-    /// acknowledgements are recognised on the next pull). A process crash
-    /// loses nothing either way: committed pages are in the page cache.
-    /// LMDB stays consistent; only the last transactions can be undone.
-    /// Only transactions written with `durable: false` profit; any other
-    /// write in the meantime (a local change in the same process) is flushed
-    /// at its commit as usual.
-    func deferringSync<T>(_ body: () throws -> T) throws -> T {
-        if syncDeferrals.add(1, ordering: .sequentiallyConsistent).newValue == 1 {
-            try StorageError.check(mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), 1), "deferring sync")
-        }
-        defer {
-            if syncDeferrals.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 {
-                mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), 0)
-            }
-        }
-        let result = try body()
-        try StorageError.check(mdb_env_sync(handle, 1), "syncing to disk")
-        return result
     }
 
     /// Drops this process's mapping of the store's pages (they stay in the
@@ -160,53 +134,19 @@ final class Environment: @unchecked Sendable {
         return result
     }
 
-    /// Runs `body` in the single write transaction: committed when `body`
-    /// returns, aborted (leaving the store exactly as it was) when it throws.
-    /// - Parameter durable: false for a transaction that `deferringSync` may leave unflushed.
-    func write<T>(durable: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
-        try writeChain(durable: durable) { chain in try body(chain.transaction) }
-    }
-
-    /// Runs `body` in a chain of write transactions: `chain.commit()` commits
-    /// the current one and begins the next, and the last is committed when
-    /// `body` returns. A throw aborts only the transaction in progress. For
-    /// long jobs made of steps that each stand on their own (a pull's pages,
-    /// each written with its cursor), committed a few at a time.
-    func writeChain<T>(durable: Bool = true, _ body: (TransactionChain) throws -> T) throws -> T {
-        let chain = try TransactionChain(environment: self, durable: durable)
+    /// Runs `body` in the single write transaction: committed (and on disk)
+    /// when `body` returns, aborted (leaving the store exactly as it was) when
+    /// it throws. Every commit is flushed: a power cut must not take back what
+    /// a user or the server was told is stored.
+    func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+        let transaction = try Transaction(environment: handle, readOnly: false)
         do {
-            let result = try body(chain)
-            try chain.commitLast()
+            let result = try body(transaction)
+            try transaction.commit()
             return result
         } catch {
-            chain.transaction.discard()
+            transaction.discard()
             throw error
-        }
-    }
-
-    /// The write transactions of `writeChain`, one at a time.
-    final class TransactionChain {
-        private let environment: Environment
-        private let durable: Bool
-        private(set) var transaction: Transaction
-
-        fileprivate init(environment: Environment, durable: Bool) throws(StorageError) {
-            self.environment = environment
-            self.durable = durable
-            self.transaction = try Transaction(environment: environment.handle, readOnly: false)
-        }
-
-        /// Commits the current transaction and begins the next.
-        func commit() throws(StorageError) {
-            try commitLast()
-            transaction = try Transaction(environment: environment.handle, readOnly: false)
-        }
-
-        fileprivate func commitLast() throws(StorageError) {
-            try transaction.commit()
-            if durable, environment.syncDeferrals.load(ordering: .sequentiallyConsistent) > 0 {
-                try StorageError.check(mdb_env_sync(environment.handle, 1), "syncing to disk")
-            }
         }
     }
 }

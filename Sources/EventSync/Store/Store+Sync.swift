@@ -48,9 +48,9 @@ extension Store {
         try read { try meta(key, in: $0) }
     }
 
-    func writeMeta(_ key: String, _ value: String, durable: Bool = true) throws(StoreError) {
+    func writeMeta(_ key: String, _ value: String) throws(StoreError) {
         do {
-            try environment.write(durable: durable) { try setMeta(key, value, in: $0) }
+            try environment.write { try setMeta(key, value, in: $0) }
         } catch {
             throw StoreError.wrap(error)
         }

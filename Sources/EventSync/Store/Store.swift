@@ -125,37 +125,14 @@ public final class Store: Sendable {
     }
 
     /// One write transaction; the appender numbers events as they are added. Nothing is written if `body` throws.
-    /// - Parameter durable: false only for the sync engine's own transactions (see `Environment.deferringSync`).
-    func write<T>(durable: Bool = true, _ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
+    func write<T>(_ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
         do {
-            return try writeChain(durable: durable) { chain in try body(&chain.appender) }
+            return try environment.write { transaction in
+                var appender = try EventLog.Appender(log: log, transaction: transaction)
+                return try body(&appender)
+            }
         } catch {
             throw StoreError.wrap(error)
-        }
-    }
-
-    /// Write transactions in a chain, each with its appender (see `Environment.writeChain`).
-    /// Errors pass through as they are: `body` may throw the caller's own (a sync's network errors).
-    func writeChain<T>(durable: Bool = true, _ body: (AppendChain) throws -> T) throws -> T {
-        try environment.writeChain(durable: durable) { chain in try body(try AppendChain(log: log, chain: chain)) }
-    }
-
-    /// The appender of the transaction in progress in a chain, renewed by `commit()`.
-    final class AppendChain {
-        private let log: EventLog
-        private let chain: Environment.TransactionChain
-        var appender: EventLog.Appender
-
-        fileprivate init(log: EventLog, chain: Environment.TransactionChain) throws {
-            self.log = log
-            self.chain = chain
-            self.appender = try EventLog.Appender(log: log, transaction: chain.transaction)
-        }
-
-        /// Commits everything appended so far and carries on in a new transaction.
-        func commit() throws {
-            try chain.commit()
-            appender = try EventLog.Appender(log: log, transaction: chain.transaction)
         }
     }
 

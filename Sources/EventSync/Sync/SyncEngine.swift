@@ -76,8 +76,7 @@ public final class SyncEngine: Sendable {
             broadcast(.inProgress(step))
         }
         do {
-            // One disk flush for the whole sync instead of one per page and batch (see `deferringSync`).
-            return try store.environment.deferringSync { try run(policy: policy, report: &report, progress: notify, shouldStop: shouldStop) }
+            return try run(policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
         } catch {
             var failure = Self.syncError(error)
             report.error = failure.message
@@ -90,7 +89,7 @@ public final class SyncEngine: Sendable {
                      shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
         if try store.readMeta(Store.MetaKey.remote) != remote.address {
-            try store.writeMeta(Store.MetaKey.remote, remote.address, durable: false)
+            try store.writeMeta(Store.MetaKey.remote, remote.address)
         }
         remote.willPull(try store.schemas.entities.map { schema in
             (schema.collection, try store.readMeta(Store.MetaKey.cursor(remote: remote.address, entity: schema.name)).flatMap { Int64($0) })
@@ -107,7 +106,7 @@ public final class SyncEngine: Sendable {
         }
         try store.writeMeta(Store.MetaKey.lastSync, JSONWriter.string([
             "at": .string(Timestamp.iso8601(milliseconds: Timestamp.now())), "result": .string(report.result.rawValue),
-        ]), durable: false)
+        ]))
         return report
     }
 
@@ -137,40 +136,42 @@ public final class SyncEngine: Sendable {
         func estimate(in transaction: Transaction) throws -> DirtyPageEstimate {
             DirtyPageEstimate(trees: try [views.records, views.history].map { try transaction.pages(of: $0) })
         }
-        // Pages are written a few at a time, with the cursor after them, in
-        // one transaction: records with random ids dirty pages all over the
-        // store, and each commit writes every page it dirtied. Within a
-        // transaction the records go in id order, which is the order of
-        // every view's keys: one sweep through each tree, its pages read and
-        // written in runs. What the report counts is committed.
-        var pending = report
-        try store.writeChain(durable: false) { chain in
-            var batch = RemotePage()
-            var dirty = try estimate(in: chain.appender.transaction)
-            func write() throws {
+        // Pages are gathered off the write lock, then written a few at a
+        // time, with the cursor after them, in one short transaction: the
+        // lock is never held while the network is waited on (LMDB has one
+        // writer, and local changes must not queue behind a slow server).
+        // Records with random ids dirty pages all over the store, and each
+        // commit writes every page it dirtied, hence a few pages a
+        // transaction. Within a transaction the records go in id order,
+        // which is the order of every view's keys: one sweep through each
+        // tree, its pages read and written in runs. What the report counts is committed.
+        var batch = RemotePage()
+        var dirty = try store.read { try estimate(in: $0) }
+        func write() throws {
+            guard !batch.entries.isEmpty else { return }
+            var pending = report
+            try store.write { appender in
                 try fold(batch, entity: schema.name, cursorKey: cursorKey, policy: policy, author: remote.address,
-                         appender: &chain.appender, report: &pending)
-                batch = RemotePage()
+                         appender: &appender, report: &pending)
             }
-            try remote.changes(in: schema.collection, since: since) { page in
-                batch.append(contentsOf: page)
-                // Each record's event, row, shadow and history entry: about twice its fields, and the envelopes.
-                dirty.add(records: page.entries.count, bytes: 2 * page.bytes.count + 300 * page.entries.count)
-                if dirty.pages >= Self.dirtyPageBudget || dirty.records >= Self.recordsPerTransaction {
-                    try write()
-                    try chain.commit()
-                    report = pending
-                    dirty = try estimate(in: chain.appender.transaction)
-                }
-                step.records += page.entries.count
-                step.pages += 1
-                step.total = page.total
-                progress(step)
-                return !shouldStop()
-            }
-            try write()
+            report = pending
+            batch = RemotePage()
+            dirty = try store.read { try estimate(in: $0) }
         }
-        report = pending
+        try remote.changes(in: schema.collection, since: since) { page in
+            batch.append(contentsOf: page)
+            // Each record's event, row, shadow and history entry: about twice its fields, and the envelopes.
+            dirty.add(records: page.entries.count, bytes: 2 * page.bytes.count + 300 * page.entries.count)
+            if dirty.pages >= Self.dirtyPageBudget || dirty.records >= Self.recordsPerTransaction {
+                try write()
+            }
+            step.records += page.entries.count
+            step.pages += 1
+            step.total = page.total
+            progress(step)
+            return !shouldStop()
+        }
+        try write()
     }
 
     /// Appends what a batch of server records means for the log, in id order, and moves the cursor past them.
@@ -259,7 +260,7 @@ public final class SyncEngine: Sendable {
                     continue
                 }
                 let outcomes = try remote.push(operations, to: schema.collection)
-                try store.write(durable: false) { appender in
+                try store.write { appender in
                     for (operation, outcome) in zip(operations, outcomes) {
                         if try acknowledge(operation, outcome, entity: schema.name, policy: policy, author: remote.address,
                                            appender: &appender, report: &report) {
