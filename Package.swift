@@ -1,35 +1,45 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The targets are the layers, and each may import only the ones below it, so
+// the compiler keeps the direction (docs/architecture.md):
+//
+//   evsync (CLI) → KintoAdapter → EventSync (engine) → EventStore → CLMDB
+//                        ↘ CCurl
+//
+// EventStore knows no network and no server; EventSync knows no LMDB and no
+// particular server; KintoAdapter is one remote among possible others.
 let package = Package(
     name: "evsync",
     products: [
-        .library(name: "EventSync", targets: ["EventSync"]),
+        .library(name: "EventSync", targets: ["EventStore", "EventSync", "KintoAdapter"]),
         .executable(name: "evsync", targets: ["evsync"]),
     ],
     targets: [
-        .systemLibrary(
-            name: "CLMDB",
-            pkgConfig: "lmdb",
-            providers: [.apt(["liblmdb-dev"])]
-        ),
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
-        .target(name: "EventSync", dependencies: ["CLMDB", "CCurl"]),
-        .executableTarget(name: "evsync", dependencies: ["EventSync"]),
-        .testTarget(name: "EventSyncTests", dependencies: ["EventSync"]),
-        .testTarget(name: "evsyncTests", dependencies: ["EventSync", "evsync"]),
-        .testTarget(name: "SyncTests", dependencies: ["EventSync", "evsync"]),
+        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The local store: LMDB wrapper, JSON, log, views, schemas, the Store API and its ingest API for sync batches.
+        .target(name: "EventStore", dependencies: ["CLMDB"]),
+        // The sync engine: pull, push, merge, lock, report, the SyncRemote protocol and an in-memory remote.
+        .target(name: "EventSync", dependencies: ["EventStore"]),
+        // The Kinto remote: HTTP over libcurl, retries, Kinto's protocol.
+        .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "CCurl"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter"]),
+        // What the test targets share: processes, temporary directories, seeded random, a clock.
+        .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/Support"),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "TestSupport"]),
+        .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "TestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
 
-// Strict concurrency everywhere, set once (as swift-log does).
+// Strict concurrency everywhere, set once (as swift-log does); imports are
+// internal unless marked, so a module's dependencies do not leak to its users.
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     target.swiftSettings = settings
 }

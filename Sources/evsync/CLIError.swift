@@ -1,4 +1,6 @@
+import EventStore
 import EventSync
+import KintoAdapter
 
 /// A failure the CLI reports as one line on stderr and an exit code.
 struct CLIError: Error {
@@ -35,16 +37,22 @@ struct CLIError: Error {
         case let error as SchemaError:
             self.init(.dataError, error.description)
         case let error as SyncError:
-            let code: Code = switch error.code {
-            case .busy: .tempFail
-            case .unavailable, .server: .unavailable
-            case .unauthorized: .noPermission
-            case .invalidRemote: .usage
-            case .failure: .failure
-            }
-            self.init(code, error.message)
+            self.init(Self.code(for: error.code), error.message)
+        case let error as any RemoteError:
+            self.init(Self.code(for: error.syncCode), error.description)
         default:
             self.init(.failure, "\(error)")
+        }
+    }
+
+    private static func code(for code: SyncError.Code) -> Code {
+        switch code {
+        case .busy: .tempFail
+        case .unavailable, .server: .unavailable
+        case .unauthorized: .noPermission
+        case .invalidRemote: .usage
+        case .invalidData: .dataError
+        case .failure: .failure
         }
     }
 }

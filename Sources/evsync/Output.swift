@@ -1,4 +1,7 @@
+import EventStore
 import EventSync
+import KintoAdapter
+import Foundation
 
 /// How records and events are shown: JSON for scripts, aligned text for people.
 enum Output {

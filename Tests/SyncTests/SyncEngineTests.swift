@@ -1,4 +1,7 @@
+@testable import EventStore
 @testable import EventSync
+@testable import KintoAdapter
+import TestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -16,7 +19,7 @@ struct SyncEngineTests {
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory)
         let remote = InMemoryRemote(pageSize: 2)
-        for n in 0..<5 { remote.put("r\(n)", holiday("Remote \(n)"), in: "holidays") }
+        for n in 0..<5 { remote.put("r\(n)", holiday("Remote \(n)"), in: "Holiday") }
         try store.add("Holiday", id: "local", fields: holiday("Local"))
         let engine = SyncEngine(store: store) { remote }
 
@@ -41,7 +44,7 @@ struct SyncEngineTests {
         #expect(steps.allSatisfy { if case .inProgress(_?) = $0 { true } else { false } })
         #expect(steps.contains(.inProgress(SyncProgress(phase: .pulling, entity: "Holiday", records: 5, pages: 3, total: 5))))
         #expect(steps.contains { if case .inProgress(let step?) = $0 { step.phase == .pushing && step.records == 1 } else { false } })
-        #expect(remote.records(in: "holidays")["local"] == holiday("Local"))
+        #expect(remote.records(in: "Holiday")["local"] == holiday("Local"))
     }
 
     @Test func aFailedSyncStillFinishesItsStatusUpdatesAndWritesNothing() async throws {
@@ -96,12 +99,12 @@ struct SyncEngineTests {
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory)
         let remote = InMemoryRemote()
-        remote.put("kept", holiday("Kept"), in: "holidays")
-        remote.put("gone", holiday("Gone"), in: "holidays")
-        remote.put("dropped", holiday("Dropped"), in: "holidays")
+        remote.put("kept", holiday("Kept"), in: "Holiday")
+        remote.put("gone", holiday("Gone"), in: "Holiday")
+        remote.put("dropped", holiday("Dropped"), in: "Holiday")
         let engine = SyncEngine(store: store) { remote }
         #expect(try engine.syncBlocking().pulled == 3)
-        remote.put("dropped", nil, in: "holidays")
+        remote.put("dropped", nil, in: "Holiday")
         _ = try engine.syncBlocking()
         #expect(try store.record("Holiday", id: "dropped") == nil)
         try store.delete("Holiday", id: "gone")
@@ -127,9 +130,9 @@ struct SyncEngineTests {
         #expect(try store.verifyViews().isEmpty)
         let report = try engine.syncBlocking()
         #expect(report.pushed == 3)
-        #expect(remote.records(in: "holidays")["kept"]?["name"] == "Kept anew")
-        #expect(remote.records(in: "holidays")["dropped"]?["name"] == "Dropped anew")
-        #expect(remote.records(in: "holidays")["fresh"]?["name"] == "Fresh")
+        #expect(remote.records(in: "Holiday")["kept"]?["name"] == "Kept anew")
+        #expect(remote.records(in: "Holiday")["dropped"]?["name"] == "Dropped anew")
+        #expect(remote.records(in: "Holiday")["fresh"]?["name"] == "Fresh")
         #expect(try store.status().pendingRecords == 0)
     }
 
@@ -156,10 +159,14 @@ protocol WebSide: Sendable {
     func live(in collection: String) async throws -> [String: JSONObject]
 }
 
+/// The in-memory remote keeps entities by name, where Kinto has collections.
 struct InMemoryServer: WebSide {
     let remote: InMemoryRemote
-    func put(_ id: String, _ fields: JSONObject?, in collection: String) async throws { remote.put(id, fields, in: collection) }
-    func live(in collection: String) async throws -> [String: JSONObject] { remote.records(in: collection) }
+    private static let entities = ["holidays": "Holiday", "birthdays": "Birthday"]
+    func put(_ id: String, _ fields: JSONObject?, in collection: String) async throws {
+        remote.put(id, fields, in: Self.entities[collection] ?? collection)
+    }
+    func live(in collection: String) async throws -> [String: JSONObject] { remote.records(in: Self.entities[collection] ?? collection) }
 }
 
 extension KintoWebApp: WebSide {
@@ -184,7 +191,7 @@ struct RandomWorld {
     let server: any WebSide
     let engines: [SyncEngine]
     let makeRemote: @Sendable () throws -> any SyncRemote
-    var random: SeededRandom
+    var random: SplitMix64
     let seed: UInt64
     let ids = (0..<8).map { "p\($0)" }
     var trace: [String] = []
@@ -193,7 +200,7 @@ struct RandomWorld {
         self.seed = seed
         self.stores = stores
         self.server = server
-        self.random = SeededRandom(seed: seed)
+        self.random = SplitMix64(seed: seed)
         makeRemote = remote
         engines = stores.map { SyncEngine(store: $0, remote: remote) }
     }

@@ -1,4 +1,7 @@
+@testable import EventStore
 @testable import EventSync
+@testable import KintoAdapter
+import TestSupport
 import Foundation
 import Testing
 

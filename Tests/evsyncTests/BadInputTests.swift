@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import EventSync
+@testable import EventStore
+import TestSupport
 
 /// Bad input of every kind is refused with exit 65 and leaves the log exactly as it was.
 @Suite("CLI bad input")

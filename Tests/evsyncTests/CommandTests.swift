@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import EventSync
+@testable import EventStore
+import TestSupport
 
 /// Every command of the binary, run end to end.
 @Suite("CLI commands")

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import EventSync
+@testable import EventStore
+import TestSupport
 
 /// Several processes on one store: followers see what writers append, and concurrent writers lose nothing.
 @Suite("CLI with several processes")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import EventSync
+@testable import EventStore
+import TestSupport
 
 @Suite("CLI rebuild-views --verify")
 struct ViewsCLITests {

@@ -1,8 +1,10 @@
+public import EventStore
 import Synchronization
 
-/// A server held in memory with Kinto's semantics (increasing versions,
-/// tombstones, conditional writes, pages), for fast tests of sync logic
-/// in apps and in evsync itself. The real server is `KintoRemote`.
+/// A server held in memory, for fast tests of sync logic in apps and in
+/// evsync itself: increasing integer versions, tombstones, conditional
+/// writes, pages, a cursor that is the newest version seen. Entities are
+/// kept by name. The real servers are adapters such as `KintoRemote`.
 public final class InMemoryRemote: SyncRemote, Sendable {
     public let address: String
     public let pageSize: Int
@@ -10,7 +12,7 @@ public final class InMemoryRemote: SyncRemote, Sendable {
 
     private struct State {
         var clock: Int64 = 1_000
-        var collections: [String: [String: RemoteRecord]] = [:]
+        var entities: [String: [String: RemoteRecord]] = [:]
     }
 
     public init(address: String = "memory://evsync", pageSize: Int = 2) {
@@ -22,37 +24,40 @@ public final class InMemoryRemote: SyncRemote, Sendable {
 
     /// Changes a record as another client (a web app) would; returns its new version.
     @discardableResult
-    public func put(_ id: String, _ fields: JSONObject?, in collection: String) -> Int64 {
+    public func put(_ id: String, _ fields: JSONObject?, in entity: String) -> RemoteVersion {
         state.withLock { state in
             state.clock += 1
-            state.collections[collection, default: [:]][id] = RemoteRecord(id: id, version: state.clock, fields: fields)
-            return state.clock
+            let version = RemoteVersion(state.clock)
+            state.entities[entity, default: [:]][id] = RemoteRecord(id: id, version: version, fields: fields)
+            return version
         }
     }
 
-    /// Live records of a collection, by id.
-    public func records(in collection: String) -> [String: JSONObject] {
-        state.withLock { $0.collections[collection, default: [:]].compactMapValues(\.fields) }
+    /// Live records of an entity, by id.
+    public func records(in entity: String) -> [String: JSONObject] {
+        state.withLock { $0.entities[entity, default: [:]].compactMapValues(\.fields) }
     }
 
-    public func changes(in collection: String, since: Int64?, onPage: (RemotePage) throws -> Bool) throws {
+    public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
+        let after = since.flatMap { Int64($0.token) }
         let changed = state.withLock { state in
-            state.collections[collection, default: [:]].values
-                .filter { $0.version > (since ?? 0) && (since != nil || $0.fields != nil) }
-                .sorted { $0.version < $1.version }
+            state.entities[entity.name, default: [:]].values
+                .filter { ($0.version.integer ?? 0) > (after ?? 0) && (after != nil || $0.fields != nil) }
+                .sorted { ($0.version.integer ?? 0) < ($1.version.integer ?? 0) }
         }
         var start = 0
         while start < changed.count {
             let page = Array(changed[start..<min(start + pageSize, changed.count)])
             start += pageSize
-            guard try onPage(RemotePage(records: page, total: changed.count)) else { return }
+            let cursor = page.last.map { RemoteCursor($0.version.token) }
+            guard try onPage(RemotePage(records: page, cursor: cursor, total: changed.count)) else { return }
         }
     }
 
-    public func push(_ operations: [RemoteOperation], to collection: String) -> [RemoteOutcome] {
+    public func push(_ operations: [RemoteOperation], of entity: EntitySchema) -> [RemoteOutcome] {
         state.withLock { state in
             operations.map { operation in
-                let current = state.collections[collection, default: [:]][operation.id]
+                let current = state.entities[entity.name, default: [:]][operation.id]
                 let live = current?.fields != nil ? current : nil
                 let newFields: JSONObject?
                 switch operation {
@@ -68,8 +73,9 @@ public final class InMemoryRemote: SyncRemote, Sendable {
                     newFields = nil
                 }
                 state.clock += 1
-                state.collections[collection, default: [:]][operation.id] = RemoteRecord(id: operation.id, version: state.clock, fields: newFields)
-                return .applied(version: state.clock)
+                let version = RemoteVersion(state.clock)
+                state.entities[entity.name, default: [:]][operation.id] = RemoteRecord(id: operation.id, version: version, fields: newFields)
+                return .applied(version: version)
             }
         }
     }

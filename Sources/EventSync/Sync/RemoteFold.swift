@@ -1,3 +1,5 @@
+import EventStore
+import Foundation
 /// How one server record becomes (at most) one event, given what the log
 /// already says about that record. Pure: the engine calls it inside the
 /// write transaction that stores the page.
@@ -12,9 +14,9 @@
 enum RemoteFold {
     /// What to append, without the envelope (id, time, author) the engine adds.
     enum Outcome: Equatable {
-        case remote(kind: Event.Kind, set: JSONObject, unset: [String], version: Int64)
-        case acknowledged(server: RecordState, version: Int64)
-        case conflict(local: RecordState, server: RecordState, resolved: RecordState, version: Int64)
+        case remote(kind: Event.Kind, set: JSONObject, unset: [String], version: RemoteVersion)
+        case acknowledged(server: RecordState, version: RemoteVersion)
+        case conflict(local: RecordState, server: RecordState, resolved: RecordState, version: RemoteVersion)
     }
 
     /// - Parameters:

@@ -1,3 +1,4 @@
+public import EventStore
 import Foundation
 import Synchronization
 
@@ -29,15 +30,26 @@ public final class SyncEngine: Sendable {
         self.makeRemote = remote
     }
 
-    /// Syncs on a background thread. See `syncBlocking` for the parameters.
+    /// Syncs on a thread of its own. Cancelling the task stops the sync at
+    /// the next page or batch, with everything before it committed, and
+    /// throws `CancellationError`. See `syncBlocking` for the parameters.
     public func sync(policy: ConflictPolicy = .serverWins) async throws -> SyncReport {
-        // A thread of its own: the sync blocks on the network, and blocking
-        // Dispatch's few shared threads would stall other work (and other syncs).
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try self.syncBlocking(policy: policy) })
-            }.start()
+        let cancelled = Atomic<Bool>(false)
+        let report = try await withTaskCancellationHandler {
+            // A thread of its own: the sync blocks on the network, and blocking
+            // the concurrency pool's few threads would stall other work (and other syncs).
+            try await withCheckedThrowingContinuation { continuation in
+                Thread {
+                    continuation.resume(with: Result {
+                        try self.syncBlocking(policy: policy, shouldStop: { cancelled.load(ordering: .relaxed) })
+                    })
+                }.start()
+            }
+        } onCancel: {
+            cancelled.store(true, ordering: .relaxed)
         }
+        if report.interrupted, cancelled.load(ordering: .relaxed) { throw CancellationError() }
+        return report
     }
 
     /// The sync's states as they happen: `.inProgress` while it runs (with progress), then `.finished`.
@@ -78,7 +90,7 @@ public final class SyncEngine: Sendable {
         do {
             return try run(policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
         } catch {
-            var failure = Self.syncError(error)
+            var failure = SyncError.from(error)
             report.error = failure.message
             failure.partialReport = report
             throw failure
@@ -88,83 +100,52 @@ public final class SyncEngine: Sendable {
     private func run(policy: ConflictPolicy, report: inout SyncReport, progress notify: (SyncProgress) -> Void,
                      shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
-        if try store.readMeta(Store.MetaKey.remote) != remote.address {
-            try store.writeMeta(Store.MetaKey.remote, remote.address)
-        }
-        remote.willPull(try store.schemas.entities.map { schema in
-            (schema.collection, try store.readMeta(Store.MetaKey.cursor(remote: remote.address, entity: schema.name)).flatMap { Int64($0) })
-        })
-        entities: for schema in store.schemas.entities {
+        try store.rememberRemote(remote.address)
+        let entities = store.schemas.entities
+        try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
+        entities: for schema in entities {
             try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
             if shouldStop() { report.interrupted = true; break entities }
         }
         if !report.interrupted {
-            for schema in store.schemas.entities {
+            for schema in entities {
                 try push(schema, to: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
                 if shouldStop() { report.interrupted = true; break }
             }
         }
-        try store.writeMeta(Store.MetaKey.lastSync, JSONWriter.string([
-            "at": .string(Timestamp.iso8601(milliseconds: Timestamp.now())), "result": .string(report.result.rawValue),
-        ]))
+        try store.recordLastSync(report.result)
         return report
-    }
-
-    static func syncError(_ error: any Error) -> SyncError {
-        switch error {
-        case let error as SyncError: error
-        case let error as StoreError: SyncError(.failure, error.message)
-        default: SyncError(.failure, StoreError.wrap(error).message)
-        }
     }
 
     // MARK: Pull
 
-    /// How much of the store a pull keeps mapped in its resident set.
-    static let mappedPageBudget = 16 << 20
-    /// How many pages a pull's transaction may dirty (held in memory until it commits).
-    static let dirtyPageBudget = 7_500
-    /// How many records a pull's transaction may hold: what a crash can make it fetch again.
-    static let recordsPerTransaction = 8_000
-
+    /// Pulls one entity's changes. Pages are gathered with no transaction
+    /// open, then written a batch at a time, each with the cursor after it,
+    /// in one short transaction (`Store.ingest`): the write lock is never
+    /// held while the network is waited on, so local changes never queue
+    /// behind a slow server, and a crash resumes after the last batch
+    /// written, neither skipping nor repeating a record. What the report
+    /// counts is committed.
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
                       progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws {
-        let cursorKey = Store.MetaKey.cursor(remote: remote.address, entity: schema.name)
-        let since = try store.readMeta(cursorKey).flatMap { Int64($0) }
+        let cursorKey = Store.cursorKey(remote: remote.address, entity: schema.name)
+        let since = try store.pullCursor(remote: remote.address, entity: schema.name)
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
-        let views = store.log.views
-        func estimate(in transaction: Transaction) throws -> DirtyPageEstimate {
-            DirtyPageEstimate(trees: try [views.records, views.history].map { try transaction.pages(of: $0) })
-        }
-        // Pages are gathered off the write lock, then written a few at a
-        // time, with the cursor after them, in one short transaction: the
-        // lock is never held while the network is waited on (LMDB has one
-        // writer, and local changes must not queue behind a slow server).
-        // Records with random ids dirty pages all over the store, and each
-        // commit writes every page it dirtied, hence a few pages a
-        // transaction. Within a transaction the records go in id order,
-        // which is the order of every view's keys: one sweep through each
-        // tree, its pages read and written in runs. What the report counts is committed.
-        var batch = RemotePage()
-        var dirty = try store.read { try estimate(in: $0) }
+        var batch = try store.makePullBatch()
         func write() throws {
-            guard !batch.entries.isEmpty else { return }
+            guard !batch.isEmpty else { return }
             var pending = report
-            try store.write { appender in
-                try fold(batch, entity: schema.name, cursorKey: cursorKey, policy: policy, author: remote.address,
-                         appender: &appender, report: &pending)
+            let created = try store.ingest(batch, entity: schema.name, author: remote.address, cursorKey: cursorKey) { record, writer in
+                try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: remote.address,
+                         writer: &writer, report: &pending)
             }
+            pending.pulled += created
             report = pending
-            batch = RemotePage()
-            dirty = try store.read { try estimate(in: $0) }
+            batch = try store.makePullBatch()
         }
-        try remote.changes(in: schema.collection, since: since) { page in
-            batch.append(contentsOf: page)
-            // Each record's event, row, shadow and history entry: about twice its fields, and the envelopes.
-            dirty.add(records: page.entries.count, bytes: 2 * page.bytes.count + 300 * page.entries.count)
-            if dirty.pages >= Self.dirtyPageBudget || dirty.records >= Self.recordsPerTransaction {
-                try write()
-            }
+        try remote.changes(of: schema, since: since) { page in
+            batch.append(page)
+            if batch.isFull { try write() }
             step.records += page.entries.count
             step.pages += 1
             step.total = page.total
@@ -174,50 +155,12 @@ public final class SyncEngine: Sendable {
         try write()
     }
 
-    /// Appends what a batch of server records means for the log, in id order, and moves the cursor past them.
-    private func fold(_ batch: RemotePage, entity: String, cursorKey: String, policy: ConflictPolicy, author: String,
-                      appender: inout EventLog.Appender, report: inout SyncReport) throws {
-        guard !batch.entries.isEmpty else { return }
-        var cursor = try store.meta(cursorKey, in: appender.transaction).flatMap { Int64($0) } ?? 0
-        let order = batch.bytes.withUnsafeBytes { Keys.sortedIndices(of: batch.entries.map(\.id), in: $0) }
-        let at = Timestamp.now()
-        for (count, index) in order.enumerated() {
-            let entry = batch.entries[index]
-            if try appendServerCreation(entry, of: batch, entity: entity, at: at, author: author, appender: &appender) {
-                report.pulled += 1
-            } else {
-                try fold(batch.record(entry), entity: entity, policy: policy, checkVersion: true, author: author,
-                         appender: &appender, report: &report)
-            }
-            cursor = max(cursor, entry.version)
-            // A first pull can be millions of records, with random ids that touch
-            // pages all over the store's trees: keep the resident set to the work in flight.
-            if count % 16 == 15 { store.environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
-        }
-        try store.setMeta(cursorKey, String(cursor), in: appender.transaction)
-    }
-
-    /// Appends a record new to the store as it comes, without decoding its
-    /// fields: what folding it would append (see `EventLog.Appender.appendServerCreation`).
-    /// - Returns: false when the record is not new (or is a tombstone), to be folded.
-    private func appendServerCreation(_ entry: RemotePage.Entry, of page: RemotePage, entity: String, at: Int64, author: String,
-                                      appender: inout EventLog.Appender) throws -> Bool {
-        // An empty object is logged without `set`, as folding it would.
-        guard let fields = entry.fields, fields.count > 2 else { return false }
-        let event = Event(eventID: RecordID.generate(), at: at, entity: entity, recordID: page.id(of: entry),
-                          kind: .created, origin: .remote, author: author, version: entry.version)
-        return try page.bytes.withUnsafeBytes { bytes in
-            try appender.appendServerCreation(event, fields: UnsafeRawBufferPointer(rebasing: bytes[fields]))
-        }
-    }
-
     /// Appends the event (if any) that a server record means for the log, and counts it.
     private func fold(_ record: RemoteRecord, entity: String, policy: ConflictPolicy, checkVersion: Bool, author: String,
-                      appender: inout EventLog.Appender, report: inout SyncReport) throws {
-        let transaction = appender.transaction
-        let projection = try store.log.views.projection(entity: entity, id: record.id, in: transaction)
+                      writer: inout Store.IngestWriter, report: inout SyncReport) throws {
+        let projection = try writer.projection(entity: entity, id: record.id)
         let outcome = try RemoteFold.fold(record, into: projection, policy: policy, checkVersion: checkVersion) {
-            try store.unacknowledgedLocalStates(entity: entity, id: record.id, in: transaction)
+            try writer.unacknowledgedLocalStates(entity: entity, id: record.id)
         }
         guard let outcome else { return }
         var event = Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: entity, recordID: record.id,
@@ -231,10 +174,10 @@ public final class SyncEngine: Sendable {
             if server == .absent { report.deletedThere += 1 } else { report.pushed += 1 }
         case .conflict(let local, let server, let resolved, let version):
             (event.kind, event.local, event.server, event.resolved, event.version) = (.conflict, local, server, resolved, version)
-            event.policy = policy.rawValue
+            event.policy = policy
             report.conflicts += 1
         }
-        try appender.append(event, current: projection)
+        try writer.append(event, current: projection)
     }
 
     // MARK: Push
@@ -259,15 +202,20 @@ public final class SyncEngine: Sendable {
                     after = nil
                     continue
                 }
-                let outcomes = try remote.push(operations, to: schema.collection)
-                try store.write { appender in
+                let outcomes = try remote.push(operations, of: schema)
+                guard outcomes.count == operations.count else {
+                    throw SyncError(.server, "the remote answered \(outcomes.count) of \(operations.count) writes")
+                }
+                var pending = report
+                try store.ingest { writer in
                     for (operation, outcome) in zip(operations, outcomes) {
                         if try acknowledge(operation, outcome, entity: schema.name, policy: policy, author: remote.address,
-                                           appender: &appender, report: &report) {
+                                           writer: &writer, report: &pending) {
                             folded = true
                         }
                     }
                 }
+                report = pending
                 step.records += operations.count
                 step.pages += 1
                 progress(step)
@@ -279,15 +227,13 @@ public final class SyncEngine: Sendable {
 
     /// Logs what the server did with one operation. Returns true when the server held something else, now folded in.
     private func acknowledge(_ operation: RemoteOperation, _ outcome: RemoteOutcome, entity: String, policy: ConflictPolicy,
-                             author: String, appender: inout EventLog.Appender, report: inout SyncReport) throws -> Bool {
-        let projection = try store.log.views.projection(entity: entity, id: operation.id, in: appender.transaction)
-        let sent: RecordState = switch operation {
-        case .create(_, let fields), .update(_, let fields, _): .present(fields)
-        case .delete: .absent
-        }
-        func ack(_ version: Int64?) throws {
-            try appender.append(Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: entity, recordID: operation.id,
-                                      kind: .acknowledged, origin: .remote, author: author, version: version, server: sent))
+                             author: String, writer: inout Store.IngestWriter, report: inout SyncReport) throws -> Bool {
+        let projection = try writer.projection(entity: entity, id: operation.id)
+        let sent = operation.sentState
+        func ack(_ version: RemoteVersion?) throws {
+            try writer.append(Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: entity, recordID: operation.id,
+                                    kind: .acknowledged, origin: .remote, author: author, version: version, server: sent),
+                              current: projection)
             if sent == .absent { report.deletedThere += 1 } else { report.pushed += 1 }
         }
         switch outcome {
@@ -297,18 +243,24 @@ public final class SyncEngine: Sendable {
             // The server already holds exactly what we sent (our earlier push, never acknowledged).
             try ack(current.version)
         case .preconditionFailed(let current):
-            // Someone else changed it: merge as if we had pulled it.
-            let record = current ?? RemoteRecord(id: operation.id, version: projection.version ?? 0, fields: nil)
-            try fold(record, entity: entity, policy: policy, checkVersion: false, author: author, appender: &appender, report: &report)
+            // Someone else changed it: merge as if we had pulled it. Without
+            // the server's record, it is gone there (at the version we knew).
+            guard let record = current ?? projection.version.map({ RemoteRecord(id: operation.id, version: $0, fields: nil) }) else {
+                report.rejected.append(Rejection(entity: entity, id: operation.id, status: nil,
+                                                 message: "the server refused the write without saying what it holds"))
+                return false
+            }
+            try fold(record, entity: entity, policy: policy, checkVersion: false, author: author, writer: &writer, report: &report)
             return true
         case .notFound:
             if sent == .absent {
                 try ack(projection.version)
             } else {
-                report.rejected.append("\(entity) \(operation.id): the server has no such collection or record")
+                report.rejected.append(Rejection(entity: entity, id: operation.id, status: nil,
+                                                 message: "the server has no such collection or record"))
             }
         case .rejected(let status, let message):
-            report.rejected.append("\(entity) \(operation.id): HTTP \(status): \(message)")
+            report.rejected.append(Rejection(entity: entity, id: operation.id, status: status, message: message))
         }
         return false
     }

@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 
 /// One sync per store at a time, across processes: an exclusive `flock` on

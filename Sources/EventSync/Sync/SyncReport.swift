@@ -1,8 +1,8 @@
+public import EventStore
+import Foundation
 /// What one sync did: the seeds' background-fetch answer and the counts behind it.
 public struct SyncReport: Sendable, Equatable {
-    public enum Result: String, Sendable {
-        case newData, noData, failed
-    }
+    public typealias Result = SyncResult
 
     /// Records created or changed here from the server.
     public var pulled = 0
@@ -15,7 +15,7 @@ public struct SyncReport: Sendable, Equatable {
     /// Conflicts resolved (each one an event with both versions).
     public var conflicts = 0
     /// Changes the server refused (validation, permissions), with its reasons. They stay pending.
-    public var rejected: [String] = []
+    public var rejected: [Rejection] = []
     /// Set when the sync stopped on an error; what was done before it is kept.
     public var error: String?
     /// True when the sync was asked to stop and did so between pages.
@@ -27,6 +27,26 @@ public struct SyncReport: Sendable, Equatable {
         if error != nil || !rejected.isEmpty { return .failed }
         return pulled + deletedHere + pushed + deletedThere + conflicts > 0 ? .newData : .noData
     }
+}
+
+/// A local change the server refused, and why. It stays pending.
+public struct Rejection: Sendable, Equatable, CustomStringConvertible {
+    public let entity: String
+    public let id: String
+    /// The server's code for the refusal (an HTTP status, a protocol's error code), when it gave one.
+    public let status: Int?
+    /// The server's reason, as the remote words it.
+    public let message: String
+
+    public init(entity: String, id: String, status: Int?, message: String) {
+        self.entity = entity
+        self.id = id
+        self.status = status
+        self.message = message
+    }
+
+    /// `Holiday 1234: HTTP 400: …`: the form `sync` prints.
+    public var description: String { "\(entity) \(id): \(message)" }
 }
 
 /// Progress of a running sync, for a progress line or an activity indicator.

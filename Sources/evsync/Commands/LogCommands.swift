@@ -1,4 +1,6 @@
+import EventStore
 import EventSync
+import KintoAdapter
 import Foundation
 
 /// history, log tail, rebuild-views, status.
@@ -72,7 +74,7 @@ enum LogCommands {
                 "pendingRecords": .number(Double(status.pendingRecords)),
                 "unacknowledgedEvents": .number(Double(status.unacknowledgedEvents)),
                 "remote": remote.map(JSONValue.string) ?? .null,
-                "lastSync": lastSync.map { ["at": .string($0.at), "result": .string($0.result)] } ?? .null,
+                "lastSync": lastSync.map { ["at": .string($0.iso8601), "result": .string($0.result.rawValue)] } ?? .null,
             ]
             print(Output.json(.object(object)))
         } else {
@@ -80,7 +82,7 @@ enum LogCommands {
             rows += status.records.keys.sorted().map { [$0, "\(status.records[$0] ?? 0) records"] }
             rows.append(["to push", "\(status.pendingRecords) records (\(status.unacknowledgedEvents) local events not yet acknowledged by a server)"])
             rows.append(["remote", remote ?? "none yet (evsync sync --remote URL)"])
-            rows.append(["last sync", lastSync.map { "\($0.at) (\($0.result))" } ?? "never"])
+            rows.append(["last sync", lastSync.map { "\($0.iso8601) (\($0.result.rawValue))" } ?? "never"])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
         }
     }

@@ -1,4 +1,6 @@
+import EventStore
 import EventSync
+import KintoAdapter
 import Foundation
 
 /// add, edit, delete, show, list, import.

@@ -1,4 +1,6 @@
+import EventStore
 import EventSync
+import KintoAdapter
 import Foundation
 import Synchronization
 
@@ -91,7 +93,7 @@ enum SyncCommand {
             "deletedHere": .number(Double(report.deletedHere)),
             "deletedThere": .number(Double(report.deletedThere)),
             "conflicts": .number(Double(report.conflicts)),
-            "rejected": .array(report.rejected.map(JSONValue.string)),
+            "rejected": .array(report.rejected.map { .string($0.description) }),
         ]
         if report.interrupted { object["interrupted"] = true }
         if let error = report.error { object["error"] = .string(error) }

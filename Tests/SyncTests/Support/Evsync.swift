@@ -1,4 +1,7 @@
-import EventSync
+@testable import EventStore
+@testable import EventSync
+@testable import KintoAdapter
+import TestSupport
 import Foundation
 
 /// The built `evsync` binary, run on one store directory.

@@ -1,4 +1,7 @@
+@testable import EventStore
 @testable import EventSync
+@testable import KintoAdapter
+import TestSupport
 import Foundation
 import Synchronization
 
@@ -19,7 +22,7 @@ final class HookedRemote: SyncRemote {
 
     var address: String { inner.address }
 
-    func batchLimit() throws(SyncError) -> Int {
+    func batchLimit() throws -> Int {
         if let hook = beforePush {
             beforePush = nil
             do { try hook() } catch { throw SyncError(.failure, "test hook failed: \(error)") }
@@ -27,12 +30,16 @@ final class HookedRemote: SyncRemote {
         return try inner.batchLimit()
     }
 
-    func changes(in collection: String, since: Int64?, onPage: (RemotePage) throws -> Bool) throws {
-        try inner.changes(in: collection, since: since, onPage: onPage)
+    func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
+        try inner.prepare(entities)
     }
 
-    func push(_ operations: [RemoteOperation], to collection: String) throws(SyncError) -> [RemoteOutcome] {
-        let outcomes = try inner.push(operations, to: collection)
+    func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
+        try inner.changes(of: entity, since: since, onPage: onPage)
+    }
+
+    func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
+        let outcomes = try inner.push(operations, of: entity)
         if failAfterPush { throw SyncError(.unavailable, "simulated crash after the server applied the batch") }
         return outcomes
     }
@@ -75,19 +82,4 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) thr
 
 private final class BlockingOutcome<T: Sendable>: Sendable {
     let value = Mutex<Result<T, any Error>?>(nil)
-}
-
-/// A small deterministic random generator (SplitMix64), so a failing property test can be replayed from its seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

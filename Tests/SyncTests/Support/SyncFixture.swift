@@ -1,4 +1,7 @@
-import EventSync
+@testable import EventStore
+@testable import EventSync
+@testable import KintoAdapter
+import TestSupport
 import Foundation
 import Synchronization
 import Testing

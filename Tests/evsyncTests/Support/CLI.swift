@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import EventSync
+@testable import EventStore
+import TestSupport
 
 /// The CLI's documented exit codes.
 enum Exit {

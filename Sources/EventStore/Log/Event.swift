@@ -1,0 +1,89 @@
+/// One immutable entry of the log: a change to one record, where it came from and when.
+///
+/// The log holds nothing else: the current tables, what is still to push and
+/// every conflict are derived from the sequence of events. See
+/// `Schemas/event.schema.json` for the stored form.
+public struct Event: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// A new record, with all its fields in `set`.
+        case created
+        /// Some fields changed (`set`) or were removed (`unset`).
+        case updated
+        /// The record was deleted.
+        case deleted
+        /// The server accepted our pushed state of the record (`server`) as `version`.
+        case acknowledged
+        /// Both sides changed the record: holds both versions and what was kept.
+        case conflict
+    }
+
+    public enum Origin: String, Sendable, CaseIterable {
+        case local
+        case remote
+    }
+
+    /// Position in the log, from 1, without gaps.
+    public var seq: UInt64
+    /// A unique id of this event (a UUID).
+    public var eventID: String
+    /// When the event was appended, in milliseconds since 1970 (UTC).
+    public var at: Int64
+    /// The entity's canonical name, as its schema spells it (`Holiday`).
+    public var entity: String
+    public var recordID: String
+    public var kind: Kind
+    public var origin: Origin
+    /// Who made the change: `user@host` for local changes, the remote's address for remote ones.
+    public var author: String
+    /// Fields set by a `created` or `updated` event.
+    public var set: JSONObject
+    /// Fields removed by an `updated` event.
+    public var unset: [String]
+    /// The server's version of the record after this event (remote events, acknowledgements, conflicts).
+    public var version: RemoteVersion?
+    /// The server's state of the record (acknowledgements and conflicts).
+    public var server: RecordState?
+    /// The local state before a conflict was resolved.
+    public var local: RecordState?
+    /// The state a conflict resolved to.
+    public var resolved: RecordState?
+    /// The policy that resolved a conflict.
+    public var policy: ConflictPolicy?
+
+    public init(
+        seq: UInt64 = 0, eventID: String, at: Int64, entity: String, recordID: String, kind: Kind, origin: Origin,
+        author: String, set: JSONObject = [:], unset: [String] = [], version: RemoteVersion? = nil,
+        server: RecordState? = nil, local: RecordState? = nil, resolved: RecordState? = nil, policy: ConflictPolicy? = nil
+    ) {
+        self.seq = seq
+        self.eventID = eventID
+        self.at = at
+        self.entity = entity
+        self.recordID = recordID
+        self.kind = kind
+        self.origin = origin
+        self.author = author
+        self.set = set
+        self.unset = unset
+        self.version = version
+        self.server = server
+        self.local = local
+        self.resolved = resolved
+        self.policy = policy
+    }
+}
+
+/// A record's fields, or the fact that it does not exist (never created, or deleted).
+public enum RecordState: Sendable, Equatable {
+    case present(JSONObject)
+    case absent
+
+    public var fields: JSONObject? {
+        if case .present(let fields) = self { return fields }
+        return nil
+    }
+
+    public init(_ fields: JSONObject?) {
+        self = fields.map(RecordState.present) ?? .absent
+    }
+}

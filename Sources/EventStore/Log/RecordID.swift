@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+
+/// Record ids: shared with the server, so they must fit in a URL path
+/// segment untouched. The rule is Kinto's: a letter or digit, then letters,
+/// digits, `_` or `-`; at most 128 characters.
+public enum RecordID {
+    public static func isValid(_ id: String) -> Bool {
+        var id = id
+        return id.withUTF8 { isValid(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether `bytes` (UTF-8) spell a valid id.
+    package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") else { return false }
+        }
+        return true
+    }
+
+    /// A new client-side id: a random (version 4) UUID, lower-case.
+    public static func generate() -> String {
+        UUIDv4.next()
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10
+    }
+}
+
+/// How the store's databases spell their keys.
+enum Keys {
+    /// Log key: the sequence number as 8 big-endian bytes, so byte order is log order.
+    static func sequence(_ seq: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: seq.bigEndian, Array.init)
+    }
+
+    static func sequence(from bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var value: UInt64 = 0
+        for byte in bytes.prefix(8) { value = value << 8 | UInt64(byte) }
+        return value
+    }
+
+    /// View key: `entity\0id`, entity lower-cased, so one entity's rows are contiguous and sorted by id.
+    static func record(entity: String, id: String) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(entity.utf8.count + 1 + id.utf8.count)
+        appendLowercased(entity, to: &key)
+        key.append(0)
+        key.append(contentsOf: id.utf8)
+        return key
+    }
+
+    static func entityPrefix(_ entity: String) -> [UInt8] {
+        var key: [UInt8] = []
+        appendLowercased(entity, to: &key)
+        key.append(0)
+        return key
+    }
+
+    /// Appends the entity's name lower-cased, as UTF-8; by hand for ASCII,
+    /// which names are: keys are built for every record written.
+    private static func appendLowercased(_ entity: String, to key: inout [UInt8]) {
+        var entity = entity
+        let isASCII = entity.withUTF8 { utf8 in
+            guard !utf8.contains(where: { $0 >= 0x80 }) else { return false }
+            let start = key.count
+            key.append(contentsOf: utf8)
+            for index in start..<key.count where key[index] &- UInt8(ascii: "A") < 26 { key[index] |= 0x20 }
+            return true
+        }
+        if !isASCII { key.append(contentsOf: entity.lowercased().utf8) }
+    }
+
+    /// History key: `id\0entity`, so `history <id>` finds every entity's record of that id by prefix.
+    static func history(entity: String, id: String) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(id.utf8.count + 1 + entity.utf8.count)
+        key.append(contentsOf: id.utf8)
+        key.append(0)
+        appendLowercased(entity, to: &key)
+        return key
+    }
+
+    static func historyPrefix(id: String) -> [UInt8] {
+        var key = Array(id.utf8)
+        key.append(0)
+        return key
+    }
+
+    /// The indices of `keys` (ranges of `bytes`) in byte order, the order of
+    /// keys in the databases; equal keys in index order.
+    static func sortedIndices(of keys: [Range<Int>], in bytes: UnsafeRawBufferPointer) -> [Int] {
+        // Most comparisons are settled by the keys' first 16 bytes read as two
+        // integers (a view key's entity prefix is common to all, the id is not):
+        // far cheaper than comparing bytes one by one.
+        func word(_ key: Range<Int>, _ offset: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for position in key.lowerBound + offset..<key.lowerBound + offset + 8 {
+                value = value << 8 | UInt64(position < key.upperBound ? bytes[position] : 0)
+            }
+            return value
+        }
+        var entries = keys.indices.map { (first: word(keys[$0], 0), second: word(keys[$0], 8), index: $0) }
+        entries.sort { a, b in
+            if (a.first, a.second) != (b.first, b.second) { return (a.first, a.second) < (b.first, b.second) }
+            let (left, right) = (bytes[keys[a.index]], bytes[keys[b.index]])
+            if !left.elementsEqual(right) { return left.lexicographicallyPrecedes(right) }
+            return a.index < b.index
+        }
+        return entries.map(\.index)
+    }
+
+    /// Splits a `a\0b` key into its two parts.
+    static func split(_ key: UnsafeRawBufferPointer) -> (String, String)? {
+        guard let zero = key.firstIndex(of: 0) else { return nil }
+        return (String(decoding: UnsafeRawBufferPointer(rebasing: key[..<zero]), as: UTF8.self),
+                String(decoding: UnsafeRawBufferPointer(rebasing: key[(zero + 1)...]), as: UTF8.self))
+    }
+}
+
+/// Random UUIDs, fast: 128 bits from the system's generator, spelled by hand.
+/// (Foundation's `UUID().uuidString` formats through `sprintf`, and asking
+/// the kernel for 16 bytes at a time is a system call per UUID: both showed
+/// up on import profiles, where every record takes one or two.)
+enum UUIDv4 {
+    /// Random bits drawn from the kernel 4 KiB at a time.
+    private struct Pool {
+        var words = [UInt64](repeating: 0, count: 512)
+        var used = 512
+
+        mutating func next() -> UInt64 {
+            if used == words.count {
+                // glibc's arc4random_buf: the kernel's getrandom(2), in one call for the whole pool.
+                words.withUnsafeMutableBytes { bytes in
+                    if let base = bytes.baseAddress { arc4random_buf(base, bytes.count) }
+                }
+                used = 0
+            }
+            used += 1
+            return words[used - 1]
+        }
+    }
+
+    private static let pool = Mutex(Pool())
+
+    static func next() -> String {
+        var (high, low) = pool.withLock { ($0.next(), $0.next()) }
+        high = (high & ~0xF000) | 0x4000  // version 4
+        low = (low & ~(0xC << 60)) | (0x8 << 60)  // variant 10
+        let hex: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 36) { buffer in
+            var position = 0
+            func put(_ value: UInt64, nibbles: Int) {
+                for shift in stride(from: (nibbles - 1) * 4, through: 0, by: -4) {
+                    buffer[position] = hex.utf8Start[Int((value >> UInt64(shift)) & 0xF)]
+                    position += 1
+                }
+            }
+            func dash() { buffer[position] = UInt8(ascii: "-"); position += 1 }
+            put(high >> 32, nibbles: 8); dash()
+            put((high >> 16) & 0xFFFF, nibbles: 4); dash()
+            put(high & 0xFFFF, nibbles: 4); dash()
+            put(low >> 48, nibbles: 4); dash()
+            put(low & 0xFFFF_FFFF_FFFF, nibbles: 12)
+            return 36
+        }
+    }
+}

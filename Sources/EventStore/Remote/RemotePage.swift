@@ -1,0 +1,85 @@
+/// One page of remote changes, as a remote hands it to a pull, and the
+/// batch of pages the store ingests in one transaction.
+///
+/// The records lie back to back in one buffer, each with its fields in
+/// canonical JSON (`JSONWriter`'s form, the form the log stores): a pull
+/// stores a record new to the store without ever building its fields, and
+/// one buffer per page, rather than arrays per record, passes from the
+/// thread that fetches to the one that writes.
+public struct RemotePage: Sendable {
+    package struct Entry: Sendable {
+        package let id: Range<Int>
+        /// The server's version of the record.
+        package let version: RemoteVersion
+        /// The fields, encoded; nil for a tombstone.
+        package let fields: Range<Int>?
+    }
+
+    package private(set) var bytes: [UInt8] = []
+    package private(set) var entries: [Entry] = []
+    /// How many records the server announced in all, when it did.
+    public var total: Int?
+    /// Where the next pull starts once this page is stored: the remote's
+    /// cursor after its last record. Stored with the page, in one transaction.
+    public var cursor: RemoteCursor?
+
+    public init(records: [RemoteRecord], cursor: RemoteCursor?, total: Int? = nil) {
+        self.total = total
+        self.cursor = cursor
+        var id: [UInt8] = []
+        for record in records {
+            append(idBuffer: &id) { writer, id in
+                id.append(contentsOf: record.id.utf8)
+                if let fields = record.fields { writer.write(object: fields) }
+                return (record.version, record.fields == nil)
+            }
+        }
+    }
+
+    package init() {}
+
+    /// Appends the record that `read` reads: it writes the fields (nothing
+    /// for a tombstone), puts the id's bytes in its second argument (empty on
+    /// entry; `idBuffer`, kept from call to call) and returns the version.
+    /// - Returns: false, having appended nothing, when `read` returns nil.
+    @discardableResult
+    package mutating func append(idBuffer: inout [UInt8],
+                         _ read: (inout JSONWriter, inout [UInt8]) throws -> (version: RemoteVersion, isTombstone: Bool)?) rethrows -> Bool {
+        let start = bytes.count
+        idBuffer.removeAll(keepingCapacity: true)
+        guard let (version, isTombstone) = try JSONWriter.append(to: &bytes, { try read(&$0, &idBuffer) }) else {
+            bytes.removeSubrange(start...)
+            return false
+        }
+        let fields = isTombstone ? nil : start..<bytes.count
+        if isTombstone { bytes.removeSubrange(start...) }
+        let idStart = bytes.count
+        bytes.append(contentsOf: idBuffer)
+        entries.append(Entry(id: idStart..<bytes.count, version: version, fields: fields))
+        return true
+    }
+
+    /// Appends the records of `other`, after these, and takes its cursor.
+    package mutating func append(contentsOf other: RemotePage) {
+        cursor = other.cursor ?? cursor
+        let offset = bytes.count
+        bytes.append(contentsOf: other.bytes)
+        entries.reserveCapacity(entries.count + other.entries.count)
+        for entry in other.entries {
+            let shift = { (range: Range<Int>) in range.lowerBound + offset..<range.upperBound + offset }
+            entries.append(Entry(id: shift(entry.id), version: entry.version, fields: entry.fields.map(shift)))
+        }
+    }
+
+    package func id(of entry: Entry) -> String {
+        String(decoding: bytes[entry.id], as: UTF8.self)
+    }
+
+    /// The record, its fields decoded.
+    package func record(_ entry: Entry) throws -> RemoteRecord {
+        let fields = try entry.fields.map { range in
+            try bytes.withUnsafeBytes { try RecordEntry.decodeFields(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        }
+        return RemoteRecord(id: id(of: entry), version: entry.version, fields: fields)
+    }
+}

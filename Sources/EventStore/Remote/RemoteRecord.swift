@@ -1,0 +1,41 @@
+/// A record as a server holds it: what a pull brings and a failed
+/// conditional write reports.
+public struct RemoteRecord: Sendable, Equatable {
+    public var id: String
+    /// The server's version of the record.
+    public var version: RemoteVersion
+    /// nil for a tombstone: the record was deleted on the server.
+    public var fields: JSONObject?
+
+    public init(id: String, version: RemoteVersion, fields: JSONObject?) {
+        self.id = id
+        self.version = version
+        self.fields = fields
+    }
+}
+
+/// A local change still to push, as a conditional write: it applies only if
+/// the server's record is still the version the local change was based on.
+/// The outbox view says which records have one; the log says which.
+public enum RemoteOperation: Sendable, Equatable {
+    /// Create, only if the server has no live record with this id.
+    case create(id: String, fields: JSONObject)
+    /// Replace, only if the server still has `version`.
+    case update(id: String, fields: JSONObject, version: RemoteVersion)
+    /// Delete, only if the server still has `version`.
+    case delete(id: String, version: RemoteVersion)
+
+    public var id: String {
+        switch self {
+        case .create(let id, _), .update(let id, _, _), .delete(let id, _): id
+        }
+    }
+
+    /// The state the operation leaves on the server.
+    public var sentState: RecordState {
+        switch self {
+        case .create(_, let fields), .update(_, let fields, _): .present(fields)
+        case .delete: .absent
+        }
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+
+/// An entity declared by a JSON Schema file: its name, the name a server
+/// should give it, and the rules every record must satisfy.
+///
+/// evsync reads the subset of JSON Schema that describes flat records:
+/// `type` (one or several), `format` (`date`, `date-time`, `uri`),
+/// `contentEncoding: base64`, `minLength`/`maxLength`, `minimum`/`maximum`,
+/// `enum`, `items`, `required`. Fields not declared under `properties` are
+/// always refused, so a typo never reaches the log.
+public struct EntitySchema: Sendable {
+    /// The entity's name as the schema's `title` spells it, e.g. `Holiday`.
+    public let name: String
+    /// The name the schema asks servers to use for the entity
+    /// (`x-evsync-collection`), if it asks: each remote decides what to do
+    /// with it and what to use without it (Kinto: a collection named after
+    /// the entity, lower-cased and pluralised).
+    public let remoteName: String?
+    /// Field names in the order the schema declares them (for tables).
+    public let fieldNames: [String]
+    public let required: Set<String>
+    let rules: [String: Rule]
+
+    /// Parses a schema document. `source` names it in errors.
+    public init(json text: String, source: String) throws(SchemaError) {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(text)
+        } catch {
+            throw SchemaError("\(source): \(error)")
+        }
+        guard case .object(let root) = document else { throw SchemaError("\(source): a schema must be a JSON object") }
+        guard let title = root["title"]?.stringValue, Self.isValidName(title) else {
+            throw SchemaError("\(source): 'title' must name the entity (letters, digits, '_', starting with a letter)")
+        }
+        guard case .object(let properties)? = root["properties"] else {
+            throw SchemaError("\(source): 'properties' must be an object")
+        }
+        var rules: [String: Rule] = [:]
+        for (field, definition) in properties {
+            guard field != "id" else {
+                throw SchemaError("\(source): field 'id' is reserved: it is the record's id")
+            }
+            rules[field] = try Rule(definition, path: "\(source): property '\(field)'")
+        }
+        let required = Set(root["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        if let missing = required.first(where: { rules[$0] == nil }) {
+            throw SchemaError("\(source): required field '\(missing)' is not among the properties")
+        }
+        if let given = root["x-evsync-collection"], given.stringValue?.isEmpty != false {
+            throw SchemaError("\(source): 'x-evsync-collection' must be a non-empty string")
+        }
+        self.name = title
+        self.remoteName = root["x-evsync-collection"]?.stringValue
+        self.rules = rules
+        self.required = required
+        self.fieldNames = Self.declarationOrder(of: properties.keys, in: text)
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+
+
+    /// Dictionaries forget order; the schema text has it, and tables read better in it.
+    private static func declarationOrder(of names: Dictionary<String, JSONValue>.Keys, in text: String) -> [String] {
+        let positions = Dictionary(uniqueKeysWithValues: names.map { name in
+            (name, text.range(of: "\"\(name)\"").map { text.distance(from: text.startIndex, to: $0.lowerBound) } ?? .max)
+        })
+        return names.sorted { (positions[$0] ?? .max, $0) < (positions[$1] ?? .max, $1) }
+    }
+
+    // MARK: Validation
+
+    /// Checks a whole record (after a change is applied) against the schema.
+    public func validate(_ record: JSONObject) throws(SchemaError) {
+        for field in required where record[field] == nil {
+            throw SchemaError("\(name): required field '\(field)' is missing")
+        }
+        for (field, value) in record {
+            try validate(field: field, value: value)
+        }
+    }
+
+    /// Checks one field's value.
+    public func validate(field: String, value: JSONValue) throws(SchemaError) {
+        guard let rule = rules[field] else {
+            let known = fieldNames.joined(separator: ", ")
+            throw SchemaError("\(name) has no field '\(field)' (fields: \(known))")
+        }
+        // JSON has no NaN or infinity: written to the log, they would make it unreadable.
+        guard value.isFiniteEverywhere else { throw SchemaError("\(name).\(field) must not hold NaN or infinity") }
+        // Capture the name, not `self`: the path closure would copy the whole schema per field.
+        let entity = name
+        try rule.check(value, path: "\(entity).\(field)")
+    }
+
+    public func hasField(_ field: String) -> Bool { rules[field] != nil }
+}
+
+/// A schema that cannot be read, or a record that breaks one.
+public struct SchemaError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The constraints on one value. A class: every field of every imported
+/// line looks its rule up, and a struct would be copied out of the
+/// dictionary each time (retaining each of its members).
+final class Rule: Sendable {
+    let types: Set<String>
+    let format: String?
+    let base64: Bool
+    let minLength: Int?
+    let maxLength: Int?
+    let minimum: Double?
+    let maximum: Double?
+    let allowed: [JSONValue]?
+    let items: Rule?
+
+    static let knownTypes: Set<String> = ["string", "number", "integer", "boolean", "array", "object", "null"]
+
+    init(_ definition: JSONValue, path: String) throws(SchemaError) {
+        guard case .object(let object) = definition else { throw SchemaError("\(path) must be an object") }
+        switch object["type"] {
+        case .string(let type)?: types = [type]
+        case .array(let list)?: types = Set(list.compactMap(\.stringValue))
+        case nil: types = []
+        default: throw SchemaError("\(path): 'type' must be a string or an array of strings")
+        }
+        if let unknown = types.first(where: { !Self.knownTypes.contains($0) }) {
+            throw SchemaError("\(path): unknown type '\(unknown)'")
+        }
+        format = object["format"]?.stringValue
+        if let format, !["date", "date-time", "uri", "uuid"].contains(format) {
+            throw SchemaError("\(path): unsupported format '\(format)'")
+        }
+        base64 = object["contentEncoding"]?.stringValue == "base64"
+        minLength = object["minLength"]?.int64Value.map(Int.init)
+        maxLength = object["maxLength"]?.int64Value.map(Int.init)
+        minimum = object["minimum"]?.doubleValue
+        maximum = object["maximum"]?.doubleValue
+        allowed = object["enum"]?.arrayValue
+        items = try object["items"].map { definition throws(SchemaError) in try Rule(definition, path: "\(path) items") }
+    }
+
+    /// `path` names the value in errors; it is built only when there is one.
+    func check(_ value: JSONValue, path: @autoclosure () -> String) throws(SchemaError) {
+        if !types.isEmpty, !types.contains(where: { Self.matches(value, type: $0) }) {
+            throw SchemaError("\(path()) must be \(types.sorted().joined(separator: " or ")), not \(value.typeName)")
+        }
+        if let allowed, !allowed.contains(value) {
+            throw SchemaError("\(path()) must be one of \(allowed.map(JSONWriter.string).joined(separator: ", "))")
+        }
+        switch value {
+        case .string(let string):
+            if let minLength, string.count < minLength { throw SchemaError("\(path()) must have at least \(minLength) characters") }
+            if let maxLength, string.count > maxLength { throw SchemaError("\(path()) must have at most \(maxLength) characters") }
+            if let format { try Self.checkFormat(format, string, path: path()) }
+            if base64, Data(base64Encoded: string) == nil { throw SchemaError("\(path()) must be base64-encoded bytes") }
+        case .number(let number):
+            if let minimum, number < minimum { throw SchemaError("\(path()) must be at least \(minimum)") }
+            if let maximum, number > maximum { throw SchemaError("\(path()) must be at most \(maximum)") }
+        case .array(let elements):
+            if let rule = items {
+                for (position, element) in elements.enumerated() {
+                    try rule.check(element, path: "\(path())[\(position)]")
+                }
+            }
+        default:
+            break
+        }
+    }
+
+    static func matches(_ value: JSONValue, type: String) -> Bool {
+        switch (type, value) {
+        case ("string", .string), ("number", .number), ("boolean", .bool), ("array", .array),
+             ("object", .object), ("null", .null):
+            true
+        case ("integer", .number(let number)):
+            number.rounded() == number
+        default:
+            false
+        }
+    }
+
+    /// RFC 3986's `scheme ":" hier-part`, with a host unless the scheme is
+    /// `mailto` or `urn`, and no spaces or control characters. By hand: every
+    /// imported link is checked, and Foundation's URL parser showed on profiles.
+    static func isAbsoluteURL(_ string: String) -> Bool {
+        var string = string
+        return string.withUTF8 { bytes in
+            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0, bytes[0].isASCIILetter,
+                  bytes[1..<colon].allSatisfy({ $0.isASCIILetter || $0.isASCIIDigit || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E }),
+                  !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F })
+            else { return false }
+            let rest = bytes[(colon + 1)...]
+            guard rest.count >= 2, rest[rest.startIndex] == 0x2F, rest[rest.startIndex + 1] == 0x2F else {
+                let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
+                return (scheme == "mailto" || scheme == "urn") && !rest.isEmpty
+            }
+            // The host: after any `userinfo@`, before any `:port`, `/`, `?` or `#`.
+            let authority = rest.dropFirst(2).prefix { $0 != 0x2F && $0 != 0x3F && $0 != 0x23 }
+            let host = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[($0 + 1)...] } ?? authority
+            return host.first.map { $0 != UInt8(ascii: ":") } ?? false
+        }
+    }
+
+    static func checkFormat(_ format: String, _ string: String, path: @autoclosure () -> String) throws(SchemaError) {
+        switch format {
+        case "date":
+            guard string.utf8.count == 10, Timestamp.parse(string) != nil else {
+                throw SchemaError("\(path()) must be a date as YYYY-MM-DD, not '\(string)'")
+            }
+        case "date-time":
+            guard string.utf8.count > 10, Timestamp.parse(string) != nil else {
+                throw SchemaError("\(path()) must be an ISO 8601 date-time, not '\(string)'")
+            }
+        case "uri":
+            guard isAbsoluteURL(string) else { throw SchemaError("\(path()) must be an absolute URL, not '\(string)'") }
+        case "uuid":
+            guard UUID(uuidString: string) != nil else { throw SchemaError("\(path()) must be a UUID, not '\(string)'") }
+        default:
+            break
+        }
+    }
+}
+
+extension JSONValue {
+    /// False when a number in the value, at any depth, is NaN or infinite.
+    fileprivate var isFiniteEverywhere: Bool {
+        switch self {
+        case .number(let number): number.isFinite
+        case .array(let elements): elements.allSatisfy(\.isFiniteEverywhere)
+        case .object(let fields): fields.values.allSatisfy(\.isFiniteEverywhere)
+        case .null, .bool, .string: true
+        }
+    }
+}
+
+private extension UInt8 {
+    var isASCIILetter: Bool { (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) }
+    var isASCIIDigit: Bool { (0x30...0x39).contains(self) }
+}

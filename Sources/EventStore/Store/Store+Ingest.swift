@@ -1,0 +1,174 @@
+import Foundation
+
+/// The store's side of a sync: what is pending, and one short write
+/// transaction for each batch of what the server said.
+///
+/// Every LMDB tactic of a sync lives here, so the engine knows none: how
+/// many records a transaction takes, the dirty-page budget, the key order
+/// records are folded in, when mapped pages are dropped. The engine decides
+/// what a server record means for the log (the merge); the store decides how
+/// that is written. No method here waits on anything but the disk: a caller
+/// fetches its pages first and hands them over whole.
+extension Store {
+    /// How many pages a batch's transaction may dirty (held in memory until it commits).
+    static let dirtyPageBudget = 7_500
+    /// How many records a batch may hold: what a crash can make a pull fetch again.
+    static let recordsPerBatch = 8_000
+    /// How much of the store a long ingest keeps mapped in its resident set.
+    static let mappedPageBudget = 16 << 20
+
+    /// Pages of one entity gathered off the write lock, written together by `ingest`.
+    ///
+    /// Records with random ids dirty pages all over the store, and each
+    /// commit writes every page it dirtied: a few pages to a transaction make
+    /// far fewer writes than one, and a budget keeps what a transaction holds
+    /// in memory bounded. `isFull` says when to write.
+    package struct PullBatch: Sendable {
+        package private(set) var page = RemotePage()
+        private var estimate: DirtyPageEstimate
+
+        fileprivate init(estimate: DirtyPageEstimate) {
+            self.estimate = estimate
+        }
+
+        package var isEmpty: Bool { page.entries.isEmpty }
+
+        /// True once writing the batch would dirty about the budget's pages, or hold the most records a batch may.
+        package var isFull: Bool {
+            estimate.pages >= Store.dirtyPageBudget || estimate.records >= Store.recordsPerBatch
+        }
+
+        package mutating func append(_ page: RemotePage) {
+            self.page.append(contentsOf: page)
+            // Each record's event, row, shadow and history entry: about twice its fields, and the envelopes.
+            estimate.add(records: page.entries.count, bytes: 2 * page.bytes.count + 300 * page.entries.count)
+        }
+    }
+
+    /// An empty batch, its estimate based on the store's trees as they are now.
+    package func makePullBatch() throws(StoreError) -> PullBatch {
+        try read { transaction in
+            PullBatch(estimate: DirtyPageEstimate(trees: try [log.views.records, log.views.history].map { try transaction.pages(of: $0) }))
+        }
+    }
+
+    /// Writes a batch of server records of one entity and the cursor after
+    /// them, in one write transaction: either all of it is stored or none.
+    ///
+    /// Records are taken in id order, the order of every view's keys, so each
+    /// tree is swept once. A record the store has never heard of is appended
+    /// as the server holds it, without a fold (the bulk of a first pull);
+    /// every other record is handed to `fold`, which appends what it means
+    /// for the log through the writer.
+    /// - Parameters:
+    ///   - author: who the remote events are credited to.
+    ///   - cursorKey: where the batch's cursor is kept (`syncCursorKey`).
+    /// - Returns: how many records were appended as new without a fold.
+    package func ingest(_ batch: PullBatch, entity: String, author: String, cursorKey: String,
+                        fold: (RemoteRecord, inout IngestWriter) throws -> Void) throws(StoreError) -> Int {
+        let page = batch.page
+        guard !page.entries.isEmpty else { return 0 }
+        return try write { appender in
+            var writer = IngestWriter(appender: appender)
+            defer { appender = writer.appender }
+            var created = 0
+            let order = page.bytes.withUnsafeBytes { Keys.sortedIndices(of: page.entries.map(\.id), in: $0) }
+            let at = Timestamp.now()
+            for (count, index) in order.enumerated() {
+                let entry = page.entries[index]
+                if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: author) {
+                    created += 1
+                } else {
+                    try fold(try page.record(entry), &writer)
+                }
+                // A first pull can be millions of records, with random ids that touch
+                // pages all over the store's trees: keep the resident set to the work in flight.
+                if count % 16 == 15 { environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
+            }
+            if let cursor = page.cursor { try setMeta(cursorKey, cursor.token, in: writer.appender.transaction) }
+            return created
+        }
+    }
+
+    /// Runs `body` in one write transaction, for what a pushed batch's answers mean for the log.
+    package func ingest<T>(_ body: (inout IngestWriter) throws -> T) throws(StoreError) -> T {
+        try write { appender in
+            var writer = IngestWriter(appender: appender)
+            defer { appender = writer.appender }
+            return try body(&writer)
+        }
+    }
+
+    /// What the sync engine may do inside an ingest's transaction: read what
+    /// the log says about a record, and append events.
+    package struct IngestWriter {
+        fileprivate var appender: EventLog.Appender
+
+        /// The record's row, shadow and server version, as of this transaction.
+        package func projection(entity: String, id: String) throws -> RecordProjection {
+            try appender.log.views.projection(entity: entity, id: id, in: appender.transaction)
+        }
+
+        /// The local states of a record since the server last spoke of it (an
+        /// acknowledgement, a remote change or a conflict), oldest first; nil
+        /// entries are deletions. Found through the history index.
+        package func unacknowledgedLocalStates(entity: String, id: String) throws -> [JSONObject?] {
+            var projection = RecordProjection()
+            var states: [JSONObject?] = []
+            for event in try appender.log.history(of: id, in: appender.transaction) where event.entity == entity {
+                projection.apply(event)
+                if event.origin == .local { states.append(projection.row) } else { states.removeAll() }
+            }
+            return states
+        }
+
+        /// Appends `event`; `current` is the record's projection read in this transaction.
+        package mutating func append(_ event: Event, current: RecordProjection) throws {
+            try appender.append(event, current: current)
+        }
+
+        /// Appends a record new to the store as it comes, without decoding its fields.
+        /// - Returns: false when the record is not new (or is a tombstone), to be folded.
+        fileprivate mutating func appendServerCreation(_ entry: RemotePage.Entry, of page: RemotePage, entity: String,
+                                                       at: Int64, author: String) throws -> Bool {
+            // An empty object is logged without `set`, as folding it would.
+            guard let fields = entry.fields, fields.count > 2 else { return false }
+            let event = Event(eventID: RecordID.generate(), at: at, entity: entity, recordID: page.id(of: entry),
+                              kind: .created, origin: .remote, author: author, version: entry.version)
+            return try page.bytes.withUnsafeBytes { bytes in
+                try appender.appendServerCreation(event, fields: UnsafeRawBufferPointer(rebasing: bytes[fields]))
+            }
+        }
+    }
+
+    /// The next pending operations of an entity, in key order after `after` (which is moved past them).
+    package func pendingOperations(entity: String, after: inout [UInt8]?, limit: Int) throws(StoreError) -> [RemoteOperation] {
+        let prefix = Keys.entityPrefix(entity)
+        var lastKey = after
+        let operations = try read { transaction in
+            let cursor = try transaction.cursor(log.views.outbox)
+            var operations: [RemoteOperation] = []
+            var entry = try cursor.seek(atLeast: lastKey.map { $0 + [0] } ?? prefix)
+            while let current = entry, current.key.starts(with: prefix), operations.count < limit {
+                let key = Array(current.key)
+                lastKey = key
+                let id = String(decoding: key[prefix.count...], as: UTF8.self)
+                let projection = try log.views.projection(key: key, in: transaction)
+                switch (projection.row, projection.shadow, projection.version) {
+                case (let row?, nil, _):
+                    operations.append(.create(id: id, fields: row))
+                case (let row?, _?, let version?):
+                    operations.append(.update(id: id, fields: row, version: version))
+                case (nil, _?, let version?):
+                    operations.append(.delete(id: id, version: version))
+                default:
+                    break  // row equals shadow: not really pending (cannot happen in a sound outbox)
+                }
+                entry = try cursor.next()
+            }
+            return operations
+        }
+        after = lastKey
+        return operations
+    }
+}

@@ -1,0 +1,82 @@
+/// Small settings kept beside the log in the `meta` database: the remote,
+/// the pull cursors and the last sync. None of them says what is pending:
+/// that comes from the log alone.
+extension Store {
+    enum MetaKey {
+        static let remote = "remote"
+        static let lastSync = "last-sync"
+        /// Where a pull of one entity from one remote stopped.
+        static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
+    }
+
+    func meta(_ key: String, in transaction: Transaction) throws -> String? {
+        try transaction.get(Array(key.utf8), in: meta).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func setMeta(_ key: String, _ value: String, in transaction: Transaction) throws {
+        try transaction.put(Array(key.utf8), Array(value.utf8), in: meta)
+    }
+
+    private func writeMeta(_ key: String, _ value: String) throws(StoreError) {
+        do {
+            try environment.write { try setMeta(key, value, in: $0) }
+        } catch {
+            throw StoreError.wrap(error)
+        }
+    }
+
+    /// The remote used last (its address, without credentials).
+    public func rememberedRemote() throws(StoreError) -> String? {
+        try read { try meta(MetaKey.remote, in: $0) }
+    }
+
+    /// Remembers the remote a sync talks to, for the next plain `sync`.
+    package func rememberRemote(_ address: String) throws(StoreError) {
+        if try rememberedRemote() != address { try writeMeta(MetaKey.remote, address) }
+    }
+
+    /// Where `ingest` keeps the pull cursor of one entity from one remote.
+    package static func cursorKey(remote: String, entity: String) -> String {
+        MetaKey.cursor(remote: remote, entity: entity)
+    }
+
+    /// Where the last pull of `entity` from `remote` stopped; nil before the first.
+    package func pullCursor(remote: String, entity: String) throws(StoreError) -> RemoteCursor? {
+        try read { try meta(MetaKey.cursor(remote: remote, entity: entity), in: $0) }.map(RemoteCursor.init)
+    }
+
+    /// The last sync that finished: when, and its result.
+    public func lastSync() throws(StoreError) -> LastSync? {
+        try read { transaction in
+            guard let text = try meta(MetaKey.lastSync, in: transaction),
+                  let object = try? JSONParser.parse(text).objectValue,
+                  let at = object["at"]?.stringValue.flatMap(Timestamp.parse),
+                  let result = object["result"]?.stringValue.flatMap(SyncResult.init(rawValue:))
+            else { return nil }
+            return LastSync(at: at, result: result)
+        }
+    }
+
+    /// Records a finished sync, for `status` and `lastSync()`.
+    package func recordLastSync(_ result: SyncResult, at: Int64 = Timestamp.now()) throws(StoreError) {
+        try writeMeta(MetaKey.lastSync, JSONWriter.string([
+            "at": .string(Timestamp.iso8601(milliseconds: at)), "result": .string(result.rawValue),
+        ]))
+    }
+}
+
+/// How a sync went, as the seeds' background fetch answered: it brought
+/// something, it brought nothing, or it failed.
+public enum SyncResult: String, Sendable, CaseIterable {
+    case newData, noData, failed
+}
+
+/// The last sync that finished.
+public struct LastSync: Sendable, Equatable {
+    /// When it finished, in milliseconds since 1970 (UTC).
+    public let at: Int64
+    public let result: SyncResult
+
+    /// `at` as ISO 8601, UTC, with milliseconds.
+    public var iso8601: String { Timestamp.iso8601(milliseconds: at) }
+}

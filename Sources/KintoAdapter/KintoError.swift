@@ -1,0 +1,19 @@
+public import EventSync
+
+/// Why talking to a Kinto server failed: what kind of failure it is for
+/// the sync (`syncCode`), a one-line message, and the HTTP status when the
+/// server answered one.
+public struct KintoError: RemoteError, Sendable {
+    public let syncCode: SyncError.Code
+    public let message: String
+    /// The server's HTTP status, when the failure is an answer of the server's.
+    public let status: Int?
+
+    init(_ code: SyncError.Code, _ message: String, status: Int? = nil) {
+        self.syncCode = code
+        self.message = message
+        self.status = status
+    }
+
+    public var description: String { message }
+}

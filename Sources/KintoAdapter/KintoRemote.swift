@@ -1,0 +1,404 @@
+public import EventStore
+public import EventSync
+public import Foundation
+import Synchronization
+
+/// The Kinto HTTP API (v1) as a `SyncRemote`: one bucket, one collection per entity.
+///
+/// What is Kinto's stays here: a record's version is its `last_modified`
+/// (an integer), the pull cursor is the newest `last_modified` pulled, an
+/// entity's collection is its schema's `x-evsync-collection` or its name
+/// lower-cased and pluralised, and `id`, `last_modified`, `deleted` and
+/// `schema` are Kinto's own members, never record fields.
+///
+/// - Pull: `GET …/records?_sort=last_modified&_since=N&_limit=…`, following
+///   `Next-Page`; with a known cursor the first request carries
+///   `If-None-Match`, so an unchanged collection costs one 304.
+/// - Push: `POST /batch` of conditional `PUT`/`DELETE`s (`If-None-Match: *`,
+///   `If-Match`), at most the server's `batch_max_requests` each.
+/// - Missing bucket and collections are created on first use.
+public final class KintoRemote: SyncRemote {
+    /// The server root, e.g. `http://127.0.0.1:8888/v1`.
+    public let server: URL
+    public let bucket: String
+    public let address: String
+    /// Records per page when pulling.
+    public var pageSize = 1000
+    public var retry = RetryPolicy()
+    /// Ask the server for the number of records first (one HEAD request), to show progress.
+    public var wantsTotals = false
+
+    private let client: HTTPClient
+    private let credentials: Credentials?
+    private var cachedBatchLimit: Int?
+    /// First responses fetched ahead by `willPull`, by request URL.
+    private var prefetched: [URL: HTTPResponse] = [:]
+    /// Kinto's `Backoff` header asks clients to wait before their next request.
+    private var backoffUntil: Date?
+
+    /// - Parameter bucketURL: the bucket's URL, e.g. `http://127.0.0.1:8888/v1/buckets/evsync`.
+    public init(bucketURL: String, credentials: Credentials?) throws(KintoError) {
+        let (server, bucket) = try Self.parse(bucketURL)
+        self.server = server
+        self.bucket = bucket
+        self.address = server.absoluteString + "/buckets/" + bucket
+        self.credentials = credentials
+        do {
+            self.client = try HTTPClient(credentials: credentials)
+        } catch {
+            throw KintoError(.failure, error.description)
+        }
+    }
+
+    /// Splits a bucket URL into the server root and the bucket id, refusing anything that would leak or mislead.
+    static func parse(_ text: String) throws(KintoError) -> (URL, String) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+        else {
+            throw KintoError(.invalidRemote, "the remote must be an http(s) URL of a Kinto bucket, like http://127.0.0.1:8888/v1/buckets/evsync")
+        }
+        guard components.user == nil, components.password == nil else {
+            throw KintoError(.invalidRemote, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
+        }
+        guard components.query == nil, components.fragment == nil else {
+            throw KintoError(.invalidRemote, "the remote URL must not have a query or fragment")
+        }
+        var segments = components.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard segments.count >= 2, segments[segments.count - 2] == "buckets", RecordID.isValid(segments[segments.count - 1]) else {
+            throw KintoError(.invalidRemote, "the remote must end in /buckets/<bucket id>, like http://127.0.0.1:8888/v1/buckets/evsync")
+        }
+        let bucket = segments.removeLast()
+        segments.removeLast()
+        var root = URLComponents()
+        root.scheme = scheme
+        root.host = host
+        root.port = components.port
+        root.path = segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
+        guard let url = root.url else { throw KintoError(.invalidRemote, "cannot use the remote URL \(text)") }
+        return (url, bucket)
+    }
+
+    // MARK: URLs, built from validated path segments and encoded query items
+
+    private func url(_ segments: [String], query: [URLQueryItem] = []) -> URL {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.path = server.path + "/" + segments.joined(separator: "/")
+        components.queryItems = query.isEmpty ? nil : query
+        return components.url ?? server
+    }
+
+    private func path(_ segments: [String]) -> String {
+        "/" + segments.joined(separator: "/")
+    }
+
+    private func recordSegments(_ collection: String, _ id: String? = nil) -> [String] {
+        ["buckets", bucket, "collections", collection, "records"] + (id.map { [$0] } ?? [])
+    }
+
+    // MARK: Kinto's names
+
+    /// Members of a Kinto record that are Kinto's, not the record's fields.
+    static let reservedFields: Set<String> = ["id", "last_modified", "deleted", "schema"]
+
+    /// The collection an entity lives in: `x-evsync-collection`, else its name lower-cased and pluralised.
+    public static func collection(for entity: EntitySchema) -> String {
+        entity.remoteName ?? pluralise(entity.name.lowercased())
+    }
+
+    static func pluralise(_ word: String) -> String {
+        let vowels: Set<Character> = ["a", "e", "i", "o", "u"]
+        if word.hasSuffix("y"), word.count > 1, !vowels.contains(word[word.index(word.endIndex, offsetBy: -2)]) {
+            return word.dropLast() + "ies"
+        }
+        if ["s", "x", "z", "ch", "sh"].contains(where: word.hasSuffix) { return word + "es" }
+        return word + "s"
+    }
+
+    // MARK: SyncRemote
+
+    public func batchLimit() throws(KintoError) -> Int {
+        if let cachedBatchLimit { return cachedBatchLimit }
+        let response = try send(HTTPRequest(method: "GET", url: url([""])))
+        try expect(response, [200], doing: "reading the server's settings")
+        let root = try json(response, doing: "reading the server's settings")
+        if credentials != nil, root.objectValue?["user"] == nil {
+            throw KintoError(.unauthorized, "the server at \(address) did not accept the credentials")
+        }
+        let limit = root.objectValue?["settings"]?.objectValue?["batch_max_requests"]?.int64Value.map(Int.init) ?? 25
+        cachedBatchLimit = max(1, limit)
+        return max(1, limit)
+    }
+
+    /// The first request of a pull: changes after `since`, oldest first.
+    private func changesRequest(_ collection: String, since cursor: RemoteCursor?) -> HTTPRequest {
+        // Our own cursor, a last_modified; anything else (never written by this adapter) reads everything.
+        let since = cursor.flatMap { Int64($0.token) }
+        var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(pageSize))]
+        if let since { query.append(URLQueryItem(name: "_since", value: String(since))) }
+        var request = HTTPRequest(method: "GET", url: url(recordSegments(collection), query: query))
+        // The collection's ETag is its newest change: equal to our cursor means nothing new (304).
+        if let since { request.headers.append(("If-None-Match", "\"\(since)\"")) }
+        return request
+    }
+
+    /// Refuses an entity Kinto cannot hold, then sends the first request of
+    /// every collection at once, each on its own connection: a sync with
+    /// nothing to do then costs one round trip, not one per collection. Only
+    /// usable answers are kept; anything else is sent again, with retries, by `changes`.
+    public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
+        for (schema, _) in entities {
+            if let reserved = schema.fieldNames.first(where: Self.reservedFields.contains) {
+                throw KintoError(.invalidData, "\(schema.name) declares the field '\(reserved)', which Kinto keeps for itself: rename it in the schema")
+            }
+            let collection = Self.collection(for: schema)
+            guard RecordID.isValid(collection) else {
+                throw KintoError(.invalidData, "\(schema.name)'s collection name '\(collection)' is not a valid Kinto id")
+            }
+        }
+        guard entities.count > 1 else { return }
+        let requests = entities.map { changesRequest(Self.collection(for: $0.schema), since: $0.since) }
+        let answers = Mutex<[URL: HTTPResponse]>([:])
+        let credentials = credentials
+        DispatchQueue.concurrentPerform(iterations: requests.count) { index in
+            guard let client = try? HTTPClient(credentials: credentials),
+                  let response = try? client.send(requests[index]),
+                  response.status == 200 || response.status == 304
+            else { return }
+            answers.withLock { $0[requests[index].url] = response }
+        }
+        prefetched = answers.withLock { $0 }
+    }
+
+    public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
+        let collection = Self.collection(for: entity)
+        let request = changesRequest(collection, since: since)
+        var response = try prefetched.removeValue(forKey: request.url) ?? send(request)
+        if response.status == 403 || response.status == 404 {
+            try createCollection(collection)
+            response = try send(request)
+        }
+        if response.status == 304 { return }
+        var total: Int?
+        if wantsTotals {
+            var head = request
+            head.method = "HEAD"
+            head.headers = []
+            total = try send(head).headers["total-records"].flatMap { Int($0) }
+        }
+        // Page N+1 is fetched and parsed on a worker while page N is written.
+        try Pipeline<RemotePage>().run(produce: { [self] emit in
+            var current = response
+            while true {
+                try expect(current, [200], doing: "listing \(collection)")
+                var page = try Self.page(from: current.body, collection: collection)
+                page.total = total
+                let next = try current.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+                guard emit(page), let next else { return }
+                current = try send(HTTPRequest(method: "GET", url: next))
+            }
+        }, consume: onPage)
+    }
+
+    /// A `Next-Page` URL, accepted only on our own server: credentials must not follow a link elsewhere.
+    private func sameServer(_ text: String) throws(KintoError) -> URL {
+        guard let url = URL(string: text), url.host == server.host, url.port == server.port, url.scheme == server.scheme else {
+            throw KintoError(.server, "the server sent a Next-Page URL on another host; refusing to follow it")
+        }
+        return url
+    }
+
+    public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws(KintoError) -> [RemoteOutcome] {
+        let collection = Self.collection(for: entity)
+        guard !operations.isEmpty else { return [] }
+        var requests: [JSONValue] = []
+        for operation in operations {
+            var request: JSONObject = ["path": .string(path(recordSegments(collection, operation.id)))]
+            switch operation {
+            case .create(_, let fields):
+                request["method"] = "PUT"
+                request["headers"] = ["If-None-Match": "*"]
+                request["body"] = ["data": .object(fields)]
+            case .update(_, let fields, let version):
+                request["method"] = "PUT"
+                request["headers"] = ["If-Match": .string("\"\(version.token)\"")]
+                request["body"] = ["data": .object(fields)]
+            case .delete(_, let version):
+                request["method"] = "DELETE"
+                request["headers"] = ["If-Match": .string("\"\(version.token)\"")]
+            }
+            requests.append(.object(request))
+        }
+        let body = JSONWriter.encode(.object(["requests": .array(requests)]))
+        // The batch is one server transaction and every write in it is
+        // conditional, so retrying a whole batch after a 5xx is safe.
+        let response = try send(HTTPRequest(method: "POST", url: url(["batch"]), body: body))
+        try expect(response, [200], doing: "pushing to \(collection)")
+        guard let responses = try json(response, doing: "pushing to \(collection)").objectValue?["responses"]?.arrayValue,
+              responses.count == operations.count
+        else {
+            throw KintoError(.server, "the server's batch response does not match the \(operations.count) requests sent")
+        }
+        return try responses.map { sub throws(KintoError) in try Self.outcome(of: sub.objectValue ?? [:]) }
+    }
+
+    private static func outcome(of response: JSONObject) throws(KintoError) -> RemoteOutcome {
+        let status = response["status"]?.int64Value.map(Int.init) ?? 0
+        let body = response["body"]?.objectValue ?? [:]
+        switch status {
+        case 200, 201:
+            guard let version = body["data"]?.objectValue?["last_modified"]?.int64Value else {
+                throw KintoError(.server, "the server accepted a write without giving its version")
+            }
+            return .applied(version: RemoteVersion(version))
+        case 412:
+            let existing = body["details"]?.objectValue?["existing"]?.objectValue
+            return .preconditionFailed(current: existing.flatMap { record(from: $0) })
+        case 404:
+            return .notFound
+        case 401:
+            throw KintoError(.unauthorized, "the server refused the credentials (HTTP 401)", status: 401)
+        default:
+            let message = body["message"]?.stringValue ?? "HTTP \(status)"
+            if RetryPolicy.isRetryable(status: status) {
+                throw KintoError(.unavailable, "the server failed a batch: \(message)", status: status)
+            }
+            return .rejected(status: status, message: "HTTP \(status): \(message)")
+        }
+    }
+
+    // MARK: Helpers
+
+    private func createCollection(_ collection: String) throws(KintoError) {
+        for segments in [["buckets", bucket], ["buckets", bucket, "collections", collection]] {
+            let response = try send(HTTPRequest(method: "PUT", url: url(segments), headers: [("If-None-Match", "*")],
+                                                body: Array(#"{"data":{}}"#.utf8)))
+            // 412: it exists already (made by someone else meanwhile).
+            try expect(response, [200, 201, 412], doing: "creating \(segments.joined(separator: "/"))")
+        }
+    }
+
+    /// A list response (`{"data": [records…], …}`) as a page, read without
+    /// building the records: their fields go straight to canonical JSON.
+    static func page(from body: [UInt8], collection: String) throws(KintoError) -> RemotePage {
+        var page = RemotePage()
+        var id: [UInt8] = []
+        var sawData = false
+        var newest: Int64?
+        do {
+            try body.withUnsafeBytes { bytes in
+                try JSONParser.parseObject(bytes) { key, parser in
+                    guard key.equals("data") else { _ = try parser.value(); return }
+                    sawData = true
+                    try parser.forEachElement { parser in
+                        let appended = try page.append(idBuffer: &id) { writer, id in
+                            guard let (version, isTombstone) = try record(at: &parser, writingFieldsTo: &writer, id: &id) else { return nil }
+                            newest = max(newest ?? version, version)
+                            return (RemoteVersion(version), isTombstone)
+                        }
+                        guard appended else {
+                            throw KintoError(.server, "the server sent a \(collection) record without id or last_modified")
+                        }
+                    }
+                }
+            }
+        } catch let error as KintoError {
+            throw error
+        } catch {
+            throw KintoError(.server, "the server sent invalid JSON while listing \(collection): \(error)")
+        }
+        guard sawData else { throw KintoError(.server, "the server's list of \(collection) has no data array") }
+        // Pages come sorted by last_modified; the newest is where the next pull starts.
+        page.cursor = newest.map { RemoteCursor(String($0)) }
+        return page
+    }
+
+    /// Reads the Kinto record at the parser's position: its id goes to `id`,
+    /// its data fields to `writer`; returns its version (`last_modified`) and
+    /// whether it is a tombstone (`deleted`). Nil if it lacks a valid id or a version.
+    private static func record(at parser: inout JSONParser, writingFieldsTo writer: inout JSONWriter, id: inout [UInt8]) throws
+        -> (version: Int64, isTombstone: Bool)? {
+        var version: Int64?, deleted = false
+        // Kinto's own members (`reservedFields`) are not fields.
+        let read = try parser.writeCanonicalObject(to: &writer) { key, parser in
+            if key.equals("id") {
+                id.removeAll(keepingCapacity: true)
+                _ = try parser.string(appendingTo: &id)
+            }
+            else if key.equals("last_modified") { version = try parser.value().int64Value }
+            else if key.equals("deleted") { deleted = try parser.value().boolValue == true }
+            else if key.equals("schema") { _ = try parser.value() }
+            else { return false }
+            return true
+        }
+        guard read else {
+            // A key that needs Unicode rules to sort: the general way.
+            guard let object = try parser.value().objectValue, let record = record(from: object) else { return nil }
+            if let fields = record.fields { writer.write(object: fields) }
+            id = Array(record.id.utf8)
+            return (record.version.integer ?? 0, record.fields == nil)
+        }
+        guard let version, id.withUnsafeBytes(RecordID.isValid) else { return nil }
+        return (version, deleted)
+    }
+
+    /// A Kinto record (`id`, `last_modified`, `deleted` and the data fields) as a `RemoteRecord`.
+    static func record(from object: JSONObject) -> RemoteRecord? {
+        guard let id = object["id"]?.stringValue, RecordID.isValid(id), let version = object["last_modified"]?.int64Value else {
+            return nil
+        }
+        if object["deleted"]?.boolValue == true { return RemoteRecord(id: id, version: RemoteVersion(version), fields: nil) }
+        var fields = object
+        for reserved in reservedFields { fields[reserved] = nil }
+        return RemoteRecord(id: id, version: RemoteVersion(version), fields: fields)
+    }
+
+    private func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
+        guard !statuses.contains(response.status) else { return }
+        let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue ?? "HTTP \(response.status)"
+        switch response.status {
+        case 401:
+            throw KintoError(.unauthorized, "the server refused the credentials\(credentials.map { " of user \($0.user)" } ?? " (none given: set EVSYNC_AUTH or --auth-file)") while \(what) (HTTP 401)", status: 401)
+        case 403:
+            throw KintoError(.unauthorized, "the server forbids \(what) in \(address) (HTTP 403: \(message))", status: 403)
+        default:
+            throw KintoError(.server, "the server failed \(what): HTTP \(response.status): \(message)", status: response.status)
+        }
+    }
+
+    private func json(_ response: HTTPResponse, doing what: String) throws(KintoError) -> JSONValue {
+        do {
+            return try JSONParser.parse(response.body)
+        } catch {
+            throw KintoError(.server, "the server sent invalid JSON while \(what): \(error)")
+        }
+    }
+
+    /// Sends with retries: network errors, 5xx and 429 are tried again after a backoff.
+    private func send(_ request: HTTPRequest) throws(KintoError) -> HTTPResponse {
+        var attempt = 1
+        while true {
+            if let backoffUntil, backoffUntil > Date() {
+                Thread.sleep(until: min(backoffUntil, Date().addingTimeInterval(retry.maximumDelay)))
+            }
+            var failure: String
+            var retryAfter: Double?
+            do {
+                let response = try client.send(request)
+                if let backoff = response.headers["backoff"].flatMap(Double.init) {
+                    backoffUntil = Date().addingTimeInterval(backoff)
+                }
+                guard RetryPolicy.isRetryable(status: response.status) else { return response }
+                retryAfter = response.headers["retry-after"].flatMap(Double.init)
+                let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
+                failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status)\(message.map { ": \($0)" } ?? "")"
+            } catch {
+                failure = error.description
+            }
+            guard attempt < retry.attempts else {
+                throw KintoError(.unavailable, "\(failure) (gave up after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
+            }
+            Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: retryAfter))
+            attempt += 1
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+@testable import EventStore
+import TestSupport
+
+@Suite("Event encoding")
+struct EventCodingTests {
+    static let fields: JSONObject = ["name": "Fête \"nationale\"\n", "date": "2026-07-14", "observedBy": ["FR", "😀"], "n": 1.5]
+
+    /// Events of every kind and origin, with each optional field present and absent.
+    static var samples: [Event] {
+        var events: [Event] = []
+        var seq: UInt64 = 1
+        func event(_ kind: Event.Kind, _ origin: Event.Origin, at: Int64 = 1_795_000_000_123, set: JSONObject = [:],
+                   unset: [String] = [], version: RemoteVersion? = nil, server: RecordState? = nil, local: RecordState? = nil,
+                   resolved: RecordState? = nil, policy: ConflictPolicy? = nil) {
+            events.append(Event(seq: seq, eventID: RecordID.generate(), at: at, entity: "Holiday", recordID: "rec-\(seq)",
+                                kind: kind, origin: origin, author: origin == .local ? "me@host" : "https://kinto.example/v1/buckets/b",
+                                set: set, unset: unset, version: version, server: server, local: local, resolved: resolved,
+                                policy: policy))
+            seq += 1
+        }
+        for origin in Event.Origin.allCases {
+            event(.created, origin, set: fields)
+            event(.created, origin, set: fields, version: origin == .remote ? 17 : nil)
+            event(.created, origin, set: [:])
+            event(.updated, origin, set: ["details": "x"])
+            event(.updated, origin, unset: ["details", "image"])
+            event(.updated, origin, set: ["name": ""], unset: ["details"], version: 3)
+            event(.deleted, origin)
+            event(.deleted, origin, version: 1_700_000_000_000)
+            event(.acknowledged, origin, version: 5, server: .present(fields))
+            event(.acknowledged, origin, version: 6, server: .absent)
+            event(.acknowledged, origin, version: 7, server: .present([:]))
+            for policy in ConflictPolicy.allCases {
+                event(.conflict, origin, version: 8, server: .present(fields), local: .present(["name": "mine", "date": "2026-01-01"]),
+                      resolved: .present(fields), policy: policy)
+                event(.conflict, origin, version: 9, server: .absent, local: .present(fields), resolved: .absent, policy: policy)
+                event(.conflict, origin, version: 10, server: .present(fields), local: .absent, resolved: .present(fields), policy: policy)
+            }
+            event(.conflict, origin, server: .absent, local: .absent, resolved: .absent)
+        }
+        // Times around the epoch and far out.
+        for at: Int64 in [0, 1, 999, 1000, -1, -1000, -86_400_001, 951_782_400_000, 253_402_300_799_999] {
+            event(.created, .local, at: at, set: fields)
+        }
+        return events
+    }
+
+    @Test("every event round-trips")
+    func roundTrip() throws {
+        let samples = Self.samples
+        #expect(Set(samples.map(\.kind)) == Set(Event.Kind.allCases))
+        #expect(Set(samples.map(\.origin)) == Set(Event.Origin.allCases))
+        for event in samples {
+            let bytes = EventCoding.encode(event)
+            let decoded = try EventCoding.decode(bytes)
+            #expect(decoded == event, "\(String(decoding: bytes, as: UTF8.self))")
+            // Encoding is deterministic.
+            #expect(EventCoding.encode(decoded) == bytes)
+        }
+    }
+
+    @Test("optional fields are written only when present")
+    func optionalFields() throws {
+        let bare = Event(seq: 3, eventID: "e", at: 0, entity: "Holiday", recordID: "a", kind: .deleted, origin: .local, author: "me")
+        let text = String(decoding: EventCoding.encode(bare), as: UTF8.self)
+        #expect(text == #"{"format":1,"seq":3,"event":"e","at":"1970-01-01T00:00:00.000Z","entity":"Holiday","id":"a","kind":"deleted","origin":"local","by":"me"}"#)
+
+        let full = Event(seq: 4, eventID: "e", at: 1, entity: "Holiday", recordID: "a", kind: .conflict, origin: .remote, author: "srv",
+                         set: ["x": 1], unset: ["y"], version: 2, server: .absent, local: .present(["z": true]),
+                         resolved: .present([:]), policy: .clientWins)
+        let object = try #require(try JSONParser.parse(EventCoding.encode(full)).objectValue)
+        #expect(object["server"] == .null)
+        #expect(object["local"] == .object(["z": true]))
+        #expect(object["resolved"] == .object([:]))
+        #expect(object["unset"] == ["y"])
+        #expect(object["version"] == 2)
+        #expect(object["policy"] == "client-wins")
+        #expect(object["at"] == "1970-01-01T00:00:00.001Z")
+        let decoded = try EventCoding.decode(EventCoding.encode(full))
+        #expect(decoded.server == .absent)
+        #expect(decoded.local == .present(["z": true]))
+        #expect(decoded.resolved == .present([:]))
+    }
+
+    @Test("events use exactly the envelope of Schemas/event.schema.json")
+    func matchesEventSchema() throws {
+        let schemaURL = RepositoryRoot.url.appendingPathComponent("Schemas/event.schema.json")
+        let schema = try #require(try JSONParser.parse(Array(Data(contentsOf: schemaURL))).objectValue)
+        let properties = Set(try #require(schema["properties"]?.objectValue).keys)
+        let required = Set(try #require(schema["required"]?.arrayValue).compactMap(\.stringValue))
+        let kinds = Set(try #require(schema["properties"]?.objectValue?["kind"]?.objectValue?["enum"]?.arrayValue).compactMap(\.stringValue))
+        let origins = Set(try #require(schema["properties"]?.objectValue?["origin"]?.objectValue?["enum"]?.arrayValue).compactMap(\.stringValue))
+        #expect(kinds == Set(Event.Kind.allCases.map(\.rawValue)))
+        #expect(origins == Set(Event.Origin.allCases.map(\.rawValue)))
+        var seen = Set<String>()
+        for event in Self.samples {
+            let object = try #require(try JSONParser.parse(EventCoding.encode(event)).objectValue)
+            let keys = Set(object.keys)
+            #expect(keys.isSubset(of: properties), "unknown keys \(keys.subtracting(properties))")
+            #expect(required.isSubset(of: keys), "missing keys \(required.subtracting(keys))")
+            #expect(object["format"] == .number(Double(EventCoding.formatVersion)))
+            seen.formUnion(keys)
+        }
+        #expect(seen == properties, "the samples should exercise every property")
+    }
+
+    @Test("refuses events of a newer format")
+    func newerFormat() throws {
+        let event = Self.samples[0]
+        let text = String(decoding: EventCoding.encode(event), as: UTF8.self)
+        #expect(text.hasPrefix(#"{"format":1,"#))
+        let newer = text.replacingOccurrences(of: #"{"format":1,"#, with: #"{"format":2,"#)
+        let error = try #require(throws: EventDecodingError.self) { try EventCoding.decode(Array(newer.utf8)) }
+        #expect(error.description.contains("newer"))
+        // An older or equal format is read.
+        #expect(throws: Never.self) { try EventCoding.decode(Array(text.utf8)) }
+    }
+
+    @Test("refuses malformed events", arguments: [
+        "[]",
+        "{}",
+        #"{"seq":1,"event":"e","at":"2026-01-01T00:00:00.000Z","entity":"H","id":"a","kind":"created","origin":"local","by":"me"}"#,
+        #"{"format":"1","seq":1,"event":"e","at":"2026-01-01T00:00:00.000Z","entity":"H","id":"a","kind":"created","origin":"local","by":"me"}"#,
+        #"{"format":1,"seq":0,"event":"e","at":"2026-01-01T00:00:00.000Z","entity":"H","id":"a","kind":"created","origin":"local","by":"me"}"#,
+        #"{"format":1,"event":"e","at":"2026-01-01T00:00:00.000Z","entity":"H","id":"a","kind":"created","origin":"local","by":"me"}"#,
+        #"{"format":1,"seq":1,"event":"e","at":"yesterday","entity":"H","id":"a","kind":"created","origin":"local","by":"me"}"#,
+        #"{"format":1,"seq":1,"event":"e","at":"2026-01-01T00:00:00.000Z","entity":"H","id":"a","kind":"renamed","origin":"local","by":"me"}"#,
+        #"{"format":1,"seq":1,"event":"e","at":"2026-01-01T00:00:00.000Z","entity":"H","id":"a","kind":"created","origin":"elsewhere","by":"me"}"#,
+        #"{"format":1,"seq":1,"event":"e","at":"2026-01-01T00:00:00.000Z","entity":"H","id":"a","kind":"created","origin":"local"}"#,
+        #"{"format":1,"seq":1,"at":"2026-01-01T00:00:00.000Z","entity":"H","id":"a","kind":"created","origin":"local","by":"me"}"#,
+        #"{"format":1,"seq":1,"event":"e","at":"2026-01-01T00:00:00.000Z","id":"a","kind":"created","origin":"local","by":"me"}"#,
+        #"{"format":1,"seq":1,"event":"e","at":"2026-01-01T00:00:00.000Z","entity":"H","kind":"created","origin":"local","by":"me"}"#,
+        #"{"format":1,"seq":1,"event":"e","at":"2026-01-01T00:00:00.000Z","entity":"H","id":"a","kind":"created","origin":"local","by":"me""#,
+    ])
+    func malformed(text: String) {
+        #expect(throws: (any Error).self) { try EventCoding.decode(Array(text.utf8)) }
+    }
+
+    @Test("timestamps format and parse", arguments: [
+        (Int64(0), "1970-01-01T00:00:00.000Z"),
+        (1, "1970-01-01T00:00:00.001Z"),
+        (-1, "1969-12-31T23:59:59.999Z"),
+        (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+        (1_795_000_000_123, "2026-11-18T11:06:40.123Z"),
+        (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+    ])
+    func timestamps(milliseconds: Int64, text: String) {
+        #expect(Timestamp.iso8601(milliseconds: milliseconds) == text)
+        #expect(Timestamp.parse(text) == milliseconds)
+    }
+
+    @Test("formatting agrees with the C library's calendar for random instants")
+    func timestampsAgreeWithGmtime() {
+        var random = SplitMix64(seed: 1970)
+        for _ in 0..<2_000 {
+            // From 1601 to 9999, where four-digit years hold.
+            let milliseconds = Int64.random(in: -11_644_473_600_000...253_402_300_799_999, using: &random)
+            var seconds = time_t(milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let millis = Int(milliseconds - Int64(seconds) * 1000)
+            let expected = String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                                  Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+            #expect(Timestamp.iso8601(milliseconds: milliseconds) == expected)
+        }
+    }
+
+    @Test("timestamp parsing accepts offsets and dates and refuses nonsense")
+    func timestampParsing() {
+        #expect(Timestamp.parse("2026-01-01") == 1_767_225_600_000)
+        #expect(Timestamp.parse("2026-01-01T01:30:00+01:30") == 1_767_225_600_000)
+        #expect(Timestamp.parse("2025-12-31T22:00:00-02:00") == 1_767_225_600_000)
+        #expect(Timestamp.parse("2026-01-01T00:00:00.5Z") == 1_767_225_600_500)
+        #expect(Timestamp.parse("2026-01-01 00:00:00Z") == 1_767_225_600_000)
+        for bad in ["", "2026", "2026-13-01", "2026-02-29", "2026-00-10", "2026-01-32", "2026-01-01T", "2026-01-01T00:00:00",
+                    "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z", "2026-01-01T00:00:00Zjunk", "2026-01-01T00:00:00+0100",
+                    "26-01-01", "2026/01/01", "yesterday"] {
+            #expect(Timestamp.parse(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("record ids follow the server's rule")
+    func recordIDs() {
+        for good in ["a", "Z", "0", "a-b_C9", "0123-abc", String(repeating: "x", count: 128), RecordID.generate()] {
+            #expect(RecordID.isValid(good), "\(good)")
+        }
+        for bad in ["", "a/b", "../x", "-a", "_a", "a b", "a.b", "é", "a\u{0}b", String(repeating: "x", count: 129), "a?", "%41"] {
+            #expect(!RecordID.isValid(bad), "\(bad)")
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+@testable import EventStore
+import TestSupport
+
+@Suite("Schemas")
+struct SchemaTests {
+    static let schemasDirectory = RepositoryRoot.url.appendingPathComponent("Schemas")
+
+    @Test("the built-in schemas are the files in Schemas/")
+    func builtinsMatchFiles() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.schemasDirectory.path)
+            .filter { $0.hasSuffix(".schema.json") && $0 != "event.schema.json" }
+        #expect(!files.isEmpty)
+        #expect(Set(BuiltinSchemas.files.map(\.name)) == Set(files))
+        for builtin in BuiltinSchemas.files {
+            let file = try String(contentsOf: Self.schemasDirectory.appendingPathComponent(builtin.name), encoding: .utf8)
+            func trimmed(_ text: String) -> String {
+                var text = text
+                while text.hasSuffix("\n") { text.removeLast() }
+                return text
+            }
+            #expect(trimmed(builtin.text) == trimmed(file), "\(builtin.name) differs from Schemas/\(builtin.name)")
+        }
+    }
+
+    @Test("every schema file parses; the built-ins are Holiday and Birthday")
+    func builtinsParse() throws {
+        for builtin in BuiltinSchemas.files {
+            #expect(throws: Never.self) { try EntitySchema(json: builtin.text, source: builtin.name) }
+        }
+        let registry = SchemaRegistry()
+        #expect(registry.entityNames == ["Birthday", "Holiday"])
+        let holiday = try registry.schema(named: "holiday")
+        #expect(holiday.name == "Holiday")
+        #expect(holiday.remoteName == "holidays")
+        #expect(holiday.fieldNames == ["name", "date", "details", "wikipediaLink", "observedBy", "image"])
+        #expect(holiday.required == ["name", "date"])
+        #expect(try registry.schema(named: "BIRTHDAY").fieldNames == ["name", "date", "giftIdeas", "facebook", "image"])
+        // The repository's Schemas/ works as a schema directory: event.schema.json is not an entity.
+        let fromDirectory = try SchemaRegistry(directory: Self.schemasDirectory.path)
+        #expect(fromDirectory.entityNames == ["Birthday", "Holiday"])
+        let error = try #require(throws: SchemaError.self) { try registry.schema(named: "Unicorn") }
+        #expect(error.description.contains("Unicorn"))
+        #expect(error.description.contains("Holiday"))
+    }
+
+    static let book = """
+    {
+      "title": "Book",
+      "type": "object",
+      "properties": {
+        "title": { "type": "string", "minLength": 1, "maxLength": 20 },
+        "author": { "type": "string" },
+        "pages": { "type": "integer", "minimum": 1, "maximum": 5000 },
+        "published": { "type": "string", "format": "date" },
+        "added": { "type": "string", "format": "date-time" },
+        "isbnID": { "type": "string", "format": "uuid" },
+        "genre": { "enum": ["novel", "essay"] },
+        "rating": { "type": ["number", "null"] },
+        "tags": { "type": "array", "items": { "type": "string", "minLength": 2 } },
+        "extra": { "type": "object" },
+        "read": { "type": "boolean" }
+      },
+      "required": ["title"]
+    }
+    """
+
+    @Test("a schema directory adds entities")
+    func directory() throws {
+        try withTemporaryDirectory { directory in
+            try Self.book.write(to: directory.appendingPathComponent("book.schema.json"), atomically: true, encoding: .utf8)
+            try "not a schema".write(to: directory.appendingPathComponent("README.md"), atomically: true, encoding: .utf8)
+            let registry = try SchemaRegistry(directory: directory.path)
+            #expect(registry.entityNames == ["Birthday", "Book", "Holiday"])
+            let book = try registry.schema(named: "book")
+            #expect(book.remoteName == nil, "no x-evsync-collection: each remote names it")
+            #expect(book.fieldNames == ["title", "author", "pages", "published", "added", "isbnID", "genre", "rating", "tags", "extra", "read"])
+
+            let valid: [JSONObject] = [
+                ["title": "Dune"],
+                ["title": "Dune", "author": "Frank Herbert", "pages": 412, "published": "1965-08-01", "added": "2026-01-01T10:00:00Z",
+                 "isbnID": "6F9619FF-8B86-D011-B42D-00CF4FC964FF", "genre": "novel", "rating": nil, "tags": ["sf", "classic"],
+                 "extra": ["any": ["thing"]], "read": true],
+                ["title": "X", "pages": 1.0, "rating": 4.5],
+            ]
+            for record in valid {
+                #expect(throws: Never.self, "\(record)") { try book.validate(record) }
+            }
+            let invalid: [JSONObject] = [
+                [:],
+                ["author": "nobody"],
+                ["title": ""],
+                ["title": "a title that is far too long"],
+                ["title": 5],
+                ["title": "X", "pages": 41.5],
+                ["title": "X", "pages": 0],
+                ["title": "X", "pages": 5001],
+                ["title": "X", "pages": "412"],
+                ["title": "X", "published": "1965-8-1"],
+                ["title": "X", "added": "2026-01-01"],
+                ["title": "X", "isbnID": "not-a-uuid"],
+                ["title": "X", "genre": "poetry"],
+                ["title": "X", "rating": "good"],
+                ["title": "X", "tags": "sf"],
+                ["title": "X", "tags": ["sf", "x"]],
+                ["title": "X", "extra": []],
+                ["title": "X", "read": "yes"],
+                ["title": "X", "colour": "red"],
+            ]
+            for record in invalid {
+                #expect(throws: SchemaError.self, "\(record)") { try book.validate(record) }
+            }
+        }
+    }
+
+    @Test("a schema directory may replace a built-in")
+    func replaceBuiltin() throws {
+        try withTemporaryDirectory { directory in
+            let holiday = #"{"title": "Holiday", "properties": {"name": {"type": "string"}, "country": {"type": "string"}}, "required": ["name"]}"#
+            try holiday.write(to: directory.appendingPathComponent("holiday.schema.json"), atomically: true, encoding: .utf8)
+            let registry = try SchemaRegistry(directory: directory.path)
+            let schema = try registry.schema(named: "Holiday")
+            #expect(schema.fieldNames == ["name", "country"])
+            #expect(throws: Never.self) { try schema.validate(["name": "x", "country": "FR"]) }
+            #expect(throws: SchemaError.self) { try schema.validate(["name": "x", "date": "2026-01-01"]) }
+        }
+    }
+
+    @Test("broken schemas are refused with a message naming the file", arguments: [
+        ("{ not json", "invalid JSON"),
+        ("[]", "must be a JSON object"),
+        (#"{"properties": {}}"#, "'title'"),
+        (#"{"title": "9Lives", "properties": {}}"#, "'title'"),
+        (#"{"title": "Book Shelf", "properties": {}}"#, "'title'"),
+        (#"{"title": "Book"}"#, "'properties'"),
+        (#"{"title": "Book", "properties": {"a": {"type": "text"}}}"#, "unknown type 'text'"),
+        (#"{"title": "Book", "properties": {"a": {"type": 3}}}"#, "'type'"),
+        (#"{"title": "Book", "properties": {"a": {"type": "string", "format": "email"}}}"#, "unsupported format 'email'"),
+        (#"{"title": "Book", "properties": {"a": "string"}}"#, "must be an object"),
+        (#"{"title": "Book", "properties": {"id": {"type": "string"}}}"#, "reserved"),
+        (#"{"title": "Book", "properties": {"a": {}}, "required": ["b"]}"#, "required field 'b'"),
+        (#"{"title": "Book", "properties": {}, "x-evsync-collection": ""}"#, "x-evsync-collection"),
+        (#"{"title": "Book", "properties": {"a": {"type": "array", "items": {"type": "nope"}}}}"#, "unknown type 'nope'"),
+    ])
+    func brokenSchemas(text: String, message: String) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("broken.schema.json")
+            try text.write(to: path, atomically: true, encoding: .utf8)
+            let error = try #require(throws: SchemaError.self) { try SchemaRegistry(directory: directory.path) }
+            #expect(error.description.contains("broken.schema.json"), "\(error)")
+            #expect(error.description.contains(message), "\(error)")
+        }
+    }
+
+    @Test("a missing schema directory is an error")
+    func missingDirectory() throws {
+        _ = try withTemporaryDirectory { directory in
+            #expect(throws: SchemaError.self) { try SchemaRegistry(directory: directory.appendingPathComponent("nope").path) }
+        }
+    }
+
+
+    @Test("a store with a directory schema stores the new entity")
+    func storeWithDirectorySchema() throws {
+        try withTemporaryDirectory { directory in
+            try Self.book.write(to: directory.appendingPathComponent("book.schema.json"), atomically: true, encoding: .utf8)
+            let registry = try SchemaRegistry(directory: directory.path)
+            try withTemporaryStore(schemas: registry) { store, _ in
+                try store.add("book", id: "dune", fields: ["title": "Dune", "pages": 412])
+                #expect(try store.record("Book", id: "dune")?.entity == "Book")
+                #expect(try store.status().records == ["Book": 1, "Holiday": 0, "Birthday": 0])
+                #expect(try store.lastEvents(1).first?.entity == "Book")
+                #expect(try store.verifyViews().isEmpty)
+            }
+        }
+    }
+}
+
+@Suite("The uri format")
+struct URIFormatTests {
+    @Test(arguments: [
+        "https://en.wikipedia.org/wiki/Christmas", "http://user@example.org:8080/a?b#c", "http://[::1]:8080/",
+        "mailto:someone@example.org", "urn:isbn:0451450523", "https://de.wikipedia.org/wiki/Fête_nationale", "HTTPS://EXAMPLE.ORG",
+    ])
+    func accepts(_ link: String) throws {
+        #expect(throws: Never.self) { try SchemaRegistry().schema(named: "Holiday").validate(field: "wikipediaLink", value: .string(link)) }
+    }
+
+    @Test(arguments: [
+        "not a url", "wiki/Christmas", "http://", "http://:80/x", "http://user@/x", "1http://example.org", "mailto:",
+        "https://exa mple.org", "://example.org", "ftp:relative/path", "https://example.org/\t",
+    ])
+    func rejects(_ link: String) throws {
+        let error = try #require(throws: SchemaError.self) {
+            try SchemaRegistry().schema(named: "Holiday").validate(field: "wikipediaLink", value: .string(link))
+        }
+        #expect(error.description.contains("must be an absolute URL"))
+    }
+}

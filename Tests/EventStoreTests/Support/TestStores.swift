@@ -1,0 +1,41 @@
+import Foundation
+@testable import EventStore
+import TestSupport
+
+/// Runs `body` with a fresh, empty directory that is removed afterwards.
+/// Every test gets its own, so tests can run in parallel and share nothing.
+func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("evsync-tests-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try body(url)
+}
+
+/// Runs `body` with a new store (built-in schemas unless given) in a fresh directory.
+///
+/// The store is released before the directory is removed. LMDB must not have
+/// one environment open twice in one process, so a test that reopens the
+/// store must let go of the first `Store` first.
+func withTemporaryStore<T>(schemas: SchemaRegistry = SchemaRegistry(), _ body: (Store, URL) throws -> T) throws -> T {
+    try withTemporaryDirectory { directory in
+        let storeDirectory = directory.appendingPathComponent("store", isDirectory: true)
+        return try body(try Store(directory: storeDirectory.path, schemas: schemas, create: true), storeDirectory)
+    }
+}
+
+extension Store {
+    /// The records of an entity as `id → fields`.
+    func recordMap(_ entity: String, asOf point: LogPoint? = nil) throws -> [String: JSONObject] {
+        Dictionary(uniqueKeysWithValues: try records(entity, asOf: point).map { ($0.id, $0.fields) })
+    }
+}
+
+/// The package's root directory, found from this source file's path.
+enum RepositoryRoot {
+    static let url: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // Support
+        .deletingLastPathComponent()  // EventStoreTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+@testable import EventStore
+@testable import EventSync
+@testable import KintoAdapter
+import TestSupport
+
+/// A Kinto list response read into a page without building its records:
+/// their fields re-encoded straight into the log's canonical JSON.
+@Suite("Kinto pages")
+struct KintoPageTests {
+    // MARK: Re-encoding without building (a pull's records)
+
+    @Test("a Kinto page's fields come out as the writer writes them", arguments: [
+        #"{"b": 1, "a" : [1, 2.50, -0, 1e2, 1E-2, 0.0], "c":{"z":null,"y":true}}"#,
+        #"{"n":123456789012345,"m":1234567890123456,"o":-123456789012345,"p":9007199254740993}"#,
+        #"{"s":"caf\u00e9 \/ \"q\" \ud83d\ude00","t":"tab\there","u":"δ raw"}"#,
+        #"{"a":1,"a":2,"b":{"k":1,"k":[3]}}"#,
+        #"{"\u0061b":1,"aa":2}"#,
+        #"{"é":1,"e":2,"f":{"ü":[]}}"#,
+        #"{"x":{}, "y":[], "z":[[],[{}]]}"#,
+    ])
+    func canonicalFields(fields: String) throws {
+        let body = Array(#"{"data":[{"id":"r1","last_modified":7,"#.utf8) + Array(fields.utf8.dropFirst()) + Array("]}".utf8)
+        let page = try KintoRemote.page(from: body, collection: "things")
+        let entry = try #require(page.entries.first)
+        let expected = try JSONParser.parse(fields)
+        #expect(page.id(of: entry) == "r1")
+        #expect(entry.version == RemoteVersion(7))
+        #expect(try page.record(entry).fields == expected.objectValue)
+        #expect(Array(page.bytes[try #require(entry.fields)]) == JSONWriter.encode(expected))
+    }
+
+    @Test("random records, written every way JSON allows, re-encode as the writer writes them")
+    func randomCanonicalRecords() throws {
+        var random = SplitMix64(seed: 7)
+        var records: [String] = []
+        var expected: [JSONObject] = []
+        for index in 0..<300 {
+            // Field names as schemas have them, and (one record in four) any string at all.
+            let oddNames = Int.random(in: 0..<4, using: &random) == 0
+            var fields: JSONObject = [:]
+            for _ in 0..<Int.random(in: 1...8, using: &random) {
+                let name = oddNames ? RandomJSON.string(using: &random)
+                    : ["name", "date", "details", "a", "b", "Z", "x_1", "observedBy"][Int.random(in: 0..<8, using: &random)]
+                fields[name] = RandomJSON.value(depth: 2, using: &random)
+            }
+            for reserved in ["id", "last_modified", "deleted", "schema"] { fields[reserved] = nil }
+            // Half the records with keys as the writer writes them, which a pull copies.
+            let plainKeys = Bool.random(using: &random)
+            func key(_ name: String) -> String {
+                plainKeys ? JSONWriter.string(.string(name)) : RandomJSON.messy(.string(name), using: &random)
+            }
+            var members = fields.map { "\(key($0.key)):\(RandomJSON.messy($0.value, using: &random))" }
+            members.shuffle(using: &random)
+            if let first = fields.keys.first, Bool.random(using: &random) {
+                // A key given twice: the last one counts.
+                members.insert("\(key(first)):\"overridden\"", at: 0)
+            }
+            members.insert(#""id":"r\#(index)""#, at: Int.random(in: 0...members.count, using: &random))
+            members.insert(#""last_modified":\#(index)"#, at: Int.random(in: 0...members.count, using: &random))
+            records.append("{ " + members.joined(separator: " ,\n") + " }")
+            expected.append(fields)
+        }
+        let body = Array(#"{"data": ["#.utf8) + Array(records.joined(separator: ",").utf8) + Array(#"], "x": 1}"#.utf8)
+        let page = try KintoRemote.page(from: body, collection: "things")
+        #expect(page.entries.count == expected.count)
+        #expect(page.cursor == RemoteCursor("299"), "the newest last_modified")
+        for (entry, fields) in zip(page.entries, expected) {
+            #expect(Array(page.bytes[try #require(entry.fields)]) == JSONWriter.encodeObject(fields), "\(page.id(of: entry))")
+        }
+    }
+
+    @Test("a page's tombstones, bad records and bad JSON")
+    func pageEdges() throws {
+        let page = try KintoRemote.page(from: Array(#"{"data":[{"deleted":true,"id":"gone","last_modified":9}]}"#.utf8), collection: "c")
+        #expect(page.entries.count == 1 && page.entries[0].fields == nil && page.id(of: page.entries[0]) == "gone")
+        for (body, message) in [
+            (#"{"data":[{"last_modified":9,"a":1}]}"#, "record without id or last_modified"),
+            (#"{"data":[{"id":"bad id!","last_modified":9}]}"#, "record without id or last_modified"),
+            (#"{"items":[]}"#, "has no data array"),
+            (#"{"data":[{"id":"a","last_modified":9,"b":01}]}"#, "invalid JSON"),
+            ("{\"data\":[{\"id\":\"a\",\"last_modified\":9,\"b\":\"\u{01}\"}]}", "invalid JSON"),
+            ("{\"data\":[{\"id\":\"a\",\"last_modified\":9,\"\u{01}\":1}]}", "invalid JSON"),
+        ] {
+            #expect {
+                try KintoRemote.page(from: Array(body.utf8), collection: "c")
+            } throws: { error in
+                (error as? KintoError)?.message.contains(message) == true
+            }
+        }
+    }
+
+
+    // MARK: Kinto's names
+
+    @Test("an entity's collection is its x-evsync-collection, else its name lower-cased and pluralised")
+    func collectionNames() throws {
+        #expect(KintoRemote.pluralise("book") == "books")
+        #expect(KintoRemote.pluralise("party") == "parties")
+        #expect(KintoRemote.pluralise("day") == "days")
+        #expect(KintoRemote.pluralise("box") == "boxes")
+        #expect(KintoRemote.pluralise("match") == "matches")
+        let registry = SchemaRegistry()
+        #expect(KintoRemote.collection(for: try registry.schema(named: "Holiday")) == "holidays")
+        let named = try EntitySchema(json: #"{"title": "Book", "properties": {}, "x-evsync-collection": "library"}"#, source: "t")
+        #expect(KintoRemote.collection(for: named) == "library")
+    }
+
+    @Test("an entity Kinto cannot hold is refused before anything is sent", arguments: [
+        (#"{"title": "Book", "properties": {"last_modified": {"type": "integer"}}}"#, "'last_modified', which Kinto keeps"),
+        (#"{"title": "Book", "properties": {"deleted": {"type": "boolean"}}}"#, "'deleted', which Kinto keeps"),
+        (#"{"title": "Book", "properties": {}, "x-evsync-collection": "my books"}"#, "'my books' is not a valid Kinto id"),
+    ])
+    func refusedEntities(schema: String, message: String) throws {
+        // Port 9 (discard) on loopback: a request, if one were sent, would fail differently.
+        let remote = try KintoRemote(bucketURL: "http://127.0.0.1:9/v1/buckets/b", credentials: nil)
+        let entity = try EntitySchema(json: schema, source: "t")
+        let error = try #require(throws: KintoError.self) { try remote.prepare([(entity, nil)]) }
+        #expect(error.syncCode == .invalidData)
+        #expect(error.message.contains(message), "\(error)")
+    }
+}
