@@ -60,11 +60,10 @@ extension Store {
     /// as the server holds it, without a fold (the bulk of a first pull);
     /// every other record is handed to `fold`, which appends what it means
     /// for the log through the writer.
-    /// - Parameters:
-    ///   - author: who the remote events are credited to.
-    ///   - cursorKey: where the batch's cursor is kept (`syncCursorKey`).
+    /// - Parameter remote: the remote's address: who the remote events are
+    ///   credited to, and whose pull cursor the batch's cursor is (`pullCursor`).
     /// - Returns: how many records were appended as new without a fold.
-    package func ingest(_ batch: PullBatch, entity: String, author: String, cursorKey: String,
+    package func ingest(_ batch: PullBatch, entity: String, from remote: String,
                         fold: (RemoteRecord, inout IngestWriter) throws -> Void) throws(StoreError) -> Int {
         let page = batch.page
         guard !page.entries.isEmpty else { return 0 }
@@ -76,7 +75,7 @@ extension Store {
             let at = Timestamp.now()
             for (count, index) in order.enumerated() {
                 let entry = page.entries[index]
-                if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: author) {
+                if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: remote) {
                     created += 1
                 } else {
                     try fold(try page.record(entry), &writer)
@@ -85,7 +84,9 @@ extension Store {
                 // pages all over the store's trees: keep the resident set to the work in flight.
                 if count % 16 == 15 { environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
             }
-            if let cursor = page.cursor { try setMeta(cursorKey, cursor.token, in: writer.appender.transaction) }
+            if let cursor = page.cursor {
+                try setMeta(MetaKey.cursor(remote: remote, entity: entity), cursor.token, in: writer.appender.transaction)
+            }
             return created
         }
     }

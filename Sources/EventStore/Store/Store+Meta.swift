@@ -35,11 +35,6 @@ extension Store {
         if try rememberedRemote() != address { try writeMeta(MetaKey.remote, address) }
     }
 
-    /// Where `ingest` keeps the pull cursor of one entity from one remote.
-    package static func cursorKey(remote: String, entity: String) -> String {
-        MetaKey.cursor(remote: remote, entity: entity)
-    }
-
     /// Where the last pull of `entity` from `remote` stopped; nil before the first.
     package func pullCursor(remote: String, entity: String) throws(StoreError) -> RemoteCursor? {
         try read { try meta(MetaKey.cursor(remote: remote, entity: entity), in: $0) }.map(RemoteCursor.init)

@@ -2,9 +2,13 @@ public import EventStore
 import Synchronization
 
 /// A server held in memory, for fast tests of sync logic in apps and in
-/// evsync itself: increasing integer versions, tombstones, conditional
-/// writes, pages, a cursor that is the newest version seen. Entities are
-/// kept by name. The real servers are adapters such as `KintoRemote`.
+/// evsync itself: versions from a counter, tombstones, conditional writes,
+/// pages, a cursor that is the newest version seen. Entities are kept by
+/// name. The real servers are adapters such as `KintoRemote`.
+///
+/// Its versions and cursors are text (`v1001`), not numbers, as a CouchDB
+/// revision or an ETag would be: whatever passes through the engine must
+/// pass as an opaque token.
 public final class InMemoryRemote: SyncRemote, Sendable {
     public let address: String
     public let pageSize: Int
@@ -22,12 +26,17 @@ public final class InMemoryRemote: SyncRemote, Sendable {
 
     public func batchLimit() -> Int { 25 }
 
+    private static func version(_ clock: Int64) -> RemoteVersion { RemoteVersion("v\(clock)") }
+
+    /// The counter behind a version or cursor token (`v1001`); 0 for a token not of this remote.
+    private static func clock(of token: String) -> Int64 { Int64(token.dropFirst()) ?? 0 }
+
     /// Changes a record as another client (a web app) would; returns its new version.
     @discardableResult
     public func put(_ id: String, _ fields: JSONObject?, in entity: String) -> RemoteVersion {
         state.withLock { state in
             state.clock += 1
-            let version = RemoteVersion(state.clock)
+            let version = Self.version(state.clock)
             state.entities[entity, default: [:]][id] = RemoteRecord(id: id, version: version, fields: fields)
             return version
         }
@@ -39,11 +48,11 @@ public final class InMemoryRemote: SyncRemote, Sendable {
     }
 
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
-        let after = since.flatMap { Int64($0.token) }
+        let after = since.flatMap { Self.clock(of: $0.token) }
         let changed = state.withLock { state in
             state.entities[entity.name, default: [:]].values
-                .filter { ($0.version.integer ?? 0) > (after ?? 0) && (after != nil || $0.fields != nil) }
-                .sorted { ($0.version.integer ?? 0) < ($1.version.integer ?? 0) }
+                .filter { Self.clock(of: $0.version.token) > (after ?? 0) && (after != nil || $0.fields != nil) }
+                .sorted { Self.clock(of: $0.version.token) < Self.clock(of: $1.version.token) }
         }
         var start = 0
         while start < changed.count {
@@ -73,7 +82,7 @@ public final class InMemoryRemote: SyncRemote, Sendable {
                     newFields = nil
                 }
                 state.clock += 1
-                let version = RemoteVersion(state.clock)
+                let version = Self.version(state.clock)
                 state.entities[entity.name, default: [:]][operation.id] = RemoteRecord(id: operation.id, version: version, fields: newFields)
                 return .applied(version: version)
             }

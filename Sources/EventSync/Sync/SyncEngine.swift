@@ -128,14 +128,13 @@ public final class SyncEngine: Sendable {
     /// counts is committed.
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
                       progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws {
-        let cursorKey = Store.cursorKey(remote: remote.address, entity: schema.name)
         let since = try store.pullCursor(remote: remote.address, entity: schema.name)
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
         var batch = try store.makePullBatch()
         func write() throws {
             guard !batch.isEmpty else { return }
             var pending = report
-            let created = try store.ingest(batch, entity: schema.name, author: remote.address, cursorKey: cursorKey) { record, writer in
+            let created = try store.ingest(batch, entity: schema.name, from: remote.address) { record, writer in
                 try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: remote.address,
                          writer: &writer, report: &pending)
             }
