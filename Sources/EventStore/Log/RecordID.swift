@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
 
-/// Record ids: shared with the server, so they must fit in a URL path
-/// segment untouched. The rule is Kinto's: a letter or digit, then letters,
-/// digits, `_` or `-`; at most 128 characters.
+/// Record ids: the store's rule, which the CLI contract documents. Ids are
+/// shared with servers, so they fit in a URL path segment untouched: a letter
+/// or digit, then letters, digits, `_` or `-`; at most 128 characters (Kinto's
+/// rule is the same; another remote checks the ids it receives against its own).
 public enum RecordID {
     public static func isValid(_ id: String) -> Bool {
         var id = id
