@@ -1,6 +1,8 @@
+import EventSync
+
 /// The `--help` text of each command.
 enum Help {
-    static let version = "evsync 0.1.0"
+    static let version = "evsync \(EvsyncVersion.current)"
 
     static let overview = """
     evsync: an offline-first sync engine. Every change is an event in an append-only log;
