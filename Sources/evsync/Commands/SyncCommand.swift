@@ -6,12 +6,30 @@ import Synchronization
 
 /// `evsync sync`: the CLI face of `SyncEngine`.
 enum SyncCommand {
-    static let sync = Command(valueOptions: ["--remote", "--conflicts", "--watch", "--auth-file"], flagOptions: ["--json"]) {
+    static let sync = Command(
+        name: "sync", section: .server,
+        usage: "evsync sync [--remote URL] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE]",
+        summary: "pull, then push",
+        description: """
+        Pulls what changed on the server, then pushes what changed here.
+        Credentials: EVSYNC_AUTH=user:password or --auth-file FILE holding user:password.
+        Exit 69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
+        75 when a sync is already running.
+        """,
+        positionals: 0...0,
+        options: [
+            Option("--remote", value: "URL", help: "a Kinto bucket URL (or EVSYNC_REMOTE); remembered once used"),
+            Option("--conflicts", value: "server-wins|client-wins",
+                   help: "who wins a field changed on both sides (default server-wins)"),
+            Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", …}"#),
+            Option("--watch", value: "SECONDS", help: "sync again every SECONDS until interrupted"),
+            Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
+        ]
+    ) {
         try run($0, $1)
     }
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) throws {
-        _ = try arguments.positionals(0, 0, usage: "evsync sync [--remote URL] [--conflicts POLICY] [--json] [--watch SECONDS]")
         let policyText = arguments.value("--conflicts") ?? ConflictPolicy.serverWins.rawValue
         guard let policy = ConflictPolicy(rawValue: policyText) else {
             throw CLIError(.usage, "--conflicts takes server-wins or client-wins, not '\(policyText)'")
