@@ -1,4 +1,5 @@
 import EventStore
+import EventSync
 import CCurl
 import Foundation
 
@@ -73,7 +74,7 @@ final class HTTPClient {
         evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
         evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, stallTimeout)
         evsync_curl_set_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
-        evsync_curl_set_string(handle, CURLOPT_USERAGENT, "evsync/0.1")
+        evsync_curl_set_string(handle, CURLOPT_USERAGENT, EvsyncVersion.userAgent)
         if let credentials {
             evsync_curl_set_long(handle, CURLOPT_HTTPAUTH, evsync_curl_auth_basic())
             evsync_curl_set_string(handle, CURLOPT_USERNAME, credentials.user)

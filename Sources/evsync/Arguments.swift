@@ -1,17 +1,26 @@
 /// Command-line words split into positionals, options with values and flags.
 ///
 /// Accepts `--key value`, `--key=value`, `-n value`, repeated options, and
-/// `--` to end options. Which options take a value is declared per command,
-/// so an unknown option is reported instead of guessed at.
+/// `--` to end options. Which options take a value is declared per command
+/// (`Option`), so an unknown option is reported instead of guessed at.
 struct Arguments {
     var positionals: [String] = []
+    /// Values by the option's canonical name, whichever spelling was used.
     var options: [String: [String]] = [:]
+    /// Flags given, by canonical name.
     var flags: Set<String> = []
+    /// The command's usage line, for errors that end in `usage: …`.
+    var usage: String
 
     /// - Parameters:
-    ///   - valueOptions: option names (with dashes) that take a value.
-    ///   - flagOptions: option names that take none.
-    init(_ words: some Sequence<String>, valueOptions: Set<String>, flagOptions: Set<String>) throws(CLIError) {
+    ///   - options: the options accepted, with their spellings; those with a `value` take one.
+    ///   - usage: the command's usage line, quoted by usage errors.
+    init(_ words: some Sequence<String>, options accepted: [Option], usage: String) throws(CLIError) {
+        self.usage = usage
+        var spellings: [String: Option] = [:]
+        for option in accepted {
+            for name in option.names { spellings[name] = option }
+        }
         var words = Array(words)[...]
         while let word = words.popFirst() {
             if word == "--" {
@@ -28,28 +37,35 @@ struct Arguments {
                 name = String(word[..<equals])
                 inlineValue = String(word[word.index(after: equals)...])
             }
-            if valueOptions.contains(name) {
+            guard let option = spellings[name] else { throw CLIError(.usage, "unknown option \(name)") }
+            if option.value != nil {
                 guard let value = inlineValue ?? words.popFirst() else {
                     throw CLIError(.usage, "option \(name) needs a value")
                 }
-                options[name, default: []].append(value)
-            } else if flagOptions.contains(name), inlineValue == nil {
-                flags.insert(name)
+                options[option.name, default: []].append(value)
+            } else if inlineValue == nil {
+                flags.insert(option.name)
             } else {
-                throw CLIError(.usage, "unknown option \(name)")
+                throw CLIError(.usage, "option \(name) takes no value")
             }
         }
     }
 
+    /// The last value of an option, by its canonical name.
     func value(_ name: String) -> String? { options[name]?.last }
+    /// Every value of a repeated option, in order.
     func values(_ name: String) -> [String] { options[name] ?? [] }
+    /// Whether a flag was given, by its canonical name.
     func has(_ flag: String) -> Bool { flags.contains(flag) }
 
-    /// The positionals, checked to be between `minimum` and `maximum` in number.
-    func positionals(_ minimum: Int, _ maximum: Int = .max, usage: String) throws(CLIError) -> [String] {
-        guard positionals.count >= minimum, positionals.count <= maximum else {
-            throw CLIError(.usage, positionals.count < minimum ? "missing arguments; usage: \(usage)" : "too many arguments; usage: \(usage)")
-        }
-        return positionals
+    /// Checks the number of positionals against `range`.
+    func checkPositionals(_ range: ClosedRange<Int>) throws(CLIError) {
+        if positionals.count < range.lowerBound { throw usageError("missing arguments") }
+        if positionals.count > range.upperBound { throw usageError("too many arguments") }
+    }
+
+    /// A usage error (exit 64) that ends with the command's usage line.
+    func usageError(_ message: String) -> CLIError {
+        CLIError(.usage, "\(message); usage: \(usage)")
     }
 }

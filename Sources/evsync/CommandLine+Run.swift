@@ -22,53 +22,63 @@ extension CommandLine {
         var global = GlobalOptions()
         while let word = words.first, word.hasPrefix("-") {
             words.removeFirst()
-            switch word {
-            case "--help", "-h": print(Help.overview); return
-            case "--version": print(Help.version); return
-            case "--store", "--schemas":
-                guard let value = words.popFirst() else { throw CLIError(.usage, "option \(word) needs a value") }
-                word == "--store" ? (global.store = value) : (global.schemas = value)
-            case let word where word.hasPrefix("--store="): global.store = String(word.dropFirst("--store=".count))
-            case let word where word.hasPrefix("--schemas="): global.schemas = String(word.dropFirst("--schemas=".count))
-            default: throw CLIError(.usage, "unknown option \(word)")
+            if Help.helpOption.names.contains(word) { print(Help.overview); return }
+            if word == "--version" { print(Help.version); return }
+            let name = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
+            guard GlobalOptions.options.contains(where: { $0.name == name }) else { throw CLIError(.usage, "unknown option \(word)") }
+            guard let value = name == word ? words.popFirst() : String(word.dropFirst(name.count + 1)) else {
+                throw CLIError(.usage, "option \(word) needs a value")
             }
+            global.set(name, value)
         }
-        guard let command = words.popFirst() else {
+        guard let word = words.popFirst() else {
             print(Help.overview)
             throw CLIError(.usage, "no command given")
         }
         var rest = Array(words)
-        if command == "help" {
-            print(rest.first.flatMap { Help.commands[$0] } ?? Help.overview)
+        if word == "help" {
+            print(rest.first.flatMap(Commands.named).map(Help.text) ?? Help.overview)
             return
         }
-        guard let handler = Commands.all[command] else { throw CLIError(.usage, "unknown command '\(command)' (see evsync --help)") }
-        if command == "log" {
-            guard rest.first == "tail" || rest.contains(where: { $0 == "--help" || $0 == "-h" }) else {
-                throw CLIError(.usage, "usage: evsync log tail [-n N] [--follow] [--json]")
+        guard let command = Commands.named(word) else { throw CLIError(.usage, "unknown command '\(word)' (see evsync --help)") }
+        let wantsHelp = rest.contains { Help.helpOption.names.contains($0) }
+        // A command named by more than one word (`log tail`) needs them all, unless help is asked for.
+        for subcommand in command.words.dropFirst() {
+            if rest.first == subcommand {
+                rest.removeFirst()
+            } else if !wantsHelp {
+                throw CLIError(.usage, "expected `\(command.name)`; usage: \(command.usage)")
             }
-            if rest.first == "tail" { rest.removeFirst() }
         }
-        if rest.contains("--help") || rest.contains("-h") {
-            print(Help.commands[command] ?? Help.overview)
+        if wantsHelp {
+            print(Help.text(for: command))
             return
         }
-        let arguments = try Arguments(rest, valueOptions: handler.valueOptions.union(GlobalOptions.valueOptions),
-                                      flagOptions: handler.flagOptions)
+        let arguments = try Arguments(rest, options: command.options + GlobalOptions.options, usage: command.usage)
+        try arguments.checkPositionals(command.positionals)
         global.merge(arguments)
-        try handler.run(arguments, global)
+        try command.run(arguments, global)
     }
 }
 
 /// `--store` and `--schemas`, from the command line (before or after the command) or the environment.
 struct GlobalOptions {
-    static let valueOptions: Set<String> = ["--store", "--schemas"]
+    /// Accepted by every command, before or after its name.
+    static let options = [
+        Option("--store", value: "DIR", help: "the store (or EVSYNC_STORE; default ./.evsync)"),
+        Option("--schemas", value: "DIR", help: "extra entity schemas (or EVSYNC_SCHEMAS)"),
+    ]
     var store: String?
     var schemas: String?
 
+    mutating func set(_ name: String, _ value: String) {
+        if name == "--store" { store = value } else if name == "--schemas" { schemas = value }
+    }
+
     mutating func merge(_ arguments: Arguments) {
-        if let value = arguments.value("--store") { store = value }
-        if let value = arguments.value("--schemas") { schemas = value }
+        for option in Self.options {
+            if let value = arguments.value(option.name) { set(option.name, value) }
+        }
     }
 
     var storeDirectory: String {

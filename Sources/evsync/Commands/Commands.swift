@@ -1,22 +1,21 @@
-/// One CLI command: the options it accepts and what it does.
-struct Command: Sendable {
-    var valueOptions: Set<String> = []
-    var flagOptions: Set<String> = []
-    let run: @Sendable (Arguments, GlobalOptions) throws -> Void
-}
-
+/// Every command, in the order the overview and the README list them.
 enum Commands {
-    static let all: [String: Command] = [
-        "add": RecordCommands.add,
-        "edit": RecordCommands.edit,
-        "delete": RecordCommands.delete,
-        "show": RecordCommands.show,
-        "list": RecordCommands.list,
-        "import": RecordCommands.importLines,
-        "history": LogCommands.history,
-        "log": LogCommands.tail,
-        "rebuild-views": LogCommands.rebuildViews,
-        "status": LogCommands.status,
-        "sync": SyncCommand.sync,
+    static let all: [Command] = [
+        RecordCommands.add,
+        RecordCommands.edit,
+        RecordCommands.delete,
+        RecordCommands.show,
+        RecordCommands.list,
+        RecordCommands.importLines,
+        LogCommands.history,
+        LogCommands.tail,
+        LogCommands.rebuildViews,
+        LogCommands.status,
+        SyncCommand.sync,
     ]
+
+    /// The command whose name starts with `word` (`log` finds `log tail`).
+    static func named(_ word: String) -> Command? {
+        all.first { $0.words.first == word }
+    }
 }

@@ -5,8 +5,15 @@ import Foundation
 
 /// history, log tail, rebuild-views, status.
 enum LogCommands {
-    static let history = Command(flagOptions: ["--json"]) { arguments, global in
-        let words = try arguments.positionals(1, 1, usage: "evsync history <id> [--json]")
+    static let history = Command(
+        name: "history", section: .log,
+        usage: "evsync history <id> [--json]",
+        summary: "every event of a record",
+        description: "Every event of the record, oldest first: when, who, from where, and what each field became.",
+        positionals: 1...1,
+        options: [Option("--json", help: "an array of events (seq, kind, origin, at, entity, id, set, unset, …)")]
+    ) { arguments, global in
+        let words = arguments.positionals
         let events = try global.openStore(create: false).history(of: words[0])
         if arguments.has("--json") {
             print("[" + events.map(Output.json).joined(separator: ",") + "]")
@@ -17,8 +24,18 @@ enum LogCommands {
         }
     }
 
-    static let tail = Command(valueOptions: ["-n"], flagOptions: ["--follow", "-f", "--json"]) { arguments, global in
-        _ = try arguments.positionals(0, 0, usage: "evsync log tail [-n N] [--follow] [--json]")
+    static let tail = Command(
+        name: "log tail", section: .log,
+        usage: "evsync log tail [-n N] [--follow] [--json]",
+        summary: "the newest events",
+        description: "Prints the last N events, newest last.",
+        positionals: 0...0,
+        options: [
+            Option("-n", value: "N", help: "how many (default 10)"),
+            Option("--follow", "-f", help: "keep printing events as they are appended, by this or any other process"),
+            Option("--json", help: "one event object per line"),
+        ]
+    ) { arguments, global in
         let countText = arguments.value("-n") ?? "10"
         guard let count = Int(countText), count >= 0 else { throw CLIError(.usage, "-n takes a whole number, not '\(countText)'") }
         let store = try global.openStore(create: false)
@@ -27,7 +44,7 @@ enum LogCommands {
         let initial = try store.lastEvents(count)
         for event in initial { print(render(event)) }
         fflush(nil)
-        guard arguments.has("--follow") || arguments.has("-f") else { return }
+        guard arguments.has("--follow") else { return }
         // Follow on from the last event printed (read in the same snapshot), so
         // an event appended meanwhile is printed once rather than twice.
         var last = try initial.last?.seq ?? (count == 0 ? store.lastSeq() : 0)
@@ -44,8 +61,14 @@ enum LogCommands {
         }
     }
 
-    static let rebuildViews = Command(flagOptions: ["--verify"]) { arguments, global in
-        _ = try arguments.positionals(0, 0, usage: "evsync rebuild-views [--verify]")
+    static let rebuildViews = Command(
+        name: "rebuild-views", section: .log,
+        usage: "evsync rebuild-views [--verify]",
+        summary: "replay the log into the views",
+        description: "Replays the whole log into fresh views and swaps them in atomically.",
+        positionals: 0...0,
+        options: [Option("--verify", help: "rebuild aside, compare, print every difference; exit 1 if there is one")]
+    ) { arguments, global in
         let store = try global.openStore(create: false)
         if arguments.has("--verify") {
             let differences = try store.verifyViews()
@@ -60,8 +83,17 @@ enum LogCommands {
         }
     }
 
-    static let status = Command(flagOptions: ["--json"]) { arguments, global in
-        _ = try arguments.positionals(0, 0, usage: "evsync status [--json]")
+    static let status = Command(
+        name: "status", section: .log,
+        usage: "evsync status [--json]",
+        summary: "counts and what is waiting to sync",
+        description: """
+        Events in the log, records per entity, local changes not yet acknowledged by a server,
+        the remote and the last successful sync.
+        """,
+        positionals: 0...0,
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, remote, lastSync, store)")]
+    ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status()
         let remote = try store.rememberedRemote()

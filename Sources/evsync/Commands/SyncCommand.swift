@@ -6,12 +6,33 @@ import Synchronization
 
 /// `evsync sync`: the CLI face of `SyncEngine`.
 enum SyncCommand {
-    static let sync = Command(valueOptions: ["--remote", "--conflicts", "--watch", "--auth-file"], flagOptions: ["--json"]) {
+    static let sync = Command(
+        name: "sync", section: .server,
+        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE]",
+        summary: "pull, then push",
+        description: """
+        Pulls what changed on the server, then pushes what changed here.
+        The remote's URL says what server it is (a Kinto bucket URL ends in /buckets/<bucket id>);
+        --remote-type TYPE (or EVSYNC_REMOTE_TYPE) says it where the URL cannot. Known types: \(RemoteChoice.Kind.known).
+        Credentials: EVSYNC_AUTH=user:password or --auth-file FILE holding user:password.
+        Exit 69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
+        75 when a sync is already running.
+        """,
+        positionals: 0...0,
+        options: [
+            Option("--remote", value: "URL", help: "a Kinto bucket URL (or EVSYNC_REMOTE); remembered once used"),
+            Option("--remote-type", value: "TYPE", help: "the server's type where the URL cannot tell (or EVSYNC_REMOTE_TYPE): \(RemoteChoice.Kind.known)"),
+            Option("--conflicts", value: "server-wins|client-wins",
+                   help: "who wins a field changed on both sides (default server-wins)"),
+            Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", …}"#),
+            Option("--watch", value: "SECONDS", help: "sync again every SECONDS until interrupted"),
+            Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
+        ]
+    ) {
         try run($0, $1)
     }
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) throws {
-        _ = try arguments.positionals(0, 0, usage: "evsync sync [--remote URL] [--conflicts POLICY] [--json] [--watch SECONDS]")
         let policyText = arguments.value("--conflicts") ?? ConflictPolicy.serverWins.rawValue
         guard let policy = ConflictPolicy(rawValue: policyText) else {
             throw CLIError(.usage, "--conflicts takes server-wins or client-wins, not '\(policyText)'")
@@ -21,21 +42,25 @@ enum SyncCommand {
             guard let seconds = Double(text), seconds > 0 else { throw CLIError(.usage, "--watch takes a number of seconds, not '\(text)'") }
             interval = seconds
         }
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
+        let givenType = try RemoteChoice.Kind.given(option: arguments.value("--remote-type"), environment: environment["EVSYNC_REMOTE_TYPE"])
         let credentials = try SyncCommand.credentials(authFile: arguments.value("--auth-file"))
+        // The adapter refuses a URL it cannot use before anything else: a remote given here
+        // before the store is opened (or created), a remembered one right after.
+        func checked(_ url: String) throws -> RemoteChoice {
+            let choice = try RemoteChoice(url: url, given: givenType)
+            _ = try choice.makeRemote(credentials: credentials, wantsTotals: false, retries: nil)
+            return choice
+        }
+        let given = try (arguments.value("--remote") ?? environment["EVSYNC_REMOTE"]).map(checked)
         let store = try global.openStore(create: true)
-        let environment = ProcessInfo.processInfo.environment
-        let remembered = try store.rememberedRemote()
-        guard let remoteURL = arguments.value("--remote") ?? environment["EVSYNC_REMOTE"].flatMap({ $0.isEmpty ? nil : $0 }) ?? remembered
-        else {
+        guard let choice = try given ?? store.rememberedRemote().map(checked) else {
             throw CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL) or set EVSYNC_REMOTE")
         }
-        _ = try KintoRemote(bucketURL: remoteURL, credentials: credentials)  // refuse a bad URL before anything else
         let showProgress = isatty(STDERR_FILENO) == 1
+        let retries = environment["EVSYNC_RETRIES"].flatMap(Int.init)
         let engine = SyncEngine(store: store) {
-            let remote = try KintoRemote(bucketURL: remoteURL, credentials: credentials)
-            remote.wantsTotals = showProgress
-            if let retries = environment["EVSYNC_RETRIES"].flatMap(Int.init) { remote.retry.attempts = retries }
-            return remote
+            try choice.makeRemote(credentials: credentials, wantsTotals: showProgress, retries: retries)
         }
         let interruption = Interruption()
         let progress: ((SyncProgress) -> Void)? = showProgress ? { SyncCommand.showProgress($0) } : nil

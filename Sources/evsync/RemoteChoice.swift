@@ -1,0 +1,68 @@
+import EventSync
+import Foundation
+import KintoAdapter
+
+/// Which remote adapter a sync talks to: read from the remote URL, or given
+/// with `--remote-type TYPE` (or `EVSYNC_REMOTE_TYPE`) where the URL cannot tell.
+///
+/// - A URL whose path ends in `/buckets/<id>` is Kinto.
+/// - A given type is used whatever the URL; the adapter refuses a URL it
+///   cannot use, with its own one-line error.
+/// - An unknown type, or a URL no adapter recognises and no type, is bad
+///   usage (exit 64), and the error says what to give.
+///
+/// Adding a server is a case in `Kind`, its URL shape in `recognising`, and
+/// its adapter in `makeRemote`.
+struct RemoteChoice: Sendable {
+    /// The known remote types, as `--remote-type` spells them.
+    enum Kind: String, CaseIterable, Sendable {
+        case kinto
+
+        /// `--remote-type`, else `EVSYNC_REMOTE_TYPE`, checked; nil when neither is given.
+        static func given(option: String?, environment: String?) throws(CLIError) -> Kind? {
+            guard let text = option ?? environment else { return nil }
+            guard let kind = Kind(rawValue: text.lowercased()) else {
+                let source = option != nil ? "--remote-type" : "EVSYNC_REMOTE_TYPE"
+                throw CLIError(.usage, "unknown remote type '\(text)' (\(source)); known types: \(known)")
+            }
+            return kind
+        }
+
+        /// The type a URL's shape names, if any.
+        static func recognising(_ url: String) -> Kind? {
+            let segments = URLComponents(string: url)?.path.split(separator: "/") ?? []
+            if segments.count >= 2, segments[segments.count - 2] == "buckets" { return .kinto }
+            return nil
+        }
+
+        static var known: String { allCases.map(\.rawValue).joined(separator: ", ") }
+    }
+
+    let kind: Kind
+    let url: String
+
+    /// - Parameter given: the type given with `--remote-type` or `EVSYNC_REMOTE_TYPE`, which wins over the URL's shape.
+    init(url: String, given: Kind?) throws(CLIError) {
+        guard let kind = given ?? Kind.recognising(url) else {
+            throw CLIError(.usage, "cannot tell what server \(url) is (a Kinto remote ends in /buckets/<bucket id>); "
+                + "give --remote-type TYPE or set EVSYNC_REMOTE_TYPE (known types: \(Kind.known))")
+        }
+        self.kind = kind
+        self.url = url
+    }
+
+    /// A new adapter for the remote; called once per sync.
+    ///
+    /// - Parameters:
+    ///   - wantsTotals: ask the server for record counts first, to show progress.
+    ///   - retries: attempts per request, when not the adapter's default.
+    func makeRemote(credentials: Credentials?, wantsTotals: Bool, retries: Int?) throws -> any SyncRemote {
+        switch kind {
+        case .kinto:
+            let remote = try KintoRemote(bucketURL: url, credentials: credentials)
+            remote.wantsTotals = wantsTotals
+            if let retries { remote.retry.attempts = retries }
+            return remote
+        }
+    }
+}
