@@ -293,6 +293,56 @@ struct StoreTests {
         }
     }
 
+    @Test("import from a pipe spools it first: same records, same line numbers, nothing left behind")
+    func importFromPipe() throws {
+        try withTemporaryStore { store, directory in
+            func line(_ n: Int) -> String { #"{"id":"p\#(n)","name":"Piped \#(n)","date":"2026-01-01"}"# }
+            // More than a spool block and a pipe's buffer, in two writes a moment apart.
+            let lines = (0..<20_000).map(line)
+            let count = try Self.withPipe([lines[..<10_000].joined(separator: "\n") + "\n", lines[10_000...].joined(separator: "\n")]) {
+                try store.importRecords("Holiday", from: $0)
+            }
+            #expect(count == 20_000)
+            #expect(try store.records("Holiday").count == 20_000)
+
+            var bad = (0..<50).map { line($0 + 100_000) }
+            bad[36] = #"{"id":"q","name":"Bad","date":"2026-02-30"}"#
+            let error = try #require(throws: StoreError.self) {
+                try Self.withPipe([bad.joined(separator: "\n")]) { try store.importRecords("Holiday", from: $0) }
+            }
+            #expect(error.code == .invalidData)
+            #expect(error.message.hasPrefix("line 37:"), "\(error.message)")
+            #expect(try store.lastSeq() == 20_000)
+            // The spool file was unlinked as soon as it was made.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["data.mdb", "lock.mdb"])
+        }
+    }
+
+    /// Calls `body` with the read end of a pipe that a thread writes `parts`
+    /// to, pausing between them, then closes.
+    static func withPipe<T>(_ parts: [String], _ body: (Int32) throws -> T) throws -> T {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        let (reader, writer) = (ends[0], ends[1])
+        defer { close(reader) }
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            for (index, part) in parts.enumerated() {
+                if index > 0 { usleep(100_000) }
+                var bytes = Array(part.utf8)[...]
+                while !bytes.isEmpty {
+                    let written = bytes.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+                    if written <= 0 { break }
+                    bytes = bytes.dropFirst(written)
+                }
+            }
+            close(writer)
+            done.signal()
+        }.start()
+        defer { done.wait() }
+        return try body(reader)
+    }
+
     /// The worker reports a bad record as it reads it; ids already taken are
     /// found later, when the chunk is written. Whichever comes first in the
     /// input is the one named.

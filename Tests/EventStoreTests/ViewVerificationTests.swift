@@ -122,6 +122,46 @@ struct ViewVerificationTests {
         }
     }
 
+    @Test("verification adds no database to the store, and its scratch directory is removed")
+    func verificationLeavesNoScratch() throws {
+        try withTemporaryStore { store, directory in
+            try Self.populate(store)
+            let names = try store.environment.read { try store.environment.databaseNames(in: $0) }
+            #expect(names == ["events", "history", "meta", "outbox", "records"])
+            var scratch: String?
+            let differences = try store.verifyViews(limit: 100) { directory in
+                #expect(FileManager.default.fileExists(atPath: directory + "/data.mdb"))
+                scratch = directory
+            }
+            #expect(differences.isEmpty)
+            #expect(try store.environment.read { try store.environment.databaseNames(in: $0) } == names)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["data.mdb", "lock.mdb"])
+            let used = try #require(scratch, "the replay happens in a scratch directory")
+            #expect(!FileManager.default.fileExists(atPath: used))
+        }
+    }
+
+    @Test("verification takes no write lock: the store can be written while it runs")
+    func verificationDoesNotBlockWriters() throws {
+        try withTemporaryStore { store, _ in
+            try Self.populate(store)
+            let differences = try store.verifyViews(limit: 100) { _ in
+                // Another thread writes while the replay's snapshot is open; a
+                // verification holding the write lock would keep it waiting.
+                let added = DispatchSemaphore(value: 0)
+                Thread {
+                    _ = try? store.add("Holiday", id: "meanwhile", fields: ["name": "M", "date": "2026-04-01"])
+                    added.signal()
+                }.start()
+                #expect(added.wait(timeout: .now() + 30) == .success, "the add waited for the verification")
+            }
+            // The verification compared the snapshot it started with.
+            #expect(differences.isEmpty)
+            #expect(try store.record("Holiday", id: "meanwhile") != nil)
+            #expect(try store.verifyViews().isEmpty)
+        }
+    }
+
     @Test("rebuilding an intact store changes nothing")
     func rebuildIsIdempotent() throws {
         try withTemporaryStore { store, _ in

@@ -136,10 +136,13 @@ struct BadInputTests {
                 #expect(result.stderr.contains("line \(badLine):"), "line \(badLine): \(result)")
                 #expect(result.stdout.isEmpty)
                 #expect(try Self.snapshot(sandbox) == before, "line \(badLine)")
-                // The same through standard input.
+                // The same through standard input, a file or a pipe (which is spooled first).
                 let stdin = try sandbox.run(["import", "Holiday", "-"], stdin: Data((bad.joined(separator: "\n")).utf8))
                 #expect(stdin.status == Exit.dataError)
                 #expect(stdin.stderr.contains("line \(badLine):"), "\(stdin)")
+                let piped = try sandbox.run(["import", "Holiday", "-"], pipingStdin: Data((bad.joined(separator: "\n")).utf8))
+                #expect(piped.status == Exit.dataError)
+                #expect(piped.stderr.contains("line \(badLine):"), "\(piped)")
             }
             #expect(try Self.snapshot(sandbox) == before)
 

@@ -129,6 +129,34 @@ struct MultiProcessTests {
         }
     }
 
+    @Test("an import from a slow pipe holds no lock while it waits: another writer goes on meanwhile")
+    func slowPipeImport() throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["add", "Holiday", "--id", "before", "name=Before", "date=2026-01-01"])
+            let lines = (0..<2_000).map { #"{"id":"p\#($0)","name":"Piped \#($0)","date":"2026-04-01"}"# + "\n" }
+            let pipe = Pipe()
+            let importer = try sandbox.launch(["import", "Holiday", "-"], input: .pipe(pipe))
+            let input = pipe.fileHandleForWriting
+            try input.write(contentsOf: Data(lines[..<1_000].joined().utf8))
+            // Time for the importer to open the store and read what there is.
+            Thread.sleep(forTimeInterval: 2)
+            let add = try sandbox.launch(["add", "Holiday", "--id", "meanwhile", "name=Meanwhile", "date=2026-01-02"])
+            // Generous: an import reading its input inside its write transaction keeps the add waiting until the input ends.
+            let added = add.wait(timeout: 30)
+            #expect(added.status == Exit.ok, "\(added)")
+            #expect(importer.process.isRunning, "the importer still waits for the rest of its input")
+            // The spool file is unlinked as soon as it is made.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.store.path).sorted() == ["data.mdb", "lock.mdb"])
+
+            try input.write(contentsOf: Data(lines[1_000...].joined().utf8))
+            try input.close()
+            let imported = importer.wait()
+            #expect(imported.status == Exit.ok && imported.stdout == "imported 2000 Holiday records\n", "\(imported)")
+            #expect(Set(try sandbox.records("Holiday").keys) == Set(["before", "meanwhile"] + (0..<2_000).map { "p\($0)" }))
+            #expect(try sandbox.eventCount() == 2_002)
+        }
+    }
+
     @Test("concurrent imports and adds from several processes lose nothing")
     func concurrentWriters() throws {
         try withSandbox { sandbox in

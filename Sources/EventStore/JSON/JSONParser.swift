@@ -54,6 +54,16 @@ public struct JSONParser: ~Copyable {
         guard parser.index == bytes.count else { throw parser.error("unexpected text after the value") }
     }
 
+    /// Walks one object's members, in order, until `member` returns false,
+    /// reading nothing after that: for one member near the start of a fixed
+    /// shape (an event's `entity`), where parsing the rest would be waste.
+    /// `member` must read the value of every member it continues past.
+    package static func scanObject(_ bytes: UnsafeRawBufferPointer, member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool) throws {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        try members(of: &parser, while: member)
+    }
+
     /// Reads the value at the current position (inside `parseObject`'s `member`).
     package mutating func value() throws(JSONParseError) -> JSONValue {
         try parseValue()
@@ -503,6 +513,16 @@ extension JSONParser {
     /// raw key (empty if escaped) and the parser at its value.
     private static func members(of parser: inout JSONParser,
                                 _ member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Void) throws {
+        try members(of: &parser, while: { key, parser in
+            try member(key, &parser)
+            return true
+        })
+    }
+
+    /// Walks the object at `parser`'s position as above until `member`
+    /// returns false, leaving the rest of it unread.
+    private static func members(of parser: inout JSONParser,
+                                while member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool) throws {
         guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
             throw parser.error("expected an object")
         }
@@ -526,7 +546,7 @@ extension JSONParser {
             }
             parser.index += 1
             parser.skipWhitespace()
-            try member(key, &parser)
+            guard try member(key, &parser) else { return }
             parser.skipWhitespace()
             guard parser.index < parser.bytes.count else { throw parser.error("unexpected end of input") }
             if parser.bytes[parser.index] == UInt8(ascii: ",") { parser.index += 1; continue }

@@ -126,6 +126,23 @@ public enum EventCoding {
     public static func decode(_ bytes: [UInt8]) throws -> Event {
         try bytes.withUnsafeBytes { try decode($0) }
     }
+
+    /// Whether a stored event is of the entity `name` (its canonical name,
+    /// as UTF-8), read without decoding the event: the members written before
+    /// `entity` are a few short scalars, and nothing after it is parsed.
+    /// - Parameter scratch: a buffer kept from one call to the next.
+    static func isEvent(_ bytes: UnsafeRawBufferPointer, of name: [UInt8], scratch: inout [UInt8]) throws -> Bool {
+        var found: Bool?
+        try JSONParser.scanObject(bytes) { key, parser in
+            scratch.removeAll(keepingCapacity: true)
+            let isString = try parser.string(appendingTo: &scratch)
+            guard key.equals("entity") else { return true }
+            found = isString && scratch == name
+            return false
+        }
+        guard let found else { throw EventDecodingError(reason: "event lacks one of event, entity, id, by") }
+        return found
+    }
 }
 
 public struct EventDecodingError: Error, Sendable, CustomStringConvertible {

@@ -103,6 +103,21 @@ struct EventLog: Sendable {
         }
     }
 
+    /// Whether an event after `seq` is of `entity`, looking at no more of
+    /// each event than its envelope's first members (see `EventCoding.isEvent`)
+    /// and stopping at the first one that is.
+    func hasEvent(of entity: String, after seq: UInt64, in transaction: Transaction) throws -> Bool {
+        let name = Array(entity.utf8)
+        var scratch: [UInt8] = []
+        let cursor = try transaction.cursor(events)
+        var entry = try cursor.seek(atLeast: Keys.sequence(seq + 1))
+        while let current = entry {
+            if try EventCoding.isEvent(current.value, of: name, scratch: &scratch) { return true }
+            entry = try cursor.next()
+        }
+        return false
+    }
+
     /// The last `count` events, oldest first.
     func last(_ count: Int, in transaction: Transaction) throws -> [Event] {
         guard count > 0 else { return [] }

@@ -151,6 +151,31 @@ final class Environment: @unchecked Sendable {
     }
 }
 
+extension Environment {
+    /// Runs `body` in a write transaction that is then aborted, whatever
+    /// `body` does: for scratch work (a scratch environment's replayed views)
+    /// that is read and dropped, never flushed.
+    func writeAndDiscard<T>(_ body: (Transaction) throws -> T) throws -> T {
+        let transaction = try Transaction(environment: handle, readOnly: false)
+        defer { transaction.discard() }
+        return try body(transaction)
+    }
+
+    /// The names of the environment's named databases: the keys of LMDB's main database.
+    func databaseNames(in transaction: Transaction) throws -> [String] {
+        var dbi: MDB_dbi = 0
+        try StorageError.check(mdb_dbi_open(transaction.handle, nil, 0, &dbi), "opening the main database")
+        let cursor = try transaction.cursor(Database(dbi: dbi, name: "(main)"))
+        var names: [String] = []
+        var entry = try cursor.first()
+        while let current = entry {
+            names.append(String(decoding: current.key, as: UTF8.self))
+            entry = try cursor.next()
+        }
+        return names
+    }
+}
+
 /// A named database inside an environment.
 struct Database: Sendable {
     let dbi: MDB_dbi

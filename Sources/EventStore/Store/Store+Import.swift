@@ -1,4 +1,13 @@
 import Foundation
+// `struct stat` (for `fstat`): with MemberImportVisibility, its members count
+// as declared by whichever of these modules the compiler met it in first,
+// which differs between debug and release builds.
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(CDispatch)
+import CDispatch
+#endif
 
 extension Store {
     /// Records the worker parses before handing them over as one chunk.
@@ -13,8 +22,71 @@ extension Store {
     /// or an id malformed or already taken, in the store or earlier in the
     /// input) throws, naming the line, which aborts the transaction. Blank
     /// lines are skipped. Returns the number of records imported.
+    ///
+    /// Input that is not a regular file (a pipe, a terminal) is first copied
+    /// to its end into a temporary file (see `spool`), and imported from
+    /// there: the write lock, which every writer of the store waits for, is
+    /// never held while a slow producer is waited on.
     public func importRecords(_ entityName: String, from descriptor: Int32) throws(StoreError) -> Int {
         let schema = try entity(entityName)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw StoreError(.failure, "cannot read input: \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            let spooled = try spool(descriptor)
+            defer { close(spooled) }
+            return try importRecords(schema, from: spooled)
+        }
+        return try importRecords(schema, from: descriptor)
+    }
+
+    /// Copies `descriptor` to its end into a new file in the store's
+    /// directory, unlinked at once (so nothing is left behind, whatever
+    /// happens), and returns that file, open at its start. The store's
+    /// directory is on disk and has room for what is about to be imported
+    /// into it; memory holds one block at a time. The bytes are copied as
+    /// they are, so errors still name the input's lines.
+    func spool(_ descriptor: Int32) throws(StoreError) -> Int32 {
+        var template = Array("\(directory)/import-spool.XXXXXX".utf8CString)
+        let file = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard file >= 0 else {
+            throw StoreError(.failure, "cannot create a spool file in \(directory): \(String(cString: strerror(errno)))")
+        }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        let failure: StoreError? = block.withUnsafeMutableBytes { buffer in
+            while true {
+                let count = Foundation.read(descriptor, buffer.baseAddress, buffer.count)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return StoreError(.failure, "cannot read input: \(String(cString: strerror(errno)))")
+                }
+                if count == 0 { return nil }
+                var written = 0
+                while written < count {
+                    let result = Foundation.write(file, buffer.baseAddress! + written, count - written)
+                    if result < 0 {
+                        if errno == EINTR { continue }
+                        return StoreError(.failure, "cannot spool the input to \(directory): \(String(cString: strerror(errno)))")
+                    }
+                    written += result
+                }
+            }
+        }
+        if let failure {
+            close(file)
+            throw failure
+        }
+        guard lseek(file, 0, SEEK_SET) == 0 else {
+            let failure = StoreError(.failure, "cannot read back the spooled input: \(String(cString: strerror(errno)))")
+            close(file)
+            throw failure
+        }
+        return file
+    }
+
+    private func importRecords(_ schema: EntitySchema, from descriptor: Int32) throws(StoreError) -> Int {
         let (at, author) = (Timestamp.now(), author)
         return try write { appender in
             let firstSeq = appender.nextSeq

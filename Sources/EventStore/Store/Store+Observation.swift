@@ -2,13 +2,14 @@ import Foundation
 
 extension Store {
     /// The newest event's `seq`, each time the log grows, whoever appends
-    /// (this process or another). Starts with the current value.
+    /// (this process or another). Starts with the current value. A consumer
+    /// slower than the log gets the newest value, not every one in between.
     ///
     /// Built on polling a read snapshot, which never blocks writers: LMDB
     /// has no cross-process notification, and a read of the last key costs
     /// microseconds.
     public func logChanges(every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<UInt64, any Error> {
-        AsyncThrowingStream { continuation in
+        AsyncThrowingStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 var last: UInt64?
                 do {
@@ -31,17 +32,72 @@ extension Store {
         }
     }
 
-    /// The records of an entity, now and again after every change to the log:
-    /// the view a table shows, kept current.
+    /// Every event after `seq`, oldest first, then each event as it is
+    /// appended, by this process or another: the log, followed. The stream
+    /// ends only when its consumer stops (or with an error reading the log).
+    ///
+    /// ```swift
+    /// for try await event in store.observeEvents(after: try store.lastSeq()) {
+    ///     print(event.seq, event.entity, event.kind)
+    /// }
+    /// ```
+    ///
+    /// Events are read as the consumer asks for them, a batch of at most
+    /// 1,000 at a time, each in a read snapshot (so writers are never
+    /// blocked); a consumer slower than the writers holds one batch in
+    /// memory, however far behind it falls. Built on `logChanges`, which
+    /// says when there is more to read.
+    /// - Parameters:
+    ///   - seq: the last event not to deliver (0 for the whole log).
+    ///   - interval: how often `logChanges` polls once the consumer has caught up.
+    public func observeEvents(after seq: UInt64, every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<Event, any Error> {
+        let follower = LogFollower(store: self, after: seq, changes: logChanges(every: interval))
+        return AsyncThrowingStream(unfolding: { try await follower.next() })
+    }
+
+    /// The records of an entity, now and again each time events of that
+    /// entity are appended (by this process or another): the view a table
+    /// shows, kept current. A change leaving the records as they were
+    /// (an acknowledgement) yields nothing.
+    ///
+    /// When the log grows, the new events' entities are read first (the
+    /// start of each event, not the whole of it); the table is read again
+    /// only if one of them is this entity, so changes to other entities cost
+    /// it next to nothing.
+    /// - Throws: (through the stream) `.invalidData` for an unknown entity.
     public func observeRecords(_ entity: String, every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<[Record], any Error> {
+        observeRecords(entity, every: interval, probe: nil)
+    }
+
+    /// What one wake-up of `observeRecords` did: the log was read up to
+    /// `seenThrough`, and the table was read again or not.
+    struct ObservationStep: Sendable, Equatable {
+        let seenThrough: UInt64
+        let readTable: Bool
+    }
+
+    /// `observeRecords`, telling `probe` what each wake-up did (for tests).
+    func observeRecords(_ entityName: String, every interval: Duration,
+                        probe: (@Sendable (ObservationStep) -> Void)?) -> AsyncThrowingStream<[Record], any Error> {
         let changes = logChanges(every: interval)
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
+                    let entity = try self.entity(entityName).name
+                    // The last event accounted for; nil until the table is first read.
+                    var seen: UInt64?
                     var previous: [Record]?
-                    for try await _ in changes {
-                        let records = try records(entity)
-                        if records != previous {
+                    for try await newest in changes {
+                        if let seen, newest <= seen { continue }
+                        // One snapshot for both: the events looked at and the table read agree.
+                        let (records, through) = try read { transaction -> ([Record]?, UInt64) in
+                            let last = try log.lastSeq(in: transaction)
+                            if let seen, try !log.hasEvent(of: entity, after: seen, in: transaction) { return (nil, last) }
+                            return (try self.records(of: entity, in: transaction), last)
+                        }
+                        seen = through
+                        probe?(ObservationStep(seenThrough: through, readTable: records != nil))
+                        if let records, records != previous {
                             previous = records
                             continuation.yield(records)
                         }
@@ -52,6 +108,48 @@ extension Store {
                 }
             }
             continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// The state of one `observeEvents` stream: the batch being handed out and
+/// where the log was read up to.
+///
+/// `@unchecked`: `AsyncThrowingStream(unfolding:)` calls `next` for one
+/// consumer, one call at a time, so the state is never touched by two at once.
+private final class LogFollower: @unchecked Sendable {
+    static let batchSize = 1_000
+
+    private let store: Store
+    private var changes: AsyncThrowingStream<UInt64, any Error>.Iterator
+    /// The newest event read from the log.
+    private var last: UInt64
+    private var batch: [Event] = []
+    private var position = 0
+
+    init(store: Store, after seq: UInt64, changes: AsyncThrowingStream<UInt64, any Error>) {
+        self.store = store
+        self.last = seq
+        self.changes = changes.makeAsyncIterator()
+    }
+
+    func next() async throws -> Event? {
+        while true {
+            if position < batch.count {
+                position += 1
+                return batch[position - 1]
+            }
+            batch = try store.events(after: last, limit: Self.batchSize)
+            position = 0
+            if let newest = batch.last {
+                last = newest.seq
+                continue
+            }
+            // Caught up: wait until the log grows past `last` (nil once the consumer is cancelled).
+            repeat {
+                guard let newest = try await changes.next() else { return nil }
+                if newest > last { break }
+            } while true
         }
     }
 }

@@ -62,13 +62,7 @@ extension Store {
     public func records(_ entityName: String, asOf point: LogPoint? = nil) throws(StoreError) -> [Record] {
         let schema = try entity(entityName)
         return try read { transaction in
-            guard let point else {
-                var records: [Record] = []
-                try forEachRow(of: schema.name, in: transaction) { id, fields in
-                    records.append(Record(entity: schema.name, id: id, fields: fields))
-                }
-                return records
-            }
+            guard let point else { return try records(of: schema.name, in: transaction) }
             var projections: [String: RecordProjection] = [:]
             try log.forEach(in: transaction) { event in
                 guard point.includes(event) else { return false }
@@ -79,6 +73,15 @@ extension Store {
                 projection.row.map { Record(entity: schema.name, id: id, fields: $0) }
             }.sorted { $0.id < $1.id }
         }
+    }
+
+    /// Every record of `entity` (its canonical name) in the views, sorted by id.
+    func records(of entity: String, in transaction: Transaction) throws -> [Record] {
+        var records: [Record] = []
+        try forEachRow(of: entity, in: transaction) { id, fields in
+            records.append(Record(entity: entity, id: id, fields: fields))
+        }
+        return records
     }
 
     func forEachRow(of entity: String, in transaction: Transaction, _ body: (String, JSONObject) throws -> Void) throws {

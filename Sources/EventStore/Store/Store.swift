@@ -58,11 +58,11 @@ public final class Store: Sendable {
 
     /// The map is address space, not memory: ask for 64 GiB, and settle for
     /// less where the address space is limited (32-bit, `ulimit -v`, valgrind).
-    private static func openEnvironment(_ directory: String) throws -> Environment {
+    static func openEnvironment(_ directory: String, maxDatabases: UInt32 = 16) throws -> Environment {
         var failure: (any Error)?
         for mapSize in [1 << 36, 1 << 33, 1 << 30] {
             do {
-                return try Environment(directory: directory, mapSize: mapSize, maxDatabases: 16)
+                return try Environment(directory: directory, mapSize: mapSize, maxDatabases: maxDatabases)
             } catch {
                 failure = error
             }

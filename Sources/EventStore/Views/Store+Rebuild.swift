@@ -1,3 +1,5 @@
+import Foundation
+
 /// A way the stored views differ from a fresh replay of the log.
 public struct ViewDifference: Sendable, Equatable, CustomStringConvertible {
     /// Which view: `records`, `outbox` or `history`.
@@ -27,38 +29,72 @@ extension Store {
     }
 
     /// Rebuilds the views aside, compares them with the stored ones and
-    /// returns every difference (none when the views are sound). Nothing is
-    /// changed: the scratch views live in a transaction that is aborted.
+    /// returns every difference (none when the views are sound), up to `limit`.
+    ///
+    /// Takes no write lock on the store, so writers carry on meanwhile: the
+    /// log and the views are read in one read snapshot, and the log is
+    /// replayed into a scratch environment in a temporary directory, removed
+    /// afterwards. Nothing in the store is changed or added.
     public func verifyViews(limit: Int = 100) throws(StoreError) -> [ViewDifference] {
-        let aborted = StoreError(.failure, "verification is done")
-        var differences: [ViewDifference] = []
+        try verifyViews(limit: limit, afterReplay: { _ in })
+    }
+
+    /// `verifyViews`, calling `afterReplay` with the scratch directory once
+    /// the scratch views are built, the store's snapshot still open (for tests).
+    func verifyViews(limit: Int, afterReplay: (_ scratchDirectory: String) throws -> Void) throws(StoreError) -> [ViewDifference] {
+        let scratchDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("evsync-verify-\(UUID().uuidString)", isDirectory: true).path
         do {
-            try environment.write { transaction in
-                let scratch = try ViewDatabases.open(prefix: "verify.", in: environment, transaction: transaction, create: true)
-                for database in scratch.all { try transaction.empty(database) }
-                try Self.replay(log.events, into: scratch, environment: environment, in: transaction)
-                for (stored, fresh) in zip(log.views.all, scratch.all) {
-                    try compare(stored, fresh, in: transaction, limit: limit, into: &differences)
-                }
-                // Throwing aborts the transaction, and the scratch views with it.
-                throw aborted
-            }
-        } catch let error as StoreError where error.message == aborted.message {
-            return differences
+            try FileManager.default.createDirectory(atPath: scratchDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.failure, "cannot create a scratch directory to verify in: \(error.localizedDescription)")
+        }
+        defer { try? FileManager.default.removeItem(atPath: scratchDirectory) }
+        do {
+            return try differencesFromReplay(in: scratchDirectory, limit: limit, afterReplay: afterReplay)
         } catch {
             throw StoreError.wrap(error)
         }
-        return differences
+    }
+
+    /// The heart of `verifyViews`, in a function of its own so that the
+    /// scratch environment is closed when it returns, before its directory is removed.
+    private func differencesFromReplay(in scratchDirectory: String, limit: Int,
+                                       afterReplay: (_ scratchDirectory: String) throws -> Void) throws -> [ViewDifference] {
+        let scratch = try Self.openEnvironment(scratchDirectory, maxDatabases: 4)
+        return try environment.read { stored in
+            // The scratch views are only compared, never kept: their transaction is aborted, never flushed.
+            try scratch.writeAndDiscard { transaction in
+                let fresh = try ViewDatabases.open(in: scratch, transaction: transaction, create: true)
+                try Self.replay(log.events, from: stored, into: fresh, in: transaction, releasing: [environment, scratch])
+                try afterReplay(scratchDirectory)
+                var differences: [ViewDifference] = []
+                for (storedView, freshView) in zip(log.views.all, fresh.all) {
+                    try compare(storedView, in: stored, with: freshView, in: transaction, limit: limit, into: &differences)
+                }
+                return differences
+            }
+        }
     }
 
     /// Folds every event of the log into `views`, which must be empty; returns the number of events.
     @discardableResult
     static func replay(_ events: Database, into views: ViewDatabases, environment: Environment, in transaction: Transaction) throws -> UInt64 {
+        try replay(events, from: transaction, into: views, in: transaction, releasing: [environment])
+    }
+
+    /// Folds every event of the log, read in `source`, into `views`, written
+    /// in `target` (the same transaction, or one of another environment);
+    /// returns the number of events.
+    /// - Parameter environments: whose mapped pages to release as the replay goes.
+    @discardableResult
+    static func replay(_ events: Database, from source: Transaction, into views: ViewDatabases, in target: Transaction,
+                       releasing environments: [Environment]) throws -> UInt64 {
         var count: UInt64 = 0
         // Chunks of the log are folded in record order (stable, so each
         // record's events keep log order): a sweep over the view trees
         // instead of a random walk.
-        let cursor = try transaction.cursor(events)
+        let cursor = try source.cursor(events)
         var entry = try cursor.first()
         var chunk: [(event: Event, encodedSet: [UInt8]?)] = []
         while entry != nil || !chunk.isEmpty {
@@ -70,18 +106,18 @@ extension Store {
                 entry = try cursor.next()
                 continue
             }
-            try views.apply(sortedByRecord: chunk, in: transaction)
+            try views.apply(sortedByRecord: chunk, in: target)
             chunk.removeAll(keepingCapacity: true)
-            environment.releaseMappedPages()
+            for environment in environments { environment.releaseMappedPages() }
         }
         return count
     }
 
     /// Walks both databases in key order (and value order for duplicates) and records mismatches.
-    private func compare(_ stored: Database, _ fresh: Database, in transaction: Transaction, limit: Int,
-                         into differences: inout [ViewDifference]) throws {
-        let storedCursor = try transaction.cursor(stored)
-        let freshCursor = try transaction.cursor(fresh)
+    private func compare(_ stored: Database, in storedTransaction: Transaction, with fresh: Database,
+                         in freshTransaction: Transaction, limit: Int, into differences: inout [ViewDifference]) throws {
+        let storedCursor = try storedTransaction.cursor(stored)
+        let freshCursor = try freshTransaction.cursor(fresh)
         var left = try storedCursor.first()
         var right = try freshCursor.first()
         func readable(_ key: UnsafeRawBufferPointer) -> String {

@@ -15,12 +15,12 @@ struct ViewDatabases: Sendable {
 
     static let names = ["records", "outbox", "history"]
 
-    static func open(prefix: String = "", in environment: Environment, transaction: Transaction, create: Bool) throws -> ViewDatabases {
+    static func open(in environment: Environment, transaction: Transaction, create: Bool) throws -> ViewDatabases {
         let createFlag: Int32 = create ? MDBFlags.create : 0
         return ViewDatabases(
-            records: try environment.openDatabase(prefix + "records", flags: createFlag, in: transaction),
-            outbox: try environment.openDatabase(prefix + "outbox", flags: createFlag, in: transaction),
-            history: try environment.openDatabase(prefix + "history", flags: createFlag | MDBFlags.dupSort | MDBFlags.dupFixed, in: transaction)
+            records: try environment.openDatabase("records", flags: createFlag, in: transaction),
+            outbox: try environment.openDatabase("outbox", flags: createFlag, in: transaction),
+            history: try environment.openDatabase("history", flags: createFlag | MDBFlags.dupSort | MDBFlags.dupFixed, in: transaction)
         )
     }
 

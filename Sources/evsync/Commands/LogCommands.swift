@@ -40,23 +40,20 @@ enum LogCommands {
         guard let count = Int(countText), count >= 0 else { throw CLIError(.usage, "-n takes a whole number, not '\(countText)'") }
         let store = try global.openStore(create: false)
         let json = arguments.has("--json")
-        let render = { (event: Event) in json ? Output.json(event) : Output.line(event) }
+        let render: @Sendable (Event) -> String = { json ? Output.json($0) : Output.line($0) }
         let initial = try store.lastEvents(count)
         for event in initial { print(render(event)) }
         fflush(nil)
         guard arguments.has("--follow") else { return }
         // Follow on from the last event printed (read in the same snapshot), so
         // an event appended meanwhile is printed once rather than twice.
-        var last = try initial.last?.seq ?? (count == 0 ? store.lastSeq() : 0)
-        // Polling a read snapshot never takes the write lock, so followers never slow writers down.
-        while true {
-            let events = try store.events(after: last, limit: 10_000)
-            for event in events { print(render(event)) }
-            if let newest = events.last {
-                last = newest.seq
+        let last = try initial.last?.seq ?? (count == 0 ? store.lastSeq() : 0)
+        // The library follows the log in read snapshots, so followers never slow writers down.
+        let events = store.observeEvents(after: last)
+        try runBlocking {
+            for try await event in events {
+                print(render(event))
                 fflush(nil)
-            } else {
-                usleep(200_000)
             }
         }
     }

@@ -9,15 +9,24 @@ import Synchronization
 /// when the engine first asks for the batch size (after the pull, before the
 /// first batch), `failAfterPush` makes every push fail after the server has
 /// applied it (a sync that dies before logging the acknowledgements).
+/// `onPage` runs before each pulled page (numbered from 1 in the sync) is
+/// handed to the engine, `afterPush` after each batch (likewise) is applied.
 final class HookedRemote: SyncRemote {
     let inner: any SyncRemote
     private var beforePush: (@Sendable () throws -> Void)?
     private let failAfterPush: Bool
+    private let onPage: (@Sendable (Int) -> Void)?
+    private let afterPush: (@Sendable (Int) -> Void)?
+    private var pages = 0
+    private var batches = 0
 
-    init(_ inner: any SyncRemote, beforePush: (@Sendable () throws -> Void)? = nil, failAfterPush: Bool = false) {
+    init(_ inner: any SyncRemote, beforePush: (@Sendable () throws -> Void)? = nil, failAfterPush: Bool = false,
+         onPage: (@Sendable (Int) -> Void)? = nil, afterPush: (@Sendable (Int) -> Void)? = nil) {
         self.inner = inner
         self.beforePush = beforePush
         self.failAfterPush = failAfterPush
+        self.onPage = onPage
+        self.afterPush = afterPush
     }
 
     var address: String { inner.address }
@@ -35,13 +44,38 @@ final class HookedRemote: SyncRemote {
     }
 
     func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
-        try inner.changes(of: entity, since: since, onPage: onPage)
+        try inner.changes(of: entity, since: since) { page in
+            pages += 1
+            self.onPage?(pages)
+            return try onPage(page)
+        }
     }
 
     func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
         let outcomes = try inner.push(operations, of: entity)
         if failAfterPush { throw SyncError(.unavailable, "simulated crash after the server applied the batch") }
+        batches += 1
+        afterPush?(batches)
         return outcomes
+    }
+}
+
+/// Cancels a sync's task from a remote hook, on the engine's sync thread:
+/// `set` hands it the task, and `cancel` waits for that (the sync may reach
+/// the hook before `Task { … }` has returned the handle).
+final class TaskCanceller: Sendable {
+    private let task = Mutex<Task<SyncReport, any Error>?>(nil)
+    private let ready = DispatchSemaphore(value: 0)
+
+    func set(_ task: Task<SyncReport, any Error>) {
+        self.task.withLock { $0 = task }
+        ready.signal()
+    }
+
+    func cancel() {
+        ready.wait()
+        ready.signal()
+        task.withLock { $0 }?.cancel()
     }
 }
 

@@ -61,22 +61,36 @@ final class RunningCommand {
     private let stderrURL: URL
     private let handles: [FileHandle]
 
+    /// What a command reads on standard input.
+    enum Input {
+        /// Nothing (`/dev/null`).
+        case none
+        /// These bytes, from a regular file.
+        case file(Data)
+        /// The read end of this pipe, which the test writes to and closes.
+        case pipe(Pipe)
+    }
+
     init(executable: URL, arguments: [String], environment: [String: String], directory: URL,
-         stdin: Data?, outputDirectory: URL) throws {
+         stdin: Input, outputDirectory: URL) throws {
         let name = UUID().uuidString
         stdoutURL = outputDirectory.appendingPathComponent("\(name).out")
         stderrURL = outputDirectory.appendingPathComponent("\(name).err")
         _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         var handles = [try FileHandle(forWritingTo: stdoutURL), try FileHandle(forWritingTo: stderrURL)]
-        let input: FileHandle
-        if let stdin {
-            let inputURL = outputDirectory.appendingPathComponent("\(name).in")
-            try stdin.write(to: inputURL)
-            input = try FileHandle(forReadingFrom: inputURL)
-            handles.append(input)
-        } else {
+        let input: Any
+        switch stdin {
+        case .none:
             input = FileHandle.nullDevice
+        case .file(let data):
+            let inputURL = outputDirectory.appendingPathComponent("\(name).in")
+            try data.write(to: inputURL)
+            let file = try FileHandle(forReadingFrom: inputURL)
+            handles.append(file)
+            input = file
+        case .pipe(let pipe):
+            input = pipe
         }
         self.handles = handles
         self.arguments = arguments
@@ -152,12 +166,19 @@ struct Sandbox {
 
     /// Starts `evsync arguments…`. `environment` entries override the defaults; a nil value removes the variable.
     func launch(_ arguments: [String], stdin: Data? = nil, environment overrides: [String: String?] = [:]) throws -> RunningCommand {
+        try launch(arguments, input: stdin.map { .file($0) } ?? .none, environment: overrides)
+    }
+
+    /// Starts `evsync arguments…` reading standard input from `input`.
+    func launch(_ arguments: [String], input: RunningCommand.Input, environment overrides: [String: String?] = [:]) throws -> RunningCommand {
+        // A write to a pipe whose reader is gone must fail, not kill the test process.
+        if case .pipe = input { signal(SIGPIPE, SIG_IGN) }
         try #require(FileManager.default.isExecutableFile(atPath: EvsyncBinary.url.path), "no evsync binary at \(EvsyncBinary.url.path)")
         try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
         var environment = self.environment
         for (key, value) in overrides { environment[key] = value }
         return try RunningCommand(executable: EvsyncBinary.url, arguments: arguments, environment: environment,
-                                  directory: root, stdin: stdin, outputDirectory: outputDirectory)
+                                  directory: root, stdin: input, outputDirectory: outputDirectory)
     }
 
     /// Starts `/bin/sh -c script` with the same environment as the binary gets,
@@ -167,13 +188,31 @@ struct Sandbox {
         var environment = self.environment
         environment["EVSYNC_BINARY_PATH"] = EvsyncBinary.url.path
         return try RunningCommand(executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script], environment: environment,
-                                  directory: root, stdin: nil, outputDirectory: outputDirectory)
+                                  directory: root, stdin: .none, outputDirectory: outputDirectory)
     }
 
     /// Runs `evsync arguments…` to completion.
     func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String?] = [:],
              sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
         try launch(arguments, stdin: stdin, environment: environment).wait(sourceLocation: sourceLocation)
+    }
+
+    /// Runs `evsync arguments…` to completion with `stdin` written to it
+    /// through a pipe (not a regular file), by a thread of its own.
+    func run(_ arguments: [String], pipingStdin stdin: Data, sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
+        let pipe = Pipe()
+        let command = try launch(arguments, input: .pipe(pipe))
+        let writer = pipe.fileHandleForWriting
+        let written = DispatchSemaphore(value: 0)
+        Thread {
+            // The command may stop reading early (a bad line): a broken pipe is not an error here.
+            try? writer.write(contentsOf: stdin)
+            try? writer.close()
+            written.signal()
+        }.start()
+        let result = command.wait(sourceLocation: sourceLocation)
+        written.wait()
+        return result
     }
 
     /// Runs a command that must succeed, and returns its result.
