@@ -31,7 +31,7 @@ struct CLIError: Error {
             let code: Code = switch error.code {
             case .invalidData: .dataError
             case .notFound: .noInput
-            case .corrupt, .failure: .failure
+            case .corrupt, .failure, .mapFull, .diskFull, .readOnly: .failure
             }
             self.init(code, error.message)
         case let error as SchemaError:

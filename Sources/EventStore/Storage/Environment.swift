@@ -44,6 +44,13 @@ final class Environment: @unchecked Sendable {
         mdb_env_close(handle)
     }
 
+    /// The size of the map in bytes: the most the data file can grow to.
+    var mapSize: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_mapsize
+    }
+
     /// Drops this process's mapping of the store's pages (they stay in the
     /// page cache and come back on the next access). Pages a long pull or
     /// rebuild has read count in the process's resident set; this keeps that

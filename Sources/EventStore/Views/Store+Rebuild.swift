@@ -22,7 +22,7 @@ extension Store {
                 return try Self.replay(log.events, into: log.views, environment: environment, in: transaction)
             }
         } catch {
-            throw StoreError.wrap(error)
+            throw wrap(error)
         }
     }
 
@@ -46,7 +46,7 @@ extension Store {
         } catch let error as StoreError where error.message == aborted.message {
             return differences
         } catch {
-            throw StoreError.wrap(error)
+            throw wrap(error)
         }
         return differences
     }
