@@ -17,8 +17,11 @@ final class Environment: @unchecked Sendable {
     /// File-backed resident bytes right after the last `releaseMappedPages`.
     private let residentFloor = Atomic<Int>(0)
 
-    /// Opens (creating if needed) the environment in `directory`.
+    /// Opens (creating if needed) the environment in `directory`. An
+    /// existing data file is checked first for pages cut off its end (see
+    /// `DataFileCheck`): LMDB would fault on them rather than fail.
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false) throws(StorageError) {
+        try DataFileCheck.check(directory + "/data.mdb")
         var handle: OpaquePointer?
         try StorageError.check(mdb_env_create(&handle), "creating the environment")
         guard let handle else { throw StorageError(code: MDB_PANIC, operation: "creating the environment") }
@@ -49,6 +52,13 @@ final class Environment: @unchecked Sendable {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         return info.me_mapsize
+    }
+
+    /// The number of the last page the store uses or holds free (pages run from 0).
+    var lastPage: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_last_pgno
     }
 
     /// Drops this process's mapping of the store's pages (they stay in the
