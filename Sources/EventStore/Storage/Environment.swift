@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 import Foundation
 import Synchronization
 
@@ -25,6 +26,7 @@ final class Environment: @unchecked Sendable {
         var handle: OpaquePointer?
         try StorageError.check(mdb_env_create(&handle), "creating the environment")
         guard let handle else { throw StorageError(code: MDB_PANIC, operation: "creating the environment") }
+        evsync_mdb_guard_env(handle)
         do throws(StorageError) {
             try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting the map size")
             try StorageError.check(mdb_env_set_maxdbs(handle, maxDatabases), "setting the database count")
@@ -128,7 +130,7 @@ final class Environment: @unchecked Sendable {
     /// Opens (or, in a write transaction, creates) a named database.
     func openDatabase(_ name: String, flags: Int32 = 0, in transaction: Transaction) throws(StorageError) -> Database {
         var dbi: MDB_dbi = 0
-        try StorageError.check(mdb_dbi_open(transaction.handle, name, UInt32(flags), &dbi), "opening database \(name)")
+        try StorageError.check(evsync_mdb_dbi_open(transaction.handle, name, UInt32(flags), &dbi), "opening database \(name)")
         return Database(dbi: dbi, name: name)
     }
 

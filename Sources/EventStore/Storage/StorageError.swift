@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 import Foundation
 
 /// An error from the LMDB layer: the LMDB return code, what evsync was doing, and LMDB's own message.
@@ -19,7 +20,11 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     }
 
     /// LMDB's text for `code` (the system's for an `errno`), or `reason` when there is one.
-    public var explanation: String { reason ?? String(cString: mdb_strerror(code)) }
+    public var explanation: String {
+        if let reason { return reason }
+        if code == EVSYNC_MDB_FAULT { return "LMDB met a page it cannot follow" }
+        return String(cString: mdb_strerror(code))
+    }
 
     public var description: String { "store: \(operation) failed: \(explanation)" }
 
@@ -36,7 +41,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case diskFull
         /// `EROFS`, `EACCES`, `EPERM`: the files cannot be written.
         case readOnly
-        /// The data file is not what LMDB wrote: a page of the wrong type or out of range, a bad meta page.
+        /// The data file is not what LMDB wrote: a page of the wrong type or out of range, a bad meta
+        /// page, or one that sent LMDB out of the file (`EVSYNC_MDB_FAULT`, see `CLMDBGuard`).
         case damaged
         case other
     }
@@ -46,7 +52,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case MDB_MAP_FULL: .mapFull
         case ENOSPC, EDQUOT: .diskFull
         case EROFS, EACCES, EPERM: .readOnly
-        case MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_INVALID, MDB_VERSION_MISMATCH: .damaged
+        case MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_INVALID, MDB_VERSION_MISMATCH, EVSYNC_MDB_FAULT: .damaged
         default: .other
         }
     }
