@@ -156,6 +156,24 @@ struct StoreErrorTests {
         }
     }
 
+    @Test("a store that has lost its log is .corrupt, not opened as a new, empty one")
+    func lostLog() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("store").path
+            do {
+                let store = try Store(directory: path, create: true)
+                try store.add("Holiday", id: "h", fields: ["name": "Christmas", "date": "2026-12-25"])
+                try store.environment.write { try $0.drop(store.log.events) }
+            }
+            for create in [false, true] {
+                let error = try #require(throws: StoreError.self) { try Store(directory: path, create: create) }
+                #expect(error.code == .corrupt)
+                #expect(error.message == "the store at \(path) is damaged (its events database is missing): "
+                    + "rebuild-views cannot help; restore it from a backup")
+            }
+        }
+    }
+
     /// Replaces every occurrence of `find` in the data file by `replace` (of the same length).
     static func patch(_ store: String, _ find: String, _ replace: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let url = URL(fileURLWithPath: store + "/data.mdb")

@@ -157,6 +157,13 @@ final class Transaction {
         return (stat.ms_leaf_pages, stat.ms_branch_pages)
     }
 
+    /// How many entries `database` holds, as this transaction sees it.
+    func entries(of database: Database) throws(StorageError) -> Int {
+        var stat = MDB_stat()
+        try StorageError.check(evsync_mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
+        return stat.ms_entries
+    }
+
     func cursor(_ database: Database) throws(StorageError) -> Cursor {
         try Cursor(transaction: self, database: database)
     }

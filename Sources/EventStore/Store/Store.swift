@@ -143,6 +143,16 @@ public final class Store: Sendable {
         do {
             return try environment.read { try open($0, create: false) }
         } catch let error as StorageError where error.code == MDBErrors.notFound {
+            // A new store has no databases yet. One that has some, but not its log or its meta,
+            // has lost them: writing there would build an empty store on top of the damage.
+            let lost = try environment.read { transaction in
+                try transaction.entries(of: environment.mainDatabase(in: transaction)) > 0
+                    ? try ["meta", "events"].filter { try environment.existingDatabase($0, in: transaction) == nil } : []
+            }
+            if !lost.isEmpty {
+                throw StorageError(code: MDBErrors.corrupted, operation: "opening \(directory)",
+                                   reason: "its \(lost.joined(separator: " and ")) database\(lost.count > 1 ? "s are" : " is") missing")
+            }
             return try environment.write { try open($0, create: true) }
         } catch is LayoutNeedsUpgrade {
             return try environment.write { try open($0, create: true) }
