@@ -4,7 +4,7 @@ import PackageDescription
 // The targets are the layers, and each may import only the ones below it, so
 // the compiler keeps the direction (docs/architecture.md):
 //
-//   evsync (CLI) → KintoAdapter → EventSync (engine) → EventStore → CLMDB
+//   evsync (CLI) → KintoAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
 //                        ↘ CCurl
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
@@ -18,8 +18,10 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // LMDB calls that return an error rather than crash when a damaged data file sends LMDB astray.
+        .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
         // The local store: LMDB wrapper, JSON, log, views, schemas, the Store API and its ingest API for sync batches.
-        .target(name: "EventStore", dependencies: ["CLMDB"]),
+        .target(name: "EventStore", dependencies: ["CLMDB", "CLMDBGuard"]),
         // The sync engine: pull, push, merge, lock, report, the SyncRemote protocol and an in-memory remote.
         .target(name: "EventSync", dependencies: ["EventStore"]),
         // The Kinto remote: HTTP over libcurl, retries, Kinto's protocol.

@@ -11,6 +11,10 @@ struct CLIError: Error {
         case dataError = 65
         case noInput = 66
         case unavailable = 69
+        /// The store cannot be written: read-only, its device full, or its map full (EX_CANTCREAT).
+        case cannotWrite = 73
+        /// The store is damaged, or was written by a newer evsync (EX_IOERR).
+        case damaged = 74
         case tempFail = 75
         case noPermission = 77
     }
@@ -28,20 +32,30 @@ struct CLIError: Error {
         case let error as CLIError:
             self = error
         case let error as StoreError:
-            let code: Code = switch error.code {
-            case .invalidData: .dataError
-            case .notFound: .noInput
-            case .corrupt, .failure: .failure
-            }
-            self.init(code, error.message)
+            self.init(Self.code(for: error.code), error.message)
         case let error as SchemaError:
             self.init(.dataError, error.description)
         case let error as SyncError:
-            self.init(Self.code(for: error.code), error.message)
+            // A sync that failed because the store cannot be written or is damaged exits as the store's commands do.
+            if let cause = error.cause as? StoreError, [.cannotWrite, .damaged].contains(Self.code(for: cause.code)) {
+                self.init(Self.code(for: cause.code), cause.message)
+            } else {
+                self.init(Self.code(for: error.code), error.message)
+            }
         case let error as any RemoteError:
             self.init(Self.code(for: error.syncCode), error.description)
         default:
             self.init(.failure, "\(error)")
+        }
+    }
+
+    private static func code(for code: StoreError.Code) -> Code {
+        switch code {
+        case .invalidData: .dataError
+        case .notFound: .noInput
+        case .readOnly, .diskFull, .mapFull: .cannotWrite
+        case .corrupt: .damaged
+        case .failure: .failure
         }
     }
 

@@ -82,34 +82,40 @@ public enum EventCoding {
             return .absent
         }
         encodedSet = nil
-        try JSONParser.parseObject(bytes) { key, parser in
-            if key.equals("set") {
-                let (value, raw) = try parser.valueAndBytes()
-                encodedSet = Array(raw)
-                set = value.objectValue ?? [:]
-                return
+        do {
+            try JSONParser.parseObject(bytes) { key, parser in
+                if key.equals("set") {
+                    let (value, raw) = try parser.valueAndBytes()
+                    encodedSet = Array(raw)
+                    set = value.objectValue ?? [:]
+                    return
+                }
+                let value = try parser.value()
+                if key.equals("format") { format = value.int64Value }
+                else if key.equals("seq") { seq = value.int64Value }
+                else if key.equals("event") { eventID = value.stringValue }
+                else if key.equals("at") { at = value.stringValue.flatMap(Timestamp.parse) }
+                else if key.equals("entity") { entity = value.stringValue }
+                else if key.equals("id") { recordID = value.stringValue }
+                else if key.equals("kind") { kind = value.stringValue.flatMap(Event.Kind.init(rawValue:)) }
+                else if key.equals("origin") { origin = value.stringValue.flatMap(Event.Origin.init(rawValue:)) }
+                else if key.equals("by") { author = value.stringValue }
+                else if key.equals("unset") { unset = value.arrayValue?.compactMap(\.stringValue) ?? [] }
+                else if key.equals("version") { version = value.int64Value.map(RemoteVersion.init) ?? value.stringValue.map(RemoteVersion.init) }
+                else if key.equals("server") { server = state(value) }
+                else if key.equals("local") { local = state(value) }
+                else if key.equals("resolved") { resolved = state(value) }
+                else if key.equals("policy") { policy = value.stringValue.flatMap(ConflictPolicy.init(rawValue:)) }
+                // Anything else: a field added by a later minor revision of format 1.
             }
-            let value = try parser.value()
-            if key.equals("format") { format = value.int64Value }
-            else if key.equals("seq") { seq = value.int64Value }
-            else if key.equals("event") { eventID = value.stringValue }
-            else if key.equals("at") { at = value.stringValue.flatMap(Timestamp.parse) }
-            else if key.equals("entity") { entity = value.stringValue }
-            else if key.equals("id") { recordID = value.stringValue }
-            else if key.equals("kind") { kind = value.stringValue.flatMap(Event.Kind.init(rawValue:)) }
-            else if key.equals("origin") { origin = value.stringValue.flatMap(Event.Origin.init(rawValue:)) }
-            else if key.equals("by") { author = value.stringValue }
-            else if key.equals("unset") { unset = value.arrayValue?.compactMap(\.stringValue) ?? [] }
-            else if key.equals("version") { version = value.int64Value.map(RemoteVersion.init) ?? value.stringValue.map(RemoteVersion.init) }
-            else if key.equals("server") { server = state(value) }
-            else if key.equals("local") { local = state(value) }
-            else if key.equals("resolved") { resolved = state(value) }
-            else if key.equals("policy") { policy = value.stringValue.flatMap(ConflictPolicy.init(rawValue:)) }
-            // Anything else: a field added by a later minor revision of format 1.
+        } catch let error as JSONParseError {
+            // Stored bytes that do not parse are damage, not bad input.
+            throw EventDecodingError(reason: "event is not valid JSON (at byte \(error.offset): \(error.reason))")
         }
         guard let format else { throw EventDecodingError(reason: "event has no format") }
         guard format <= formatVersion else {
-            throw EventDecodingError(reason: "event format \(format) is newer than this evsync understands (\(formatVersion))")
+            throw EventDecodingError(reason: "event format \(format) is newer than this evsync understands (\(formatVersion))",
+                                     isNewerFormat: true)
         }
         guard let seq, seq > 0 else { throw EventDecodingError(reason: "event has no seq") }
         guard let at else { throw EventDecodingError(reason: "event has a bad 'at'") }
@@ -145,7 +151,19 @@ public enum EventCoding {
     }
 }
 
+/// A stored event, or an entry of the views, that cannot be decoded: the store is damaged (or newer).
 public struct EventDecodingError: Error, Sendable, CustomStringConvertible {
     public let reason: String
-    public var description: String { "corrupt event in the log: \(reason)" }
+    /// The entry is one of the views' (replaying the log can rebuild it), not an event of the log.
+    public let inViews: Bool
+    /// The event is in a format newer than this evsync's, rather than damaged.
+    public let isNewerFormat: Bool
+
+    init(reason: String, inViews: Bool = false, isNewerFormat: Bool = false) {
+        self.reason = reason
+        self.inViews = inViews
+        self.isNewerFormat = isNewerFormat
+    }
+
+    public var description: String { inViews ? "corrupt entry in the views: \(reason)" : "corrupt event in the log: \(reason)" }
 }

@@ -78,7 +78,13 @@ public struct RemotePage: Sendable {
     /// The record, its fields decoded.
     package func record(_ entry: Entry) throws -> RemoteRecord {
         let fields = try entry.fields.map { range in
-            try bytes.withUnsafeBytes { try RecordEntry.decodeFields(UnsafeRawBufferPointer(rebasing: $0[range])) }
+            // The remote wrote these bytes (in `append`): any error is its, not the store's.
+            try bytes.withUnsafeBytes { bytes throws -> JSONObject in
+                guard case .object(let fields) = try JSONParser.parse(UnsafeRawBufferPointer(rebasing: bytes[range])) else {
+                    throw JSONParseError(offset: 0, reason: "a record's fields are not a JSON object")
+                }
+                return fields
+            }
         }
         return RemoteRecord(id: id(of: entry), version: entry.version, fields: fields)
     }

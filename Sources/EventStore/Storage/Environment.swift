@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 import Foundation
 import Synchronization
 
@@ -17,11 +18,15 @@ final class Environment: @unchecked Sendable {
     /// File-backed resident bytes right after the last `releaseMappedPages`.
     private let residentFloor = Atomic<Int>(0)
 
-    /// Opens (creating if needed) the environment in `directory`.
+    /// Opens (creating if needed) the environment in `directory`. An
+    /// existing data file is checked first for pages cut off its end (see
+    /// `DataFileCheck`): LMDB would fault on them rather than fail.
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false) throws(StorageError) {
+        try DataFileCheck.check(directory + "/data.mdb")
         var handle: OpaquePointer?
         try StorageError.check(mdb_env_create(&handle), "creating the environment")
         guard let handle else { throw StorageError(code: MDB_PANIC, operation: "creating the environment") }
+        evsync_mdb_guard_env(handle)
         do throws(StorageError) {
             try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting the map size")
             try StorageError.check(mdb_env_set_maxdbs(handle, maxDatabases), "setting the database count")
@@ -42,6 +47,20 @@ final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(handle)
+    }
+
+    /// The size of the map in bytes: the most the data file can grow to.
+    var mapSize: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_mapsize
+    }
+
+    /// The number of the last page the store uses or holds free (pages run from 0).
+    var lastPage: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_last_pgno
     }
 
     /// Drops this process's mapping of the store's pages (they stay in the
@@ -111,8 +130,15 @@ final class Environment: @unchecked Sendable {
     /// Opens (or, in a write transaction, creates) a named database.
     func openDatabase(_ name: String, flags: Int32 = 0, in transaction: Transaction) throws(StorageError) -> Database {
         var dbi: MDB_dbi = 0
-        try StorageError.check(mdb_dbi_open(transaction.handle, name, UInt32(flags), &dbi), "opening database \(name)")
+        try StorageError.check(evsync_mdb_dbi_open(transaction.handle, name, UInt32(flags), &dbi), "opening database \(name)")
         return Database(dbi: dbi, name: name)
+    }
+
+    /// The unnamed database, which lists the named ones.
+    func mainDatabase(in transaction: Transaction) throws(StorageError) -> Database {
+        var dbi: MDB_dbi = 0
+        try StorageError.check(evsync_mdb_dbi_open(transaction.handle, nil, 0, &dbi), "opening the main database")
+        return Database(dbi: dbi, name: "the main database")
     }
 
     /// The database called `name`, or nil if there is none.

@@ -7,7 +7,8 @@ enum MDBFlags {
     static let dupFixed = Int32(MDB_DUPFIXED)
 }
 
-/// LMDB's return codes that callers treat as answers rather than failures.
+/// LMDB's return codes that code outside this folder names: `notFound` is an answer rather than a failure.
 enum MDBErrors {
     static let notFound = MDB_NOTFOUND
+    static let corrupted = MDB_CORRUPTED
 }

@@ -1,17 +1,71 @@
 import CLMDB
+import CLMDBGuard
+import Foundation
 
 /// An error from the LMDB layer: the LMDB return code, what evsync was doing, and LMDB's own message.
+///
+/// `code` is LMDB's return code: one of LMDB's own (`MDB_MAP_FULL` is
+/// -30792, `MDB_CORRUPTED` -30796…) or an `errno` value from the system
+/// call that failed (`ENOSPC`, `EROFS`, `EACCES`…).
 public struct StorageError: Error, Sendable, CustomStringConvertible {
     public let code: Int32
     public let operation: String
+    /// What is wrong, when evsync found it rather than LMDB (a data file cut short); else nil.
+    public let reason: String?
 
-    public var description: String {
-        let message = String(cString: mdb_strerror(code))
-        return "store: \(operation) failed: \(message)"
+    init(code: Int32, operation: String, reason: String? = nil) {
+        self.code = code
+        self.operation = operation
+        self.reason = reason
     }
+
+    /// LMDB's text for `code` (the system's for an `errno`), or `reason` when there is one.
+    public var explanation: String {
+        if let reason { return reason }
+        if code == EVSYNC_MDB_FAULT { return "LMDB met a page it cannot follow" }
+        return String(cString: mdb_strerror(code))
+    }
+
+    public var description: String { "store: \(operation) failed: \(explanation)" }
 
     /// Turns an LMDB return code into a thrown error; `MDB_SUCCESS` passes.
     static func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(StorageError) {
         guard code == MDB_SUCCESS else { throw StorageError(code: code, operation: operation()) }
+    }
+
+    /// What kind of trouble `code` is, for the store's error codes.
+    enum Kind {
+        /// `MDB_MAP_FULL`: the map, the most the store can hold, is used up.
+        case mapFull
+        /// `ENOSPC`, `EDQUOT`: the device or the user's quota is full.
+        case diskFull
+        /// `EROFS`, `EACCES`, `EPERM`: the files cannot be written.
+        case readOnly
+        /// The data file is not what LMDB wrote: a page of the wrong type or out of range, a bad meta
+        /// page, or one that sent LMDB out of the file (`EVSYNC_MDB_FAULT`, see `CLMDBGuard`).
+        case damaged
+        case other
+    }
+
+    var kind: Kind {
+        switch code {
+        case MDB_MAP_FULL: .mapFull
+        case ENOSPC, EDQUOT: .diskFull
+        case EROFS, EACCES, EPERM: .readOnly
+        case MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_INVALID, MDB_VERSION_MISMATCH, EVSYNC_MDB_FAULT: .damaged
+        default: .other
+        }
+    }
+
+    /// Whether a failed write left the file system holding `directory` full.
+    /// LMDB reports a short write as `EIO` ("short write, filesystem full?"
+    /// in its debug log) where a write that could not start gets `ENOSPC`.
+    func leftDeviceFull(holding directory: String) -> Bool {
+        guard code == EIO else { return false }
+        var stats = statvfs()
+        guard statvfs(directory, &stats) == 0 else { return false }
+        // root may use the blocks kept back for it; anyone else only the available ones.
+        let blocks = geteuid() == 0 ? stats.f_bfree : stats.f_bavail
+        return UInt64(blocks) * UInt64(stats.f_frsize) < 1 << 20
     }
 }

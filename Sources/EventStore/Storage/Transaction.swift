@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 
 /// One LMDB transaction, valid only inside the `Environment.read`/`write`
 /// closure that created it. Values handed out as raw buffers point into the
@@ -32,7 +33,7 @@ final class Transaction {
         guard !finished else { return }
         finished = true
         closeWriteCursors()
-        try StorageError.check(mdb_txn_commit(handle), "committing")
+        try StorageError.check(evsync_mdb_txn_commit(handle), "committing")
     }
 
     /// Ends the transaction without keeping its changes (`mdb_txn_abort`).
@@ -40,14 +41,14 @@ final class Transaction {
         guard !finished else { return }
         finished = true
         closeWriteCursors()
-        mdb_txn_abort(handle)
+        evsync_mdb_txn_abort(handle)
     }
 
     private func writeCursor(_ database: Database) throws(StorageError) -> OpaquePointer {
         let index = Int(database.dbi)
         if index < writeCursors.count, let cursor = writeCursors[index] { return cursor }
         var cursor: OpaquePointer?
-        try StorageError.check(mdb_cursor_open(handle, database.dbi, &cursor), "opening a cursor on \(database.name)")
+        try StorageError.check(evsync_mdb_cursor_open(handle, database.dbi, &cursor), "opening a cursor on \(database.name)")
         guard let cursor else { throw StorageError(code: MDB_PANIC, operation: "opening a cursor") }
         if index >= writeCursors.count { writeCursors += repeatElement(nil, count: index + 1 - writeCursors.count) }
         writeCursors[index] = cursor
@@ -77,8 +78,8 @@ final class Transaction {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var data = MDB_val()
         // In a write transaction, the write cursor: the write that usually follows is then in place.
-        let code = readOnly ? mdb_get(handle, database.dbi, &keyValue, &data)
-            : mdb_cursor_get(try writeCursor(database), &keyValue, &data, MDB_SET_KEY)
+        let code = readOnly ? evsync_mdb_get(handle, database.dbi, &keyValue, &data)
+            : evsync_mdb_cursor_get(try writeCursor(database), &keyValue, &data, MDB_SET_KEY)
         if code == MDB_NOTFOUND { return nil }
         try StorageError.check(code, "reading from \(database.name)")
         return try body(UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
@@ -122,7 +123,7 @@ final class Transaction {
                        flags: UInt32) throws(StorageError) -> Int32 {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var dataValue = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        return mdb_cursor_put(try writeCursor(database), &keyValue, &dataValue, flags)
+        return evsync_mdb_cursor_put(try writeCursor(database), &keyValue, &dataValue, flags)
     }
 
     /// Removes `key`; returns whether it was there.
@@ -130,7 +131,7 @@ final class Transaction {
     func delete(_ key: [UInt8], in database: Database) throws(StorageError) -> Bool {
         let code = key.withUnsafeBytes { keyBytes in
             var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-            return mdb_del(handle, database.dbi, &keyValue, nil)
+            return evsync_mdb_del(handle, database.dbi, &keyValue, nil)
         }
         if code == MDB_NOTFOUND { return false }
         try StorageError.check(code, "deleting from \(database.name)")
@@ -140,20 +141,27 @@ final class Transaction {
     /// Removes every entry of `database`, keeping the database itself.
     func empty(_ database: Database) throws(StorageError) {
         // LMDB resets the database's cursors itself, the write cursor among them.
-        try StorageError.check(mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
+        try StorageError.check(evsync_mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
     }
 
     /// Deletes `database` from the environment; its handle is closed.
     func drop(_ database: Database) throws(StorageError) {
         closeWriteCursor(database)
-        try StorageError.check(mdb_drop(handle, database.dbi, 1), "deleting \(database.name)")
+        try StorageError.check(evsync_mdb_drop(handle, database.dbi, 1), "deleting \(database.name)")
     }
 
     /// How many leaf and branch pages `database` has, as this transaction sees it.
     func pages(of database: Database) throws(StorageError) -> (leaves: Int, branches: Int) {
         var stat = MDB_stat()
-        try StorageError.check(mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
+        try StorageError.check(evsync_mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
         return (stat.ms_leaf_pages, stat.ms_branch_pages)
+    }
+
+    /// How many entries `database` holds, as this transaction sees it.
+    func entries(of database: Database) throws(StorageError) -> Int {
+        var stat = MDB_stat()
+        try StorageError.check(evsync_mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
+        return stat.ms_entries
     }
 
     func cursor(_ database: Database) throws(StorageError) -> Cursor {
@@ -169,7 +177,7 @@ final class Cursor {
 
     fileprivate init(transaction: Transaction, database: Database) throws(StorageError) {
         var handle: OpaquePointer?
-        try StorageError.check(mdb_cursor_open(transaction.handle, database.dbi, &handle), "opening a cursor on \(database.name)")
+        try StorageError.check(evsync_mdb_cursor_open(transaction.handle, database.dbi, &handle), "opening a cursor on \(database.name)")
         guard let handle else { throw StorageError(code: MDB_PANIC, operation: "opening a cursor") }
         self.handle = handle
         self.database = database
@@ -188,10 +196,10 @@ final class Cursor {
         if let key {
             code = key.withUnsafeBytes { keyBytes in
                 keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-                return mdb_cursor_get(handle, &keyValue, &dataValue, operation)
+                return evsync_mdb_cursor_get(handle, &keyValue, &dataValue, operation)
             }
         } else {
-            code = mdb_cursor_get(handle, &keyValue, &dataValue, operation)
+            code = evsync_mdb_cursor_get(handle, &keyValue, &dataValue, operation)
         }
         if code == MDB_NOTFOUND { return nil }
         try StorageError.check(code, "moving a cursor on \(database.name)")

@@ -21,7 +21,7 @@ extension Store {
         do {
             try environment.write { try setMeta(key, value, in: $0) }
         } catch {
-            throw StoreError.wrap(error)
+            throw wrap(error)
         }
     }
 

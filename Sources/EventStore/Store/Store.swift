@@ -21,6 +21,8 @@ public final class Store: Sendable {
     let environment: Environment
     let log: EventLog
     let meta: Database
+    /// What errors say about this store: its directory, its map, why it is read-only.
+    let errorContext: StoreError.Context
 
     /// Version of the store's database layout, kept in `meta`. Layout 1 kept
     /// each record's row and shadow in two databases, `rows` and `shadow`;
@@ -29,7 +31,14 @@ public final class Store: Sendable {
 
     /// Opens the store in `directory`.
     /// - Parameter create: make the directory and databases if missing; otherwise a missing store is a `.notFound` error.
-    public init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false) throws(StoreError) {
+    /// - Throws: `.notFound`; `.corrupt` for a damaged store or one of a newer evsync; `.readOnly` when it
+    ///   cannot be opened even for reading (a store only this user cannot write is opened read-only).
+    public convenience init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false) throws(StoreError) {
+        try self.init(directory: directory, schemas: schemas, create: create, mapSizes: Self.mapSizes)
+    }
+
+    /// Opens the store with the first map size of `mapSizes` that the address space allows (tests fill a small one).
+    init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false, mapSizes: [Int]) throws(StoreError) {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard create else { throw StoreError(.notFound, "no store at \(directory)") }
@@ -44,40 +53,77 @@ public final class Store: Sendable {
         if !create, !FileManager.default.fileExists(atPath: directory + "/data.mdb") {
             throw StoreError(.notFound, "no store at \(directory)")
         }
+        var context = StoreError.Context(directory: directory, mapSize: nil, mapReduced: false, readOnlyBecause: nil)
         do {
-            let environment = try Self.openEnvironment(directory)
-            (self.log, self.meta) = try Self.openDatabases(in: environment)
+            let (environment, mapReduced, readOnlyBecause) = try Self.openEnvironment(directory, mapSizes: mapSizes)
+            context = StoreError.Context(directory: directory, mapSize: environment.mapSize, mapReduced: mapReduced,
+                                         readOnlyBecause: readOnlyBecause)
+            (self.log, self.meta) = try Self.openDatabases(in: environment, directory: directory)
             self.environment = environment
         } catch {
-            throw StoreError.wrap(error)
+            throw StoreError.wrap(error, in: context)
         }
+        self.errorContext = context
         self.directory = directory
         self.schemas = schemas
         self.author = Self.defaultAuthor()
     }
 
-    /// The map is address space, not memory: ask for 64 GiB, and settle for
-    /// less where the address space is limited (32-bit, `ulimit -v`, valgrind).
-    static func openEnvironment(_ directory: String, maxDatabases: UInt32 = 16) throws -> Environment {
-        var failure: (any Error)?
-        for mapSize in [1 << 36, 1 << 33, 1 << 30] {
+    /// The map sizes tried, largest first. The map is address space, not
+    /// memory: ask for 64 GiB, and settle for less where the address space
+    /// is limited (32-bit, `ulimit -v`, valgrind). Debug builds take one size
+    /// from `EVSYNC_MAP_SIZE` (bytes), for tests that fill a small map through the CLI.
+    static var mapSizes: [Int] {
+        #if DEBUG
+        if let text = ProcessInfo.processInfo.environment["EVSYNC_MAP_SIZE"], let size = Int(text), size > 0 { return [size] }
+        #endif
+        return [1 << 36, 1 << 33, 1 << 30]
+    }
+
+    /// Opens the environment with the largest map of `mapSizes` the address space allows.
+    /// A store this process may not write (read-only media, another user's
+    /// files, an immutable file) is opened read-only: it can be read, and a
+    /// write fails with `.readOnly`.
+    /// - Returns: the environment, whether its map is smaller than the first
+    ///   size tried, and why it was opened read-only (an `errno`), if it was.
+    static func openEnvironment(_ directory: String, mapSizes: [Int]) throws(StorageError) -> (Environment, Bool, Int32?) {
+        var readOnlyBecause: Int32?
+        var failure = StorageError(code: EINVAL, operation: "opening \(directory)")
+        for (index, mapSize) in mapSizes.enumerated() {
             do {
-                return try Environment(directory: directory, mapSize: mapSize, maxDatabases: maxDatabases)
+                let environment = try Environment(directory: directory, mapSize: mapSize, maxDatabases: 16, readOnly: readOnlyBecause != nil)
+                return (environment, index > 0, readOnlyBecause)
+            } catch where readOnlyBecause == nil && error.kind == .readOnly
+                            && FileManager.default.fileExists(atPath: directory + "/data.mdb") {
+                readOnlyBecause = error.code
+                do {
+                    return (try Environment(directory: directory, mapSize: mapSize, maxDatabases: 16, readOnly: true), index > 0, error.code)
+                } catch {
+                    failure = error
+                }
             } catch {
                 failure = error
             }
+            // Damage is not a matter of the map's size.
+            if failure.kind == .damaged { break }
         }
-        throw failure ?? StoreError(.failure, "cannot open the store at \(directory)")
+        throw failure
     }
 
-    private static func openDatabases(in environment: Environment) throws -> (EventLog, Database) {
+    private static func openDatabases(in environment: Environment, directory: String) throws -> (EventLog, Database) {
         func open(_ transaction: Transaction, create: Bool) throws -> (EventLog, Database) {
             let flag = create ? MDBFlags.create : 0
             let meta = try environment.openDatabase("meta", flags: flag, in: transaction)
             let layout = try transaction.get(Array("layout".utf8), in: meta).map { String(decoding: $0, as: UTF8.self) }
             if let layout, layout != layoutVersion {
                 guard layout == "1" else {
-                    throw StoreError(.corrupt, "the store's layout \(layout) is not one this evsync reads (\(layoutVersion))")
+                    let store = "the store at \(directory)"
+                    if let number = Int(layout), number > Int(layoutVersion)! {
+                        throw StoreError(.corrupt, "\(store) was written by a newer evsync (layout \(layout); this one reads \(layoutVersion)): "
+                                         + "use that evsync or a newer one", directory: directory)
+                    }
+                    throw StoreError(.corrupt, "\(store) is damaged (its layout mark is '\(layout)', not one of an evsync store): "
+                                     + "rebuild-views cannot help; restore it from a backup", directory: directory)
                 }
                 guard create else { throw LayoutNeedsUpgrade() }
             }
@@ -97,6 +143,16 @@ public final class Store: Sendable {
         do {
             return try environment.read { try open($0, create: false) }
         } catch let error as StorageError where error.code == MDBErrors.notFound {
+            // A new store has no databases yet. One that has some, but not its log or its meta,
+            // has lost them: writing there would build an empty store on top of the damage.
+            let lost = try environment.read { transaction in
+                try transaction.entries(of: environment.mainDatabase(in: transaction)) > 0
+                    ? try ["meta", "events"].filter { try environment.existingDatabase($0, in: transaction) == nil } : []
+            }
+            if !lost.isEmpty {
+                throw StorageError(code: MDBErrors.corrupted, operation: "opening \(directory)",
+                                   reason: "its \(lost.joined(separator: " and ")) database\(lost.count > 1 ? "s are" : " is") missing")
+            }
             return try environment.write { try open($0, create: true) }
         } catch is LayoutNeedsUpgrade {
             return try environment.write { try open($0, create: true) }
@@ -120,8 +176,13 @@ public final class Store: Sendable {
 
     // MARK: Transactions
 
+    /// `error` as a `StoreError` that names this store (see `StoreError.wrap`).
+    func wrap(_ error: any Error) -> StoreError {
+        StoreError.wrap(error, in: errorContext)
+    }
+
     func read<T>(_ body: (Transaction) throws -> T) throws(StoreError) -> T {
-        do { return try environment.read(body) } catch { throw StoreError.wrap(error) }
+        do { return try environment.read(body) } catch { throw wrap(error) }
     }
 
     /// One write transaction; the appender numbers events as they are added. Nothing is written if `body` throws.
@@ -132,7 +193,7 @@ public final class Store: Sendable {
                 return try body(&appender)
             }
         } catch {
-            throw StoreError.wrap(error)
+            throw wrap(error)
         }
     }
 

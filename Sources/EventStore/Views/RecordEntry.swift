@@ -120,40 +120,46 @@ enum RecordEntry {
     }
 
     static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws -> JSONObject {
-        guard case .object(let fields) = try JSONParser.parse(bytes) else {
-            throw EventDecodingError(reason: "a view entry's fields are not a JSON object")
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            throw EventDecodingError(reason: "a view entry's fields are not valid JSON (at byte \(error.offset): \(error.reason))", inViews: true)
+        }
+        guard case .object(let fields) = value else {
+            throw EventDecodingError(reason: "a view entry's fields are not a JSON object", inViews: true)
         }
         return fields
     }
 
     private static func parts(of bytes: UnsafeRawBufferPointer) throws -> (RemoteVersion?, UInt8, UnsafeRawBufferPointer) {
-        guard bytes.count >= headerSize else { throw EventDecodingError(reason: "a view entry is truncated") }
+        guard bytes.count >= headerSize else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
         let raw = Keys.sequence(from: bytes)
         let layout = bytes[8]
         switch layout {
         case Layout.none, Layout.rowOnly, Layout.inStep, Layout.shadowOnly, Layout.different: break
-        default: throw EventDecodingError(reason: "a view entry has an unknown layout")
+        default: throw EventDecodingError(reason: "a view entry has an unknown layout", inViews: true)
         }
         switch raw {
         case neverHeard:
             return (nil, layout, UnsafeRawBufferPointer(rebasing: bytes[headerSize...]))
         case tokenFollows:
-            guard bytes.count >= headerSize + 2 else { throw EventDecodingError(reason: "a view entry is truncated") }
+            guard bytes.count >= headerSize + 2 else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
             let length = Int(bytes[headerSize]) << 8 | Int(bytes[headerSize + 1])
             let start = headerSize + 2
-            guard bytes.count >= start + length else { throw EventDecodingError(reason: "a view entry is truncated") }
+            guard bytes.count >= start + length else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
             let token = String(decoding: bytes[start..<(start + length)], as: UTF8.self)
             return (RemoteVersion(token), layout, UnsafeRawBufferPointer(rebasing: bytes[(start + length)...]))
         default:
-            guard raw <= UInt64(Int64.max) else { throw EventDecodingError(reason: "a view entry has a bad version") }
+            guard raw <= UInt64(Int64.max) else { throw EventDecodingError(reason: "a view entry has a bad version", inViews: true) }
             return (RemoteVersion(Int64(raw)), layout, UnsafeRawBufferPointer(rebasing: bytes[headerSize...]))
         }
     }
 
     private static func split(_ payload: UnsafeRawBufferPointer) throws -> (row: UnsafeRawBufferPointer, shadow: UnsafeRawBufferPointer) {
-        guard payload.count >= 4 else { throw EventDecodingError(reason: "a view entry is truncated") }
+        guard payload.count >= 4 else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
         let rowCount = payload.prefix(4).reduce(0) { $0 << 8 | Int($1) }
-        guard payload.count >= 4 + rowCount else { throw EventDecodingError(reason: "a view entry is truncated") }
+        guard payload.count >= 4 + rowCount else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
         return (UnsafeRawBufferPointer(rebasing: payload[4..<(4 + rowCount)]),
                 UnsafeRawBufferPointer(rebasing: payload[(4 + rowCount)...]))
     }

@@ -24,7 +24,7 @@ extension Store {
                 return try Self.replay(log.events, into: log.views, environment: environment, in: transaction)
             }
         } catch {
-            throw StoreError.wrap(error)
+            throw wrap(error)
         }
     }
 
@@ -53,7 +53,7 @@ extension Store {
         do {
             return try differencesFromReplay(in: scratchDirectory, limit: limit, afterReplay: afterReplay)
         } catch {
-            throw StoreError.wrap(error)
+            throw wrap(error)
         }
     }
 
@@ -61,7 +61,7 @@ extension Store {
     /// scratch environment is closed when it returns, before its directory is removed.
     private func differencesFromReplay(in scratchDirectory: String, limit: Int,
                                        afterReplay: (_ scratchDirectory: String) throws -> Void) throws -> [ViewDifference] {
-        let scratch = try Self.openEnvironment(scratchDirectory, maxDatabases: 4)
+        let scratch = try Self.openEnvironment(scratchDirectory, mapSizes: Self.mapSizes).0
         return try environment.read { stored in
             // The scratch views are only compared, never kept: their transaction is aborted, never flushed.
             try scratch.writeAndDiscard { transaction in

@@ -10,6 +10,8 @@ enum Exit {
     static let usage: Int32 = 64
     static let dataError: Int32 = 65
     static let noInput: Int32 = 66
+    static let cannotWrite: Int32 = 73
+    static let damaged: Int32 = 74
 }
 
 /// The built `evsync` binary.

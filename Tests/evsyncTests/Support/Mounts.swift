@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Real file systems for the tests of a full disk and of read-only media:
+/// a small tmpfs, a read-only bind mount, an immutable file. They need root
+/// (`CAP_SYS_ADMIN`, `CAP_LINUX_IMMUTABLE`); the tests that use them are
+/// enabled only where a trial run works, and undo what they did on every path.
+enum Mounts {
+    /// Whether this process can mount a tmpfs and bind mounts: tried once.
+    static let permitted: Bool = {
+        guard geteuid() == 0, let directory = try? scratchDirectory("mount-trial") else { return false }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        guard (try? tmpfs(at: directory, size: "64k")) != nil else { return false }
+        unmount(directory)
+        return true
+    }()
+
+    /// Whether this process can make a file immutable (`chattr +i`) where temporary files live: tried once.
+    static let immutablePermitted: Bool = {
+        guard geteuid() == 0, let directory = try? scratchDirectory("chattr-trial") else { return false }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("file")
+        guard FileManager.default.createFile(atPath: file.path, contents: Data("x".utf8)),
+              (try? setImmutable(file, true)) != nil else { return false }
+        defer { try? setImmutable(file, false) }
+        return open(file.path, O_WRONLY) < 0 && errno == EPERM
+    }()
+
+    /// Mounts a tmpfs of `size` (as `mount -o size=`) on `directory`.
+    static func tmpfs(at directory: URL, size: String) throws {
+        try run("mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", directory.path])
+    }
+
+    /// Makes `source` visible, read-only, at `directory`.
+    static func readOnlyBind(_ source: URL, at directory: URL) throws {
+        try run("mount", ["--bind", source.path, directory.path])
+        do {
+            try run("mount", ["-o", "remount,ro,bind", directory.path])
+        } catch {
+            unmount(directory)
+            throw error
+        }
+    }
+
+    /// Unmounts `directory`; lazily if it is busy, so the test's directory can still go.
+    static func unmount(_ directory: URL) {
+        if (try? run("umount", [directory.path])) == nil { try? run("umount", ["-l", directory.path]) }
+    }
+
+    /// Sets or clears the immutable attribute of `file`.
+    static func setImmutable(_ file: URL, _ on: Bool) throws {
+        try run("chattr", [on ? "+i" : "-i", file.path])
+    }
+
+    private static func scratchDirectory(_ label: String) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("evsync-\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func run(_ tool: String, _ arguments: [String]) throws {
+        guard let path = ProcessRunner.which(tool) ?? ["/usr/bin/\(tool)", "/bin/\(tool)", "/usr/sbin/\(tool)", "/sbin/\(tool)"]
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw Failure(description: "no \(tool) on this machine")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
+        }
+    }
+}
