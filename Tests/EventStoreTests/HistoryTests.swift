@@ -5,15 +5,10 @@ import TestSupport
 
 @Suite("History and as-of queries")
 struct HistoryTests {
-    /// Waits until the clock has passed `milliseconds`, so the next event gets a later `at`.
-    /// (Not a timing assertion: it only makes event times distinct.)
-    static func waitPast(_ milliseconds: Int64) {
-        while Timestamp.now() <= milliseconds { usleep(200) }
-    }
-
     @Test("history lists a record's events oldest first, and as-of shows each state")
     func historyAndAsOf() throws {
-        try withTemporaryStore { store, _ in
+        let clock = ManualClock(at: 1_767_225_600_000)
+        try withTemporaryStore(clock: clock.now) { store, _ in
             let v1: JSONObject = ["name": "Labour Day", "date": "2026-05-01"]
             let v2: JSONObject = ["name": "Labour Day", "date": "2026-05-01", "details": "Parades", "observedBy": ["FR", "DE"]]
             let v3: JSONObject = ["name": "May Day", "date": "2026-05-01", "observedBy": ["FR", "DE"]]
@@ -21,13 +16,13 @@ struct HistoryTests {
 
             var events: [Event] = []
             events.append(try store.add("Holiday", id: "may", fields: v1))                                        // 1
-            Self.waitPast(events.last!.at)
+            clock.advance(by: 1_000)
             events.append(try store.add("Holiday", id: "other", fields: other))                                   // 2
-            Self.waitPast(events.last!.at)
+            clock.advance(by: 1_000)
             events.append(try #require(try store.edit("Holiday", id: "may", set: ["details": "Parades", "observedBy": ["FR", "DE"]])))  // 3
-            Self.waitPast(events.last!.at)
+            clock.advance(by: 1_000)
             events.append(try #require(try store.edit("Holiday", id: "may", set: ["name": "May Day"], unset: ["details"])))  // 4
-            Self.waitPast(events.last!.at)
+            clock.advance(by: 1_000)
             events.append(try store.delete("Holiday", id: "may"))                                                 // 5
             #expect(events.map(\.seq) == [1, 2, 3, 4, 5])
 
@@ -63,7 +58,10 @@ struct HistoryTests {
             }
             #expect(try store.recordMap("Holiday", asOf: .time(events[1].at - 1)) == ["may": v1])
             #expect(try store.recordMap("Holiday", asOf: .time(events[3].at)) == ["may": v3, "other": other])
-            #expect(try store.recordMap("Holiday", asOf: .time(Timestamp.now() + 60_000)) == ["other": other])
+            #expect(try store.recordMap("Holiday", asOf: .time(clock.now() + 60_000)) == ["other": other])
+            // The times are the clock's, exactly: one second apart from its start.
+            #expect(events.map(\.at) == (0..<5).map { 1_767_225_600_000 + Int64($0) * 1_000 })
+            #expect(try store.recordMap("Holiday", asOf: .time(1_767_225_601_500)) == ["may": v1, "other": other])
         }
     }
 

@@ -87,7 +87,7 @@ extension Store {
     }
 
     private func importRecords(_ schema: EntitySchema, from descriptor: Int32) throws(StoreError) -> Int {
-        let (at, author) = (Timestamp.now(), author)
+        let (at, author) = (clock(), author)
         return try write { appender in
             let firstSeq = appender.nextSeq
             var imported = 0

@@ -72,7 +72,7 @@ extension Store {
             defer { appender = writer.appender }
             var created = 0
             let order = page.bytes.withUnsafeBytes { Keys.sortedIndices(of: page.entries.map(\.id), in: $0) }
-            let at = Timestamp.now()
+            let at = clock()
             for (count, index) in order.enumerated() {
                 let entry = page.entries[index]
                 if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: remote) {

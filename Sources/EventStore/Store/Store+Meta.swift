@@ -53,7 +53,8 @@ extension Store {
     }
 
     /// Records a finished sync, for `status` and `lastSync()`.
-    package func recordLastSync(_ result: SyncResult, at: Int64 = Timestamp.now()) throws(StoreError) {
+    package func recordLastSync(_ result: SyncResult) throws(StoreError) {
+        let at = clock()
         try writeMeta(MetaKey.lastSync, JSONWriter.string([
             "at": .string(Timestamp.iso8601(milliseconds: at)), "result": .string(result.rawValue),
         ]))

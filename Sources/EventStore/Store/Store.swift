@@ -17,6 +17,9 @@ public final class Store: Sendable {
     public let schemas: SchemaRegistry
     /// Who local events are attributed to: `EVSYNC_AUTHOR`, else `user@host`.
     public let author: String
+    /// When events happen, in milliseconds since 1970 (UTC): the system clock
+    /// unless the store was opened with another (tests set the time they check).
+    public let clock: @Sendable () -> Int64
 
     let environment: Environment
     let log: EventLog
@@ -30,15 +33,19 @@ public final class Store: Sendable {
     static let layoutVersion = "2"
 
     /// Opens the store in `directory`.
-    /// - Parameter create: make the directory and databases if missing; otherwise a missing store is a `.notFound` error.
+    /// - Parameters:
+    ///   - create: make the directory and databases if missing; otherwise a missing store is a `.notFound` error.
+    ///   - clock: the time events are stamped with, in milliseconds since 1970.
     /// - Throws: `.notFound`; `.corrupt` for a damaged store or one of a newer evsync; `.readOnly` when it
     ///   cannot be opened even for reading (a store only this user cannot write is opened read-only).
-    public convenience init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false) throws(StoreError) {
-        try self.init(directory: directory, schemas: schemas, create: create, mapSizes: Self.mapSizes)
+    public convenience init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false,
+                            clock: @escaping @Sendable () -> Int64 = Timestamp.now) throws(StoreError) {
+        try self.init(directory: directory, schemas: schemas, create: create, mapSizes: Self.mapSizes, clock: clock)
     }
 
     /// Opens the store with the first map size of `mapSizes` that the address space allows (tests fill a small one).
-    init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false, mapSizes: [Int]) throws(StoreError) {
+    init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false, mapSizes: [Int],
+         clock: @escaping @Sendable () -> Int64 = Timestamp.now) throws(StoreError) {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard create else { throw StoreError(.notFound, "no store at \(directory)") }
@@ -67,6 +74,7 @@ public final class Store: Sendable {
         self.directory = directory
         self.schemas = schemas
         self.author = Self.defaultAuthor()
+        self.clock = clock
     }
 
     /// The map sizes tried, largest first. The map is address space, not
@@ -198,7 +206,7 @@ public final class Store: Sendable {
     }
 
     func localEvent(_ kind: Event.Kind, entity: String, id: String, set: JSONObject = [:], unset: [String] = []) -> Event {
-        Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: entity, recordID: id, kind: kind, origin: .local,
+        Event(eventID: RecordID.generate(), at: clock(), entity: entity, recordID: id, kind: kind, origin: .local,
               author: author, set: set, unset: unset)
     }
 

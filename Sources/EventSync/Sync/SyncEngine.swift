@@ -162,7 +162,7 @@ public final class SyncEngine: Sendable {
             try writer.unacknowledgedLocalStates(entity: entity, id: record.id)
         }
         guard let outcome else { return }
-        var event = Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: entity, recordID: record.id,
+        var event = Event(eventID: RecordID.generate(), at: store.clock(), entity: entity, recordID: record.id,
                           kind: .updated, origin: .remote, author: author)
         switch outcome {
         case .remote(let kind, let set, let unset, let version):
@@ -230,7 +230,7 @@ public final class SyncEngine: Sendable {
         let projection = try writer.projection(entity: entity, id: operation.id)
         let sent = operation.sentState
         func ack(_ version: RemoteVersion?) throws {
-            try writer.append(Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: entity, recordID: operation.id,
+            try writer.append(Event(eventID: RecordID.generate(), at: store.clock(), entity: entity, recordID: operation.id,
                                     kind: .acknowledged, origin: .remote, author: author, version: version, server: sent),
                               current: projection)
             if sent == .absent { report.deletedThere += 1 } else { report.pushed += 1 }

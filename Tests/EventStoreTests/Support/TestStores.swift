@@ -17,10 +17,11 @@ func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
 /// The store is released before the directory is removed. LMDB must not have
 /// one environment open twice in one process, so a test that reopens the
 /// store must let go of the first `Store` first.
-func withTemporaryStore<T>(schemas: SchemaRegistry = SchemaRegistry(), _ body: (Store, URL) throws -> T) throws -> T {
+func withTemporaryStore<T>(schemas: SchemaRegistry = SchemaRegistry(), clock: @escaping @Sendable () -> Int64 = Timestamp.now,
+                           _ body: (Store, URL) throws -> T) throws -> T {
     try withTemporaryDirectory { directory in
         let storeDirectory = directory.appendingPathComponent("store", isDirectory: true)
-        return try body(try Store(directory: storeDirectory.path, schemas: schemas, create: true), storeDirectory)
+        return try body(try Store(directory: storeDirectory.path, schemas: schemas, create: true, clock: clock), storeDirectory)
     }
 }
 
