@@ -29,7 +29,8 @@ enum Help {
         lines += optionLines(GlobalOptions.options + [helpOption, Option("--version", help: "print the version")])
         lines.append("")
         lines.append("Exit codes: 0 ok, 64 bad usage, 65 bad data, 66 missing file, store or record,")
-        lines.append("69 server unavailable, 75 sync already in progress, 77 credentials refused, 1 anything else.")
+        lines.append("69 server unavailable, 73 store cannot be written (read-only, disk or map full), 74 store damaged,")
+        lines.append("75 sync already in progress, 77 credentials refused, 1 anything else.")
         return lines.joined(separator: "\n")
     }
 

@@ -124,7 +124,7 @@ struct StoreErrorTests {
                 let store = try Store(directory: path, create: true)
                 try store.add("Holiday", id: "h", fields: ["name": "Christmas", "date": "2026-12-25"])
             }
-            try Self.patch(path, #"{"format":1,"seq":1,"#, #"{"format":1,"seq";1,"#)
+            #expect(try patchDataFile(ofStore: path, #"{"format":1,"seq":1,"#, #"{"format":1,"seq";1,"#) > 0)
             let store = try Store(directory: path)
             let error = try #require(throws: StoreError.self) { try store.history(of: "h") }
             #expect(error.code == .corrupt)
@@ -144,7 +144,7 @@ struct StoreErrorTests {
                 let store = try Store(directory: path, create: true)
                 try store.add("Holiday", id: "h", fields: ["name": "Christmas", "date": "2026-12-25"])
             }
-            try Self.patch(path, #"R{"date":"2026-12-25","name":"Christmas"}"#, #"R{"date":"2026-12-25","name":"Christmas"]"#)
+            #expect(try patchDataFile(ofStore: path, #"R{"date":"2026-12-25","name":"Christmas"}"#, #"R{"date":"2026-12-25","name":"Christmas"]"#) > 0)
             let store = try Store(directory: path)
             let error = try #require(throws: StoreError.self) { try store.record("Holiday", id: "h") }
             #expect(error.code == .corrupt)
@@ -172,20 +172,5 @@ struct StoreErrorTests {
                     + "rebuild-views cannot help; restore it from a backup")
             }
         }
-    }
-
-    /// Replaces every occurrence of `find` in the data file by `replace` (of the same length).
-    static func patch(_ store: String, _ find: String, _ replace: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let url = URL(fileURLWithPath: store + "/data.mdb")
-        var bytes = try Data(contentsOf: url)
-        var start = bytes.startIndex
-        var found = 0
-        while let range = bytes.range(of: Data(find.utf8), in: start..<bytes.endIndex) {
-            bytes.replaceSubrange(range, with: Data(replace.utf8))
-            start = range.upperBound
-            found += 1
-        }
-        #expect(found > 0, "\(find) is not in data.mdb", sourceLocation: sourceLocation)
-        try bytes.write(to: url)
     }
 }

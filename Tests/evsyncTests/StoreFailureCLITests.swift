@@ -155,22 +155,6 @@ struct StoreFailureCLITests {
         try sandbox.succeed(["edit", "Holiday", "h", "details=Presents"])
     }
 
-    /// Replaces every occurrence of `find` in the store's data file by `replace`, of the same length.
-    /// (Older copies of a page stay in the file as free pages until they are reused.)
-    static func patch(_ sandbox: Sandbox, _ find: String, _ replace: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let url = sandbox.store.appendingPathComponent("data.mdb")
-        var bytes = try Data(contentsOf: url)
-        var start = bytes.startIndex
-        var found = 0
-        while let range = bytes.range(of: Data(find.utf8), in: start..<bytes.endIndex) {
-            bytes.replaceSubrange(range, with: Data(replace.utf8))
-            start = range.upperBound
-            found += 1
-        }
-        #expect(found > 0, "\(find) is not in data.mdb", sourceLocation: sourceLocation)
-        try bytes.write(to: url)
-    }
-
     @Test("a data file cut short: every command says the store is damaged, exit 74, no signal")
     func truncated() throws {
         try withSandbox { sandbox in
@@ -197,7 +181,7 @@ struct StoreFailureCLITests {
     func undecodableEvent() throws {
         try withSandbox { sandbox in
             try Self.seedMany(sandbox, count: 10)
-            try Self.patch(sandbox, #"{"format":1,"seq":3,"#, #"{"format":1,"seq";3,"#)
+            #expect(try patchDataFile(ofStore: sandbox.store.path, #"{"format":1,"seq":3,"#, #"{"format":1,"seq";3,"#) > 0)
             let line = "evsync: the store at \(sandbox.store.path) is damaged (corrupt event in the log: event is not valid JSON "
                 + "(at byte 17: expected ':')): rebuild-views cannot help; restore it from a backup\n"
             for words in [["log", "tail", "-n", "100"], ["rebuild-views"], ["rebuild-views", "--verify"]] {
@@ -215,7 +199,7 @@ struct StoreFailureCLITests {
     func damagedView() throws {
         try withSandbox { sandbox in
             try Self.seedMany(sandbox, count: 10)
-            try Self.patch(sandbox, #"R{"date":"2026-12-25","details":"Presents""#, #"Q{"date":"2026-12-25","details":"Presents""#)
+            #expect(try patchDataFile(ofStore: sandbox.store.path, #"R{"date":"2026-12-25","details":"Presents""#, #"Q{"date":"2026-12-25","details":"Presents""#) > 0)
             let result = try sandbox.run(["show", "Holiday", "h"])
             #expect(result.status == Exit.damaged, "\(result)")
             #expect(result.stderr == "evsync: the views of the store at \(sandbox.store.path) are damaged (a view entry has an unknown layout): "
