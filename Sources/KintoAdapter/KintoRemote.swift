@@ -166,8 +166,12 @@ public final class KintoRemote: SyncRemote {
             head.headers = []
             total = try send(head).headers["total-records"].flatMap { Int($0) }
         }
-        // Page N+1 is fetched and parsed on a worker while page N is written.
-        try Pipeline<RemotePage>().run(produce: { [self] emit in
+        // Pages are fetched and parsed on a worker while earlier ones are
+        // written. Up to 8 wait, about one of the store's write batches
+        // (8,000 records at 1,000 a page): while a batch's commit is flushed
+        // to disk, the next batch keeps arriving. With 2 waiting, a first pull
+        // of a million records took 56 s instead of 46 s (peak RSS 87.6 vs 90.8 MiB).
+        try Pipeline<RemotePage>(depth: 8).run(produce: { [self] emit in
             var current = response
             while true {
                 try expect(current, [200], doing: "listing \(collection)")
