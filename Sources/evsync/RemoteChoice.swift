@@ -43,6 +43,10 @@ struct RemoteChoice: Sendable {
 
     /// - Parameter given: the type given with `--remote-type` or `EVSYNC_REMOTE_TYPE`, which wins over the URL's shape.
     init(url: String, given: Kind?) throws(CLIError) {
+        // Checked before the URL can appear in any message: a password in it must not reach stderr.
+        if let components = URLComponents(string: url), components.user != nil || components.password != nil {
+            throw CLIError(.usage, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
+        }
         guard let kind = given ?? Kind.recognising(url) else {
             throw CLIError(.usage, "cannot tell what server \(url) is (a Kinto remote ends in /buckets/<bucket id>); "
                 + "give --remote-type TYPE or set EVSYNC_REMOTE_TYPE (known types: \(Kind.known))")

@@ -36,6 +36,20 @@ struct RemoteChoiceTests {
         }
     }
 
+    @Test("credentials in a remote URL are refused without being echoed, whatever the URL's shape", arguments: [
+        "http://me:S3cret-pw@127.0.0.1:1/v1/collections/x",
+        "http://me:S3cret-pw@127.0.0.1:1/v1/buckets/x",
+        "ftp://me:S3cret-pw@127.0.0.1/anything",
+    ])
+    func credentialsInURL(url: String) throws {
+        try withSandbox { sandbox in
+            let result = try sandbox.run(["sync", "--remote", url])
+            #expect(result.status == Exit.usage, "\(result)")
+            #expect(result.stderr == "evsync: put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL\n", "\(result)")
+            #expect(!result.stdout.contains("S3cret") && !result.stderr.contains("S3cret"))
+        }
+    }
+
     @Test("a bucket URL goes to Kinto, with or without the type (the server is then unreachable: 69)", arguments: [
         (["sync", "--remote", bucket], [:]),
         (["sync", "--remote", bucket, "--remote-type", "kinto"], [:]),
