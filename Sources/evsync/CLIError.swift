@@ -1,6 +1,5 @@
 import EventStore
 import EventSync
-import KintoAdapter
 
 /// A failure the CLI reports as one line on stderr and an exit code.
 struct CLIError: Error {

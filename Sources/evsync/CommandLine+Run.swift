@@ -1,6 +1,4 @@
 import EventStore
-import EventSync
-import KintoAdapter
 import Foundation
 
 extension CommandLine {

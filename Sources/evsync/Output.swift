@@ -1,6 +1,4 @@
 import EventStore
-import EventSync
-import KintoAdapter
 import Foundation
 
 /// How records and events are shown: JSON for scripts, aligned text for people.

@@ -1,6 +1,3 @@
-import EventStore
-import EventSync
-import KintoAdapter
 import Foundation
 
 // The CLI is a thin layer: parse the words, call the library, print.
