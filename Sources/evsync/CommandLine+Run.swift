@@ -35,7 +35,9 @@ extension CommandLine {
         }
         var rest = Array(words)
         if word == "help" {
-            print(rest.first.flatMap(Commands.named).map(Help.text) ?? Help.overview)
+            // `help --man`: the man page, for Tools/install and packagers.
+            print(rest.first == "--man" ? ManPage.text : rest.first.flatMap(Commands.named).map(Help.text) ?? Help.overview,
+                  terminator: rest.first == "--man" ? "" : "\n")
             return
         }
         guard let command = Commands.named(word) else { throw CLIError(.usage, "unknown command '\(word)' (see evsync --help)") }

@@ -12,6 +12,7 @@ enum Commands {
         LogCommands.rebuildViews,
         LogCommands.status,
         SyncCommand.sync,
+        CompletionsCommand.completions,
     ]
 
     /// The command whose name starts with `word` (`log` finds `log tail`).
