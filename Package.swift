@@ -27,10 +27,13 @@ let package = Package(
         // The Kinto remote: HTTP over libcurl, retries, Kinto's protocol.
         .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "CCurl"]),
         .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter"]),
+        // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
+        .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
+                          exclude: ["Corpus"]),
         // What the test targets share: processes, temporary directories, seeded random, a clock.
         .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/Support"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "TestSupport"]),
-        .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "TestSupport"]),
+        .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "evsync-fuzz", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

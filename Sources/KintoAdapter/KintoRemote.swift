@@ -218,12 +218,19 @@ public final class KintoRemote: SyncRemote {
         // conditional, so retrying a whole batch after a 5xx is safe.
         let response = try send(HTTPRequest(method: "POST", url: url(["batch"]), body: body))
         try expect(response, [200], doing: "pushing to \(collection)")
-        guard let responses = try json(response, doing: "pushing to \(collection)").objectValue?["responses"]?.arrayValue,
-              responses.count == operations.count
-        else {
-            throw KintoError(.server, "the server's batch response does not match the \(operations.count) requests sent")
+        return try Self.outcomes(ofBatch: response.body, requestCount: operations.count, collection: collection)
+    }
+
+    /// The outcome of each write of a batch, in the order sent, from the batch's response body.
+    package static func outcomes(ofBatch body: [UInt8], requestCount: Int, collection: String) throws(KintoError) -> [RemoteOutcome] {
+        let parsed: JSONValue
+        do { parsed = try JSONParser.parse(body) } catch {
+            throw KintoError(.server, "the server sent invalid JSON while pushing to \(collection): \(error)")
         }
-        return try responses.map { sub throws(KintoError) in try Self.outcome(of: sub.objectValue ?? [:]) }
+        guard let responses = parsed.objectValue?["responses"]?.arrayValue, responses.count == requestCount else {
+            throw KintoError(.server, "the server's batch response does not match the \(requestCount) requests sent")
+        }
+        return try responses.map { sub throws(KintoError) in try outcome(of: sub.objectValue ?? [:]) }
     }
 
     private static func outcome(of response: JSONObject) throws(KintoError) -> RemoteOutcome {
