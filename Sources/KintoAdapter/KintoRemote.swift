@@ -192,6 +192,9 @@ public final class KintoRemote: SyncRemote {
         return url
     }
 
+    /// A batch the server finds too large (`413`: waitress's `max_request_body_size`,
+    /// a proxy's body limit) is sent again in halves, down to single writes; a
+    /// single write still too large is rejected alone, so it never holds back the others.
     public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws(KintoError) -> [RemoteOutcome] {
         let collection = Self.collection(for: entity)
         guard !operations.isEmpty else { return [] }
@@ -217,6 +220,13 @@ public final class KintoRemote: SyncRemote {
         // The batch is one server transaction and every write in it is
         // conditional, so retrying a whole batch after a 5xx is safe.
         let response = try send(HTTPRequest(method: "POST", url: url(["batch"]), body: body))
+        if response.status == 413 {
+            guard operations.count > 1 else {
+                return [.rejected(status: 413, message: "HTTP 413: the record is larger than the server accepts in one request")]
+            }
+            let half = operations.count / 2
+            return try push(Array(operations[..<half]), of: entity) + push(Array(operations[half...]), of: entity)
+        }
         try expect(response, [200], doing: "pushing to \(collection)")
         guard let responses = try json(response, doing: "pushing to \(collection)").objectValue?["responses"]?.arrayValue,
               responses.count == operations.count
@@ -302,6 +312,8 @@ public final class KintoRemote: SyncRemote {
                 let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
                 failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status)\(message.map { ": \($0)" } ?? "")"
             } catch {
+                // A response too large to keep would be as large again.
+                guard error.isRetryable else { throw KintoError(.server, error.description) }
                 failure = error.description
             }
             guard attempt < retry.attempts else {
