@@ -110,15 +110,9 @@ public enum EventCoding {
         case .token(let token)?: bytes.append(Tag.versionToken.rawValue); append(token, to: &bytes)
         case nil: break
         }
-        for (tag, state) in [(Tag.server, event.server), (.local, event.local), (.resolved, event.resolved)] {
-            guard let state else { continue }
-            bytes.append(tag.rawValue)
-            appendCounted(to: &bytes) { bytes in
-                JSONWriter.append(to: &bytes) {
-                    if let fields = state.fields { $0.write(object: fields) } else { $0.raw("null") }
-                }
-            }
-        }
+        append(event.server, tag: .server, to: &bytes)
+        append(event.local, tag: .local, to: &bytes)
+        append(event.resolved, tag: .resolved, to: &bytes)
         if let policy = event.policy { bytes.append(Tag.policy.rawValue); bytes.append(code(of: policy, in: policies)) }
         bytes.withUnsafeMutableBytes { buffer in
             let crc = checksum(of: UnsafeRawBufferPointer(rebasing: buffer[start...]))
@@ -230,15 +224,31 @@ public enum EventCoding {
         bytes.append(contentsOf: string.utf8)
     }
 
-    /// Appends what `body` writes, preceded by its byte count; returns where the content went.
+    private static func append(_ state: RecordState?, tag: Tag, to bytes: inout [UInt8]) {
+        guard let state else { return }
+        bytes.append(tag.rawValue)
+        appendCounted(to: &bytes) { bytes in
+            JSONWriter.append(to: &bytes) {
+                if let fields = state.fields { $0.write(object: fields) } else { $0.raw("null") }
+            }
+        }
+    }
+
+    /// Appends what `body` writes, preceded by its byte count (moving it up
+    /// by the count's size, rather than writing it aside); returns where the content went.
     @discardableResult
     private static func appendCounted(to bytes: inout [UInt8], _ body: (inout [UInt8]) -> Void) -> Range<Int> {
         let start = bytes.count
         body(&bytes)
-        var count: [UInt8] = []
-        appendVarint(UInt64(bytes.count - start), to: &count)
-        bytes.insert(contentsOf: count, at: start)
-        return (start + count.count)..<bytes.count
+        var count = UInt64(bytes.count - start)
+        var size = 1
+        while count >> (7 * size) != 0 { size += 1 }
+        bytes.insert(contentsOf: repeatElement(0, count: size), at: start)
+        for index in start..<(start + size) {
+            bytes[index] = UInt8(truncatingIfNeeded: count) | (index < start + size - 1 ? 0x80 : 0)
+            count >>= 7
+        }
+        return (start + size)..<bytes.count
     }
 
     /// Appends the 16 bytes of `text` if it is a lower-case UUID (`8-4-4-4-12` hex digits); else appends nothing.
