@@ -30,8 +30,8 @@
 /// row is those very bytes, copied rather than re-encoded. An unknown format
 /// byte, code, flag or tag, in an event whose checksum holds, is an event
 /// written by a newer evsync. Adding an optional field is one `Tag`, one
-/// line in `write` and one case in `decode`; a kind, origin or policy is one
-/// entry at the end of its table.
+/// line in `write` (`append(event.reason, tag: .reason, to: &bytes)`) and one
+/// case in `decode`; a kind, origin or policy is one entry at the end of its table.
 public enum EventCoding {
     /// The format events are written in.
     public static let formatVersion = 2
@@ -80,7 +80,7 @@ public enum EventCoding {
     static func write(_ event: Event, encodedSet: UnsafeRawBufferPointer? = nil, to bytes: inout [UInt8]) -> Range<Int>? {
         let start = bytes.count
         bytes.append(UInt8(formatVersion))
-        bytes.append(contentsOf: [0, 0, 0, 0])
+        bytes.append(contentsOf: repeatElement(0, count: 4))
         appendVarint(event.seq, to: &bytes)
         appendVarint(UInt64(bitPattern: (event.at << 1) ^ (event.at >> 63)), to: &bytes)
         bytes.append(code(of: event.kind, in: kinds) << 2 | code(of: event.origin, in: origins))
@@ -107,7 +107,7 @@ public enum EventCoding {
         }
         switch event.version?.storage {
         case .integer(let number)?: bytes.append(Tag.versionInteger.rawValue); appendVarint(UInt64(number), to: &bytes)
-        case .token(let token)?: bytes.append(Tag.versionToken.rawValue); append(token, to: &bytes)
+        case .token(let token)?: append(token, tag: .versionToken, to: &bytes)
         case nil: break
         }
         append(event.server, tag: .server, to: &bytes)
@@ -222,6 +222,13 @@ public enum EventCoding {
     private static func append(_ string: String, to bytes: inout [UInt8]) {
         appendVarint(UInt64(string.utf8.count), to: &bytes)
         bytes.append(contentsOf: string.utf8)
+    }
+
+    /// An optional string field: its tag and the string, if it has one.
+    private static func append(_ string: String?, tag: Tag, to bytes: inout [UInt8]) {
+        guard let string else { return }
+        bytes.append(tag.rawValue)
+        append(string, to: &bytes)
     }
 
     private static func append(_ state: RecordState?, tag: Tag, to bytes: inout [UInt8]) {
