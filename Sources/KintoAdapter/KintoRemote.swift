@@ -152,13 +152,23 @@ public final class KintoRemote: SyncRemote {
 
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         let collection = Self.collection(for: entity)
-        let request = changesRequest(collection, since: since)
+        var request = changesRequest(collection, since: since)
         var response = try prefetched.removeValue(forKey: request.url) ?? send(request)
         if response.status == 403 || response.status == 404 {
             try createCollection(collection)
             response = try send(request)
         }
         if response.status == 304 { return }
+        // The collection's ETag is its newest change. Below our cursor, the
+        // server has lost changes we pulled (restored from a backup): `_since`
+        // would answer "nothing new" forever, so read it all again.
+        let collectionVersion = response.headers["etag"].flatMap(Self.timestamp(fromETag:))
+        var isReread = false
+        if response.status == 200, let since = since.flatMap({ Int64($0.token) }), let collectionVersion, collectionVersion < since {
+            request = changesRequest(collection, since: nil)
+            response = try send(request)
+            isReread = true
+        }
         var total: Int?
         if wantsTotals {
             var head = request
@@ -178,10 +188,26 @@ public final class KintoRemote: SyncRemote {
                 var page = try Self.page(from: current.body, collection: collection)
                 page.total = total
                 let next = try current.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+                if isReread {
+                    page.isReread = true
+                    isReread = false
+                    // A restored collection with no records: start the next pull from its version, not ours again.
+                    if next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
+                }
                 guard emit(page), let next else { return }
                 current = try send(HTTPRequest(method: "GET", url: next))
             }
         }, consume: onPage)
+    }
+
+    /// A Kinto timestamp as its ETag spells it (`"1796093009071"`).
+    static func timestamp(fromETag text: String) -> Int64? {
+        Int64(text.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")))
+    }
+
+    public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool {
+        guard let version = version.integer, let other = other.integer else { return false }
+        return version < other
     }
 
     /// A `Next-Page` URL, accepted only on our own server: credentials must not follow a link elsewhere.
@@ -223,16 +249,27 @@ public final class KintoRemote: SyncRemote {
         else {
             throw KintoError(.server, "the server's batch response does not match the \(operations.count) requests sent")
         }
-        return try responses.map { sub throws(KintoError) in try Self.outcome(of: sub.objectValue ?? [:]) }
+        return try zip(operations, responses).map { operation, sub throws(KintoError) in
+            try Self.outcome(of: operation, sub.objectValue ?? [:])
+        }
     }
 
-    private static func outcome(of response: JSONObject) throws(KintoError) -> RemoteOutcome {
+    static func outcome(of operation: RemoteOperation, _ response: JSONObject) throws(KintoError) -> RemoteOutcome {
         let status = response["status"]?.int64Value.map(Int.init) ?? 0
         let body = response["body"]?.objectValue ?? [:]
         switch status {
         case 200, 201:
-            guard let version = body["data"]?.objectValue?["last_modified"]?.int64Value else {
+            guard let data = body["data"]?.objectValue, let version = data["last_modified"]?.int64Value else {
                 throw KintoError(.server, "the server accepted a write without giving its version")
+            }
+            // The record it answers with is what it holds: if that is not what we sent, it is not ours to acknowledge.
+            if case .present(let sent) = operation.sentState {
+                var answered = data
+                answered["id"] = .string(operation.id)
+                guard let record = record(from: answered) else {
+                    throw KintoError(.server, "the server answered a write with a record it cannot have")
+                }
+                if record.fields != sent { return .appliedDifferently(current: record) }
             }
             return .applied(version: RemoteVersion(version))
         case 412:

@@ -110,7 +110,7 @@ struct RecordEntryTests {
                 batch.append(RemotePage(records: ids.enumerated().map { index, id in
                     RemoteRecord(id: id, version: RemoteVersion(Int64(1_001 + index)), fields: ["name": .string(id), "date": "2026-01-01"])
                 }, cursor: RemoteCursor("1004")))
-                #expect(try store.ingest(batch, entity: "Holiday", from: "server") { _, _ in } == 4)
+                #expect(try store.ingest(batch, entity: "Holiday", from: "server") { _, _ in }.created == 4)
                 try store.ingest { writer in
                     let current = try writer.projection(entity: "Holiday", id: "gone-there")
                     try writer.append(Event(eventID: "deletion", at: 0, entity: "Holiday", recordID: "gone-there", kind: .deleted,

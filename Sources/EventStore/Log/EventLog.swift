@@ -131,6 +131,14 @@ struct EventLog: Sendable {
         return result.reversed()
     }
 
+    /// The newest event of one record, found through the history index.
+    func lastEvent(entity: String, id: String, in transaction: Transaction) throws -> Event? {
+        let cursor = try transaction.cursor(views.history)
+        guard try cursor.seek(exactly: Keys.history(entity: entity, id: id)) != nil,
+              let last = try cursor.lastDuplicate() else { return nil }
+        return try event(seq: Keys.sequence(from: last.value), in: transaction)
+    }
+
     /// Every event of record `id` (of any entity), oldest first, found through the history index.
     func history(of id: String, in transaction: Transaction) throws -> [Event] {
         let prefix = Keys.historyPrefix(id: id)
