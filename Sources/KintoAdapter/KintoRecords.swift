@@ -126,7 +126,11 @@ extension KintoRemote {
         let reason: String
         switch (id, number) {
         case (nil, _): reason = "it has no id"
-        case (.string(let text)?, _) where usableID == nil: reason = "its id \(quoted(text)) is not a valid Kinto id"
+        case (.string(let text)?, _) where usableID == nil:
+            let isKintoID = Array(text.utf8).withUnsafeBytes { RecordID.isValid($0, maxLength: .max) }
+            reason = isKintoID
+                ? "its id is \(text.utf8.count) characters, more than evsync holds (\(RecordID.maxServerLength))"
+                : "its id \(quoted(text)) is not a valid Kinto id"
         case (_, _) where usableID == nil: reason = "its id is not a string"
         case (_, nil): reason = version == nil ? "it has no last_modified" : "its last_modified is not a whole number"
         default:
@@ -159,9 +163,9 @@ extension KintoRemote {
         return JSONWriter.string(.string(short))
     }
 
-    /// Kinto's record id rule (`^[a-zA-Z0-9][a-zA-Z0-9_-]*$`), as far as the store can hold it.
+    /// Kinto's record id rule (`^[a-zA-Z0-9][a-zA-Z0-9_-]*$`, any length), as far as the store holds ids.
     static func isValidID(_ id: String) -> Bool {
-        RecordID.isValid(id)
+        RecordID.isValidServerID(id)
     }
 
     /// A Kinto record (`id`, `last_modified`, `deleted` and the data fields) as a `RemoteRecord`; nil if it cannot be one (see `problem`).

@@ -108,3 +108,40 @@ struct ServerRecordSkipTests {
         #expect(again.result == "noData" && again.reread.isEmpty, "\(again)")
     }
 }
+
+/// Ids longer than evsync makes: Kinto accepts them, so the store holds them
+/// (under a hashed key in the views) and every command reaches them.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
+struct LongServerIDTests {
+    @Test func aRecordWithA5000CharacterIdIsPulledShownEditedAndPushed() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let long = "L" + String(repeating: "0123456789", count: 500)
+        let alsoLong = "L" + String(repeating: "0123456789", count: 500) + "x"
+        try await fx.web.put(long, holiday("Long"))
+        try await fx.web.put(alsoLong, holiday("Also long"))
+        try await fx.web.put("short", holiday("Short"))
+
+        let report = try await fx.syncReport()
+        #expect(report.pulled == 3 && report.skipped.isEmpty, "\(report)")
+        let listed = try await fx.cli.list()
+        #expect(listed.ids == [long, alsoLong, "short"].sorted(), "list shows the full ids, sorted")
+        #expect(try await fx.cli.show("Holiday", long) == holiday("Long"))
+        #expect(try await fx.cli.history(alsoLong).map { $0["id"]?.stringValue } == [alsoLong])
+
+        try await fx.cli.edit(long, ["details=edited here"])
+        #expect(try await fx.cli.status().pendingRecords == 1)
+        let pushed = try await fx.syncReport()
+        #expect(pushed.pushed == 1, "\(pushed)")
+        #expect(try await fx.web.get(long)?.fields == holiday("Long", details: "edited here"))
+        #expect(try await fx.cli.status().pendingRecords == 0)
+
+        try await fx.web.delete(alsoLong)
+        #expect(try await fx.syncReport().deletedHere == 1)
+        #expect(try await fx.cli.show("Holiday", alsoLong) == nil)
+        #expect(try await fx.cli.verifyViews().status == 0)
+        // A new id made here keeps the store's own rule.
+        let refused = try await fx.cli.run(["add", "Holiday", "--id", long, "name=X", "date=2026-01-01"])
+        #expect(refused.status == 65 && refused.stderr.contains("at most 128 characters"), "\(refused)")
+    }
+}

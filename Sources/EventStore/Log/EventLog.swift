@@ -139,6 +139,19 @@ struct EventLog: Sendable {
         return try event(seq: Keys.sequence(from: last.value), in: transaction)
     }
 
+    /// The record id that a view key's id part stands for: the part itself,
+    /// or for a hashed one (`Keys.appendID`) the id its first event names.
+    /// - Parameter entityKey: the key's entity part (lower-cased).
+    func recordID(keyPart: String, entityKey: String, in transaction: Transaction) throws -> String {
+        guard keyPart.utf8.first == Keys.hashedIDMark else { return keyPart }
+        let cursor = try transaction.cursor(views.history)
+        // The key's first duplicate: its oldest event.
+        guard let first = try cursor.seek(exactly: Array(keyPart.utf8) + [0] + Array(entityKey.utf8)),
+              let event = try event(seq: Keys.sequence(from: first.value), in: transaction)
+        else { return keyPart }
+        return event.recordID
+    }
+
     /// Every event of record `id` (of any entity), oldest first, found through the history index.
     func history(of id: String, in transaction: Transaction) throws -> [Event] {
         let prefix = Keys.historyPrefix(id: id)
@@ -149,6 +162,7 @@ struct EventLog: Sendable {
             seqs.append(Keys.sequence(from: current.value))
             entry = try cursor.next()
         }
-        return try seqs.sorted().compactMap { try event(seq: $0, in: transaction) }
+        // A hashed key (a long id) names its record's events only.
+        return try seqs.sorted().compactMap { try event(seq: $0, in: transaction) }.filter { $0.recordID == id }
     }
 }

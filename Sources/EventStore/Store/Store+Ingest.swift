@@ -167,6 +167,7 @@ extension Store {
     /// The next pending operations of an entity, in key order after `after` (which is moved past them).
     package func pendingOperations(entity: String, after: inout [UInt8]?, limit: Int) throws(StoreError) -> [RemoteOperation] {
         let prefix = Keys.entityPrefix(entity)
+        let entityKey = String(decoding: prefix.dropLast(), as: UTF8.self)
         var lastKey = after
         let operations = try read { transaction in
             let cursor = try transaction.cursor(log.views.outbox)
@@ -175,7 +176,8 @@ extension Store {
             while let current = entry, current.key.starts(with: prefix), operations.count < limit {
                 let key = Array(current.key)
                 lastKey = key
-                let id = String(decoding: key[prefix.count...], as: UTF8.self)
+                let id = try log.recordID(keyPart: String(decoding: key[prefix.count...], as: UTF8.self), entityKey: entityKey,
+                                          in: transaction)
                 let projection = try log.views.projection(key: key, in: transaction)
                 switch (projection.row, projection.shadow, projection.version) {
                 case (let row?, nil, _):
