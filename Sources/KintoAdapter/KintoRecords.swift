@@ -114,9 +114,13 @@ extension KintoRemote {
             id = Array(record.id.utf8)
             return .record(version: record.version.integer ?? 0, isTombstone: record.fields == nil)
         }
+        // The common case checked on the bytes: no string is built for a good record's id.
+        if case .string? = idValue, let number = version?.int64Value,
+           id.withUnsafeBytes({ RecordID.isValid($0, maxLength: RecordID.maxServerLength) }) {
+            return .record(version: number, isTombstone: deleted)
+        }
         if case .string? = idValue { idValue = .string(String(decoding: id, as: UTF8.self)) }
-        if let skipped = problem(id: idValue, version: version) { return .skipped(skipped) }
-        return .record(version: version?.int64Value ?? 0, isTombstone: deleted)
+        return .skipped(problem(id: idValue, version: version) ?? SkippedRecord(id: nil, version: nil, reason: "it has no id"))
     }
 
     /// Why a record with this `id` and `last_modified` cannot be stored; nil if it can.
