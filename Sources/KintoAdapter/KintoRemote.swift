@@ -244,14 +244,59 @@ public final class KintoRemote: SyncRemote {
         // conditional, so retrying a whole batch after a 5xx is safe.
         let response = try send(HTTPRequest(method: "POST", url: url(["batch"]), body: body))
         try expect(response, [200], doing: "pushing to \(collection)")
-        guard let responses = try json(response, doing: "pushing to \(collection)").objectValue?["responses"]?.arrayValue,
-              responses.count == operations.count
-        else {
+        let responses = try Self.batchResponses(response.body, pushingTo: collection)
+        guard responses.count == operations.count else {
             throw KintoError(.server, "the server's batch response does not match the \(operations.count) requests sent")
         }
         return try zip(operations, responses).map { operation, sub throws(KintoError) in
-            try Self.outcome(of: operation, sub.objectValue ?? [:])
+            switch sub {
+            case .answer(let answer): try Self.outcome(of: operation, answer)
+            case .unreadable(let status):
+                // One record the server holds nested too deep to read (a 412's `existing`):
+                // that write stays pending, and the batch's others are logged.
+                .rejected(status: status, message: "HTTP \(status): the server's record is nested deeper than evsync reads")
+            }
         }
+    }
+
+    /// One answer of a batch response, or the status of one nested too deep to read.
+    enum BatchAnswer {
+        case answer(JSONObject)
+        case unreadable(status: Int)
+    }
+
+    /// The `responses` of a batch response, read one by one: an answer nested
+    /// deeper than the parser reads is passed over (with its status) rather than
+    /// failing the batch, so that one record no sync can read never blocks the others.
+    static func batchResponses(_ body: [UInt8], pushingTo collection: String) throws(KintoError) -> [BatchAnswer] {
+        var answers: [BatchAnswer]?
+        do {
+            try body.withUnsafeBytes { bytes in
+                try JSONParser.parseObject(bytes) { key, parser in
+                    guard key.equals("responses") else { _ = try parser.value(); return }
+                    var list: [BatchAnswer] = []
+                    try parser.forEachElement { parser in
+                        let start = parser.offset
+                        do {
+                            list.append(.answer(try parser.value().objectValue ?? [:]))
+                        } catch let error as JSONParseError {
+                            guard try parser.skipValue(startingAt: start) else { throw error }
+                            var status: Int64 = 0
+                            try? JSONParser.scanObject(UnsafeRawBufferPointer(rebasing: bytes[start..<parser.offset])) { key, parser in
+                                if key.equals("status") { status = try parser.value().int64Value ?? 0 } else { try parser.skipValue(startingAt: parser.offset) }
+                                return true
+                            }
+                            list.append(.unreadable(status: Int(status)))
+                        }
+                    }
+                    answers = list
+                }
+            }
+        } catch {
+            throw KintoError(.server, "the server sent invalid JSON while pushing to \(collection): \(error)")
+        }
+        guard let answers else { throw KintoError(.server, "the server's batch response to \(collection) has no responses") }
+        return answers
     }
 
     static func outcome(of operation: RemoteOperation, _ response: JSONObject) throws(KintoError) -> RemoteOutcome {

@@ -145,3 +145,26 @@ struct LongServerIDTests {
         #expect(refused.status == 65 && refused.stderr.contains("at most 128 characters"), "\(refused)")
     }
 }
+
+extension ServerRecordSkipTests {
+    @Test func aPushMetByARecordTooDeepToReadIsRefusedAloneAndTheOthersGoThrough() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        try await fx.web.put("shared", holiday("Shared"))
+        #expect(try await fx.syncReport().pulled == 1)
+        // Another client makes the record unreadable to evsync; here it is edited meanwhile.
+        try await putRaw(fx, "shared", ["name": "Deep", "date": "2026-01-01", "deep": nested(300)])
+        try await fx.cli.edit("shared", ["details=edited here"])
+        try await fx.cli.add(id: "other", ["name=Other", "date=2026-02-02"])
+
+        let output = try await fx.sync()
+        let report = try SyncJSON(try #require(output.stdoutLines.last))
+        #expect(report.skipped.map(\.id) == ["shared"], "\(report)")
+        #expect(report.pushed == 1, "the other write of the batch went through: \(report)")
+        #expect(report.rejected.count == 1 && report.rejected[0].contains("nested deeper than evsync reads"), "\(report)")
+        #expect(output.status == 1, "a refused change stays pending, as the README says: \(output)")
+        #expect(try await fx.web.get("other")?.fields == holiday("Other", date: "2026-02-02"))
+        #expect(try await fx.cli.show("Holiday", "shared") == holiday("Shared", details: "edited here"))
+        #expect(try await fx.cli.status().pendingRecords == 1)
+    }
+}
