@@ -139,7 +139,7 @@ extension KintoRemote {
         case (_, nil): reason = version == nil ? "it has no last_modified" : "its last_modified is not a whole number"
         default:
             guard let unreadable else { return nil }
-            reason = unreadable
+            return SkippedRecord(id: usableID, version: number, reason: unreadable)
         }
         return SkippedRecord(id: usableID, version: number, reason: unreadable.map { "\($0); \(reason)" } ?? reason)
     }

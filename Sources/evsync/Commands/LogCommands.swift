@@ -110,7 +110,7 @@ enum LogCommands {
             rows += status.records.keys.sorted().map { [$0, "\(status.records[$0] ?? 0) records"] }
             rows.append(["to push", "\(status.pendingRecords) records (\(status.unacknowledgedEvents) local events not yet acknowledged by a server)"])
             if status.skippedRecords > 0 {
-                rows.append(["skipped", "\(status.skippedRecords) server records could not be stored (their skipped events say why)"])
+                rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
             }
             rows.append(["remote", remote ?? "none yet (evsync sync --remote URL)"])
             rows.append(["last sync", lastSync.map { "\($0.iso8601) (\($0.result.rawValue))" } ?? "never"])
