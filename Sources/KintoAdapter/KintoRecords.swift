@@ -26,6 +26,12 @@ extension KintoRemote {
 
     /// A list response (`{"data": [records…], …}`) as a page, read without
     /// building the records: their fields go straight to canonical JSON.
+    ///
+    /// A record the store cannot hold (not an object, no usable `id`, no
+    /// `last_modified`, a value nested too deep to read) is put in the page's
+    /// `skipped` with the reason, and the rest of the page is read: one bad
+    /// record written by another client must not stop every sync. Only a page
+    /// that is not JSON at all fails. The cursor moves past skipped records too.
     package static func page(from body: [UInt8], collection: String) throws(KintoError) -> RemotePage {
         var page = RemotePage()
         var id: [UInt8] = []
@@ -37,19 +43,32 @@ extension KintoRemote {
                     guard key.equals("data") else { _ = try parser.value(); return }
                     sawData = true
                     try parser.forEachElement { parser in
-                        let appended = try page.append(idBuffer: &id) { writer, id in
-                            guard let (version, isTombstone) = try record(at: &parser, writingFieldsTo: &writer, id: &id) else { return nil }
-                            newest = max(newest ?? version, version)
-                            return (RemoteVersion(version), isTombstone)
+                        let start = parser.offset
+                        var reading = Reading.skipped(SkippedRecord(id: nil, version: nil, reason: ""))
+                        do {
+                            try page.append(idBuffer: &id) { writer, id in
+                                reading = try record(at: &parser, writingFieldsTo: &writer, id: &id)
+                                guard case .record(let version, let isTombstone) = reading else { return nil }
+                                return (RemoteVersion(version), isTombstone)
+                            }
+                        } catch let error as JSONParseError {
+                            // Valid JSON that is not an object, or nested deeper than the parser
+                            // reads: step over the element whole. Anything else is a broken page.
+                            let isDeep = try parser.skipValue(startingAt: start)
+                            let element = UnsafeRawBufferPointer(rebasing: bytes[start..<parser.offset])
+                            guard isDeep || element.first != UInt8(ascii: "{") else { throw error }
+                            reading = .skipped(unreadable(element, error))
                         }
-                        guard appended else {
-                            throw KintoError(.server, "the server sent a \(collection) record without id or last_modified")
+                        switch reading {
+                        case .record(let version, _):
+                            newest = max(newest ?? version, version)
+                        case .skipped(let skipped):
+                            if let version = skipped.version?.integer { newest = max(newest ?? version, version) }
+                            page.skipped.append(skipped)
                         }
                     }
                 }
             }
-        } catch let error as KintoError {
-            throw error
         } catch {
             throw KintoError(.server, "the server sent invalid JSON while listing \(collection): \(error)")
         }
@@ -59,19 +78,26 @@ extension KintoRemote {
         return page
     }
 
+    /// What one element of a list page turned out to be.
+    private enum Reading {
+        case record(version: Int64, isTombstone: Bool)
+        case skipped(SkippedRecord)
+    }
+
     /// Reads the Kinto record at the parser's position: its id goes to `id`,
     /// its data fields to `writer`; returns its version (`last_modified`) and
-    /// whether it is a tombstone (`deleted`). Nil if it lacks a valid id or a version.
+    /// whether it is a tombstone (`deleted`), or why it cannot be stored.
     private static func record(at parser: inout JSONParser, writingFieldsTo writer: inout JSONWriter, id: inout [UInt8]) throws
-        -> (version: Int64, isTombstone: Bool)? {
-        var version: Int64?, deleted = false
+        -> Reading {
+        var idValue: JSONValue?, version: JSONValue?, deleted = false
         // Kinto's own members (`reservedFields`) are not fields.
         let read = try parser.writeCanonicalObject(to: &writer) { key, parser in
             if key.equals("id") {
                 id.removeAll(keepingCapacity: true)
-                _ = try parser.string(appendingTo: &id)
+                // The id's bytes straight to `id`, built as a value only when it is not a string.
+                idValue = try parser.string(appendingTo: &id) ? .string("") : .null
             }
-            else if key.equals("last_modified") { version = try parser.value().int64Value }
+            else if key.equals("last_modified") { version = try parser.value() }
             else if key.equals("deleted") { deleted = try parser.value().boolValue == true }
             else if key.equals("schema") { _ = try parser.value() }
             else { return false }
@@ -79,20 +105,77 @@ extension KintoRemote {
         }
         guard read else {
             // A key that needs Unicode rules to sort: the general way.
-            guard let object = try parser.value().objectValue, let record = record(from: object) else { return nil }
+            guard let object = try parser.value().objectValue else {
+                return .skipped(SkippedRecord(id: nil, version: nil, reason: "it is not a JSON object"))
+            }
+            if let skipped = problem(id: object["id"], version: object["last_modified"]) { return .skipped(skipped) }
+            guard let record = record(from: object) else { return .skipped(SkippedRecord(id: nil, version: nil, reason: "it has no id")) }
             if let fields = record.fields { writer.write(object: fields) }
             id = Array(record.id.utf8)
-            return (record.version.integer ?? 0, record.fields == nil)
+            return .record(version: record.version.integer ?? 0, isTombstone: record.fields == nil)
         }
-        guard let version, id.withUnsafeBytes(RecordID.isValid) else { return nil }
-        return (version, deleted)
+        // The common case checked on the bytes: no string is built for a good record's id.
+        if case .string? = idValue, let number = version?.int64Value,
+           id.withUnsafeBytes({ RecordID.isValid($0, maxLength: RecordID.maxServerLength) }) {
+            return .record(version: number, isTombstone: deleted)
+        }
+        if case .string? = idValue { idValue = .string(String(decoding: id, as: UTF8.self)) }
+        return .skipped(problem(id: idValue, version: version) ?? SkippedRecord(id: nil, version: nil, reason: "it has no id"))
     }
 
-    /// A Kinto record (`id`, `last_modified`, `deleted` and the data fields) as a `RemoteRecord`.
-    static func record(from object: JSONObject) -> RemoteRecord? {
-        guard let id = object["id"]?.stringValue, RecordID.isValid(id), let version = object["last_modified"]?.int64Value else {
-            return nil
+    /// Why a record with this `id` and `last_modified` cannot be stored; nil if it can.
+    private static func problem(id: JSONValue?, version: JSONValue?, unreadable: String? = nil) -> SkippedRecord? {
+        let usableID = id?.stringValue.flatMap { isValidID($0) ? $0 : nil }
+        let number = version?.int64Value.map(RemoteVersion.init)
+        let reason: String
+        switch (id, number) {
+        case (nil, _): reason = "it has no id"
+        case (.string(let text)?, _) where usableID == nil:
+            let isKintoID = Array(text.utf8).withUnsafeBytes { RecordID.isValid($0, maxLength: .max) }
+            reason = isKintoID
+                ? "its id is \(text.utf8.count) characters, more than evsync holds (\(RecordID.maxServerLength))"
+                : "its id \(quoted(text)) is not a valid Kinto id"
+        case (_, _) where usableID == nil: reason = "its id is not a string"
+        case (_, nil): reason = version == nil ? "it has no last_modified" : "its last_modified is not a whole number"
+        default:
+            guard let unreadable else { return nil }
+            return SkippedRecord(id: usableID, version: number, reason: unreadable)
         }
+        return SkippedRecord(id: usableID, version: number, reason: unreadable.map { "\($0); \(reason)" } ?? reason)
+    }
+
+    /// A record the reader refused with `error` (its bytes are valid JSON):
+    /// as much of its id and version as can be read without reading the rest.
+    private static func unreadable(_ element: UnsafeRawBufferPointer, _ error: JSONParseError) -> SkippedRecord {
+        guard element.first == UInt8(ascii: "{") else {
+            return SkippedRecord(id: nil, version: nil, reason: "it is not a JSON object")
+        }
+        var id: JSONValue?, version: JSONValue?
+        try? JSONParser.scanObject(element) { key, parser in
+            if key.equals("id") { id = try parser.value() }
+            else if key.equals("last_modified") { version = try parser.value() }
+            else { try parser.skipValue(startingAt: parser.offset) }
+            return true
+        }
+        let reason = "it cannot be read (\(error.reason))"
+        return problem(id: id, version: version, unreadable: reason) ?? SkippedRecord(id: nil, version: nil, reason: reason)
+    }
+
+    /// Text from the server inside a reason: JSON-quoted, so control characters stay visible, and cut short.
+    static func quoted(_ text: String) -> String {
+        let short = text.count > 40 ? String(text.prefix(40)) + "…" : text
+        return JSONWriter.string(.string(short))
+    }
+
+    /// Kinto's record id rule (`^[a-zA-Z0-9][a-zA-Z0-9_-]*$`, any length), as far as the store holds ids.
+    static func isValidID(_ id: String) -> Bool {
+        RecordID.isValidServerID(id)
+    }
+
+    /// A Kinto record (`id`, `last_modified`, `deleted` and the data fields) as a `RemoteRecord`; nil if it cannot be one (see `problem`).
+    static func record(from object: JSONObject) -> RemoteRecord? {
+        guard problem(id: object["id"], version: object["last_modified"]) == nil,
+              let id = object["id"]?.stringValue, let version = object["last_modified"]?.int64Value else { return nil }
         if object["deleted"]?.boolValue == true { return RemoteRecord(id: id, version: RemoteVersion(version), fields: nil) }
         var fields = object
         for reserved in reservedFields { fields[reserved] = nil }

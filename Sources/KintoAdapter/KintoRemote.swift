@@ -175,13 +175,23 @@ public final class KintoRemote: SyncRemote {
 
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         let collection = Self.collection(for: entity)
-        let request = changesRequest(collection, since: since)
+        var request = changesRequest(collection, since: since)
         var response = try prefetched.removeValue(forKey: request.url) ?? send(request)
         if response.status == 403 || response.status == 404 {
             try createCollection(collection)
             response = try send(request)
         }
         if response.status == 304 { return }
+        // The collection's ETag is its newest change. Below our cursor, the
+        // server has lost changes we pulled (restored from a backup): `_since`
+        // would answer "nothing new" forever, so read it all again.
+        let collectionVersion = response.headers["etag"].flatMap(Self.timestamp(fromETag:))
+        var isReread = false
+        if response.status == 200, let since = since.flatMap({ Int64($0.token) }), let collectionVersion, collectionVersion < since {
+            request = changesRequest(collection, since: nil)
+            response = try send(request)
+            isReread = true
+        }
         var total: Int?
         if wantsTotals {
             var head = request
@@ -201,10 +211,26 @@ public final class KintoRemote: SyncRemote {
                 var page = try Self.page(from: current.body, collection: collection)
                 page.total = total
                 let next = try current.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+                if isReread {
+                    page.isReread = true
+                    isReread = false
+                    // A restored collection with no records: start the next pull from its version, not ours again.
+                    if next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
+                }
                 guard emit(page), let next else { return }
                 current = try send(HTTPRequest(method: "GET", url: next))
             }
         }, consume: onPage)
+    }
+
+    /// A Kinto timestamp as its ETag spells it (`"1796093009071"`).
+    static func timestamp(fromETag text: String) -> Int64? {
+        Int64(text.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")))
+    }
+
+    public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool {
+        guard let version = version.integer, let other = other.integer else { return false }
+        return version < other
     }
 
     /// A `Next-Page` URL, accepted only on our own server: credentials must not follow a link elsewhere.
@@ -251,28 +277,83 @@ public final class KintoRemote: SyncRemote {
             return try push(Array(operations[..<half]), of: entity) + push(Array(operations[half...]), of: entity)
         }
         try expect(response, [200], doing: "pushing to \(collection)")
-        return try Self.outcomes(ofBatch: response.body, requestCount: operations.count, collection: collection)
+        return try Self.outcomes(ofBatch: response.body, for: operations, collection: collection)
     }
 
     /// The outcome of each write of a batch, in the order sent, from the batch's response body.
-    package static func outcomes(ofBatch body: [UInt8], requestCount: Int, collection: String) throws(KintoError) -> [RemoteOutcome] {
-        let parsed: JSONValue
-        do { parsed = try JSONParser.parse(body) } catch {
-            throw KintoError(.server, "the server sent invalid JSON while pushing to \(collection): \(error)")
+    package static func outcomes(ofBatch body: [UInt8], for operations: [RemoteOperation], collection: String) throws(KintoError)
+        -> [RemoteOutcome] {
+        let responses = try batchResponses(body, pushingTo: collection)
+        guard responses.count == operations.count else {
+            throw KintoError(.server, "the server's batch response does not match the \(operations.count) requests sent")
         }
-        guard let responses = parsed.objectValue?["responses"]?.arrayValue, responses.count == requestCount else {
-            throw KintoError(.server, "the server's batch response does not match the \(requestCount) requests sent")
+        return try zip(operations, responses).map { operation, sub throws(KintoError) in
+            switch sub {
+            case .answer(let answer): try outcome(of: operation, answer)
+            case .unreadable(let status):
+                // One record the server holds nested too deep to read (a 412's `existing`):
+                // that write stays pending, and the batch's others are logged.
+                .rejected(status: status, message: "HTTP \(status): the server's record is nested deeper than evsync reads")
+            }
         }
-        return try responses.map { sub throws(KintoError) in try outcome(of: sub.objectValue ?? [:]) }
     }
 
-    private static func outcome(of response: JSONObject) throws(KintoError) -> RemoteOutcome {
+    /// One answer of a batch response, or the status of one nested too deep to read.
+    enum BatchAnswer {
+        case answer(JSONObject)
+        case unreadable(status: Int)
+    }
+
+    /// The `responses` of a batch response, read one by one: an answer nested
+    /// deeper than the parser reads is passed over (with its status) rather than
+    /// failing the batch, so that one record no sync can read never blocks the others.
+    static func batchResponses(_ body: [UInt8], pushingTo collection: String) throws(KintoError) -> [BatchAnswer] {
+        var answers: [BatchAnswer]?
+        do {
+            try body.withUnsafeBytes { bytes in
+                try JSONParser.parseObject(bytes) { key, parser in
+                    guard key.equals("responses") else { _ = try parser.value(); return }
+                    var list: [BatchAnswer] = []
+                    try parser.forEachElement { parser in
+                        let start = parser.offset
+                        do {
+                            list.append(.answer(try parser.value().objectValue ?? [:]))
+                        } catch let error as JSONParseError {
+                            guard try parser.skipValue(startingAt: start) else { throw error }
+                            var status: Int64 = 0
+                            try? JSONParser.scanObject(UnsafeRawBufferPointer(rebasing: bytes[start..<parser.offset])) { key, parser in
+                                if key.equals("status") { status = try parser.value().int64Value ?? 0 } else { try parser.skipValue(startingAt: parser.offset) }
+                                return true
+                            }
+                            list.append(.unreadable(status: Int(status)))
+                        }
+                    }
+                    answers = list
+                }
+            }
+        } catch {
+            throw KintoError(.server, "the server sent invalid JSON while pushing to \(collection): \(error)")
+        }
+        guard let answers else { throw KintoError(.server, "the server's batch response to \(collection) has no responses") }
+        return answers
+    }
+
+    static func outcome(of operation: RemoteOperation, _ response: JSONObject) throws(KintoError) -> RemoteOutcome {
         let status = response["status"]?.int64Value.map(Int.init) ?? 0
         let body = response["body"]?.objectValue ?? [:]
         switch status {
         case 200, 201:
-            guard let version = body["data"]?.objectValue?["last_modified"]?.int64Value else {
+            guard let data = body["data"]?.objectValue, let version = data["last_modified"]?.int64Value else {
                 throw KintoError(.server, "the server accepted a write without giving its version")
+            }
+            // The record it answers with is what it holds: if that is not what we sent, it is not ours to acknowledge.
+            if case .present(let sent) = operation.sentState {
+                var answered = data
+                answered["id"] = .string(operation.id)
+                guard let record = record(from: answered) else {
+                    throw KintoError(.server, "the server answered a write with a record it cannot have")
+                }
+                if record.fields != sent { return .appliedDifferently(current: record) }
             }
             return .applied(version: RemoteVersion(version))
         case 412:

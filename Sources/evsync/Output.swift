@@ -44,6 +44,7 @@ enum Output {
         let changes = event.set.keys.sorted().map { "\($0)=\(cell(event.set[$0], width: 30))" } + event.unset.map { "-\($0)" }
         if !changes.isEmpty { parts.append(changes.joined(separator: " ")) }
         if let policy = event.policy { parts.append("(\(policy))") }
+        if let reason = event.reason { parts.append("(\(reason))") }
         return parts.joined(separator: "  ")
     }
 
@@ -62,6 +63,7 @@ enum Output {
             if let policy = event.policy { header += "  resolved \(policy)" }
             lines.append(header)
             lines.append(contentsOf: fieldChanges(from: before.row, to: after.row).map { "    " + $0 })
+            if let reason = event.reason { lines.append("    not stored: \(reason)") }
             if event.kind == .conflict {
                 lines.append("    local was:  \(event.local?.fields.map { json(.object($0)) } ?? "deleted")")
                 lines.append("    server had: \(event.server?.fields.map { json(.object($0)) } ?? "deleted")")

@@ -110,7 +110,7 @@ struct RecordEntryTests {
                 batch.append(RemotePage(records: ids.enumerated().map { index, id in
                     RemoteRecord(id: id, version: RemoteVersion(Int64(1_001 + index)), fields: ["name": .string(id), "date": "2026-01-01"])
                 }, cursor: RemoteCursor("1004")))
-                #expect(try store.ingest(batch, entity: "Holiday", from: "server") { _, _ in } == 4)
+                #expect(try store.ingest(batch, entity: "Holiday", from: "server") { _, _ in }.created == 4)
                 try store.ingest { writer in
                     let current = try writer.projection(entity: "Holiday", id: "gone-there")
                     try writer.append(Event(eventID: "deletion", at: 0, entity: "Holiday", recordID: "gone-there", kind: .deleted,
@@ -165,5 +165,30 @@ struct RecordEntryTests {
                 #expect(try transaction.cursor(events).last().map { Keys.sequence(from: $0.key) } == 1)
             }
         }
+    }
+}
+
+/// View keys of record ids: unchanged up to 128 bytes, hashed beyond.
+@Suite("Record keys")
+struct RecordKeyTests {
+    @Test func shortIdsKeepTheirKeysAndLongOnesAreHashed() {
+        let id128 = String(repeating: "a", count: 128)
+        #expect(Keys.record(entity: "Holiday", id: id128) == Array("holiday\0\(id128)".utf8))
+        #expect(Keys.history(entity: "Holiday", id: id128) == Array("\(id128)\0holiday".utf8))
+        let id129 = id128 + "b"
+        let hashed = "#" + SHA256.hex(Array(id129.utf8))
+        #expect(Keys.record(entity: "Holiday", id: id129) == Array("holiday\0\(hashed)".utf8))
+        #expect(Keys.history(entity: "Holiday", id: id129) == Array("\(hashed)\0holiday".utf8))
+        #expect(Keys.historyPrefix(id: id129) == Array("\(hashed)\0".utf8))
+        #expect(Keys.record(entity: "Holiday", id: String(repeating: "z", count: 65_536)).count == 8 + 65)
+    }
+
+    @Test func sha256MatchesTheStandardVectors() {
+        #expect(SHA256.hex(Array("".utf8)) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }

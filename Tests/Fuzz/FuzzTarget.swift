@@ -18,6 +18,14 @@ enum FuzzTarget: String, CaseIterable {
     case batch
 
     private static let holiday: EntitySchema? = try? SchemaRegistry().schema(named: "Holiday")
+    /// The writes the `batch` target's responses answer (the seeds answer five).
+    private static let batchWrites: [RemoteOperation] = [
+        .create(id: "a1", fields: ["name": "New Year", "date": "2027-01-01"]),
+        .create(id: "a2", fields: ["name": "May Day", "date": "2027-05-01"]),
+        .update(id: "a1", fields: ["name": "dup"], version: RemoteVersion(1)),
+        .delete(id: "zz", version: RemoteVersion(1)),
+        .update(id: "a2", fields: ["name": "stale"], version: RemoteVersion(1)),
+    ]
 
     func run(_ bytes: UnsafeRawBufferPointer) {
         switch self {
@@ -37,7 +45,7 @@ enum FuzzTarget: String, CaseIterable {
         case .page:
             _ = try? KintoRemote.page(from: Array(bytes), collection: "holidays")
         case .batch:
-            _ = try? KintoRemote.outcomes(ofBatch: Array(bytes), requestCount: 5, collection: "holidays")
+            _ = try? KintoRemote.outcomes(ofBatch: Array(bytes), for: Self.batchWrites, collection: "holidays")
         }
     }
 }

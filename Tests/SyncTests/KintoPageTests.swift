@@ -76,8 +76,6 @@ struct KintoPageTests {
         let page = try KintoRemote.page(from: Array(#"{"data":[{"deleted":true,"id":"gone","last_modified":9}]}"#.utf8), collection: "c")
         #expect(page.entries.count == 1 && page.entries[0].fields == nil && page.id(of: page.entries[0]) == "gone")
         for (body, message) in [
-            (#"{"data":[{"last_modified":9,"a":1}]}"#, "record without id or last_modified"),
-            (#"{"data":[{"id":"bad id!","last_modified":9}]}"#, "record without id or last_modified"),
             (#"{"items":[]}"#, "has no data array"),
             (#"{"data":[{"id":"a","last_modified":9,"b":01}]}"#, "invalid JSON"),
             ("{\"data\":[{\"id\":\"a\",\"last_modified\":9,\"b\":\"\u{01}\"}]}", "invalid JSON"),
@@ -91,6 +89,71 @@ struct KintoPageTests {
         }
     }
 
+    @Test("a record the store cannot hold is skipped with its reason; the rest of the page is read")
+    func poisonRecordsAreSkipped() throws {
+        let deep = String(repeating: "[", count: 300) + "1" + String(repeating: "]", count: 300)
+        let records = [
+            #"{"id":"good1","last_modified":10,"name":"A"}"#,
+            #"{"last_modified":11,"a":1}"#,
+            #"{"id":"bad id!","last_modified":12}"#,
+            #"{"id":"abc\n","last_modified":13}"#,
+            #"{"id":7,"last_modified":14}"#,
+            #"{"id":"noversion","name":"B"}"#,
+            #"{"id":"textversion","last_modified":"15"}"#,
+            #"42"#, #""text""#, #"null"#, #"[{"id":"inarray","last_modified":16}]"#,
+            #"{"id":"deep1","last_modified":17,"deep":\#(deep)}"#,
+            #"{"deep":\#(deep),"last_modified":18}"#,
+            #"{"é":1,"id":"bad id?","last_modified":19}"#,
+            #"{"id":"good2","last_modified":20,"name":"C"}"#,
+            #"{"id":"late","last_modified":30,"deep":\#(deep)}"#,
+        ]
+        let body = Array(#"{"data":["#.utf8) + Array(records.joined(separator: ",").utf8) + Array("]}".utf8)
+        let page = try KintoRemote.page(from: body, collection: "things")
+        #expect(page.entries.map { page.id(of: $0) } == ["good1", "good2"])
+        #expect(try page.record(page.entries[1]).fields == ["name": "C"])
+        let expected: [(String?, Int64?, String)] = [
+            (nil, 11, "it has no id"),
+            (nil, 12, #"its id "bad id!" is not a valid Kinto id"#),
+            (nil, 13, #"its id "abc\n" is not a valid Kinto id"#),
+            (nil, 14, "its id is not a string"),
+            ("noversion", nil, "it has no last_modified"),
+            ("textversion", nil, "its last_modified is not a whole number"),
+            (nil, nil, "it is not a JSON object"), (nil, nil, "it is not a JSON object"),
+            (nil, nil, "it is not a JSON object"), (nil, nil, "it is not a JSON object"),
+            ("deep1", 17, "it cannot be read (nesting deeper than"),
+            (nil, 18, "it cannot be read (nesting deeper than"),
+            (nil, 19, #"its id "bad id?" is not a valid Kinto id"#),
+            ("late", 30, "it cannot be read (nesting deeper than"),
+        ]
+        #expect(page.skipped.count == expected.count)
+        for (skipped, (id, version, reason)) in zip(page.skipped, expected) {
+            #expect(skipped.id == id, "\(skipped)")
+            #expect(skipped.version == version.map { RemoteVersion($0) }, "\(skipped)")
+            #expect(skipped.reason.hasPrefix(reason), "\(skipped)")
+            #expect(skipped.reason.components(separatedBy: "cannot be read").count <= 2, "said once: \(skipped)")
+        }
+        #expect(page.skipped.count > 11 && page.skipped[11].reason.hasSuffix("); it has no id"), "both reasons, each once")
+        #expect(page.cursor == RemoteCursor("30"), "the cursor moves past skipped records too")
+        // Invalid JSON inside a record is still a broken page, not a record to skip.
+        #expect(throws: KintoError.self) {
+            try KintoRemote.page(from: Array(#"{"data":[{"id":"a","last_modified":9,"b":[1,}]}"#.utf8), collection: "c")
+        }
+    }
+
+    @Test("a write answered with another record than the one sent is not acknowledged")
+    func answeredWithAnotherRecord() throws {
+        let sent = RemoteOperation.update(id: "a", fields: ["name": "mine"], version: RemoteVersion(4))
+        func answer(_ data: String) throws -> RemoteOutcome {
+            try KintoRemote.outcome(of: sent, try #require(JSONParser.parse(#"{"status":200,"body":{"data":\#(data)}}"#).objectValue))
+        }
+        #expect(try answer(#"{"id":"a","last_modified":5,"name":"mine","schema":3}"#) == .applied(version: RemoteVersion(5)))
+        #expect(try answer(#"{"id":"a","last_modified":5,"name":"theirs"}"#)
+                == .appliedDifferently(current: RemoteRecord(id: "a", version: RemoteVersion(5), fields: ["name": "theirs"])))
+        #expect(try answer(#"{"id":"a","last_modified":5,"name":"mine","extra":1}"#)
+                == .appliedDifferently(current: RemoteRecord(id: "a", version: RemoteVersion(5), fields: ["name": "mine", "extra": 1])))
+        #expect(try answer(#"{"id":"a","last_modified":5,"deleted":true}"#)
+                == .appliedDifferently(current: RemoteRecord(id: "a", version: RemoteVersion(5), fields: nil)))
+    }
 
     // MARK: Kinto's names
 

@@ -15,6 +15,10 @@ public struct Event: Sendable, Equatable {
         case acknowledged
         /// Both sides changed the record: holds both versions and what was kept.
         case conflict
+        /// A server record the store could not hold (`reason` says why), passed
+        /// over so that the rest of the pull goes on. Changes no view but `history`;
+        /// `id` is empty when the server gave no usable id (`reason` quotes what it gave).
+        case skipped
     }
 
     public enum Origin: String, Sendable, CaseIterable {
@@ -49,11 +53,14 @@ public struct Event: Sendable, Equatable {
     public var resolved: RecordState?
     /// The policy that resolved a conflict.
     public var policy: ConflictPolicy?
+    /// Why a server record was skipped (`skipped` events).
+    public var reason: String?
 
     public init(
         seq: UInt64 = 0, eventID: String, at: Int64, entity: String, recordID: String, kind: Kind, origin: Origin,
         author: String, set: JSONObject = [:], unset: [String] = [], version: RemoteVersion? = nil,
-        server: RecordState? = nil, local: RecordState? = nil, resolved: RecordState? = nil, policy: ConflictPolicy? = nil
+        server: RecordState? = nil, local: RecordState? = nil, resolved: RecordState? = nil, policy: ConflictPolicy? = nil,
+        reason: String? = nil
     ) {
         self.seq = seq
         self.eventID = eventID
@@ -70,6 +77,7 @@ public struct Event: Sendable, Equatable {
         self.local = local
         self.resolved = resolved
         self.policy = policy
+        self.reason = reason
     }
 }
 

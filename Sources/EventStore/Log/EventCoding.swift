@@ -37,7 +37,7 @@ public enum EventCoding {
     public static let formatVersion = 2
 
     /// The codes of kinds, origins and policies are their positions in these tables: append only.
-    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict]
+    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped]
     static let origins: [Event.Origin] = [.local, .remote]
     static let policies: [ConflictPolicy] = [.serverWins, .clientWins]
 
@@ -55,6 +55,8 @@ public enum EventCoding {
         case resolved = 6
         /// 1 byte: the policy's code.
         case policy = 7
+        /// string: why a server record was skipped (`skipped` events).
+        case reason = 8
     }
 
     private static let flagEventUUID: UInt8 = 1
@@ -114,6 +116,7 @@ public enum EventCoding {
         append(event.local, tag: .local, to: &bytes)
         append(event.resolved, tag: .resolved, to: &bytes)
         if let policy = event.policy { bytes.append(Tag.policy.rawValue); bytes.append(code(of: policy, in: policies)) }
+        append(event.reason, tag: .reason, to: &bytes)
         bytes.withUnsafeMutableBytes { buffer in
             let crc = checksum(of: UnsafeRawBufferPointer(rebasing: buffer[start...]))
             buffer.storeBytes(of: crc.littleEndian, toByteOffset: start + 1, as: UInt32.self)
@@ -179,6 +182,8 @@ public enum EventCoding {
                 let code = try reader.byte()
                 guard let policy = entry(Int(code), of: policies) else { throw newer("event has a policy this evsync does not know (code \(code))") }
                 event.policy = policy
+            case .reason:
+                event.reason = try reader.string()
             }
         }
         return event

@@ -56,6 +56,7 @@ public enum EventJSON {
         if let local = event.local { writer.raw(",\"local\":"); write(local, to: &writer) }
         if let resolved = event.resolved { writer.raw(",\"resolved\":"); write(resolved, to: &writer) }
         if let policy = event.policy { writer.raw(",\"policy\":"); writer.write(string: policy.rawValue) }
+        if let reason = event.reason { writer.raw(",\"reason\":"); writer.write(string: reason) }
         writer.open(UInt8(ascii: "}"))
         return set
     }
@@ -79,7 +80,7 @@ public enum EventJSON {
     /// when the event was written by evsync.
     static func decode(_ bytes: UnsafeRawBufferPointer, encodedSet: inout [UInt8]?) throws -> Event {
         var format: Int64?, seq: Int64?, at: Int64?, version: RemoteVersion?
-        var eventID: String?, entity: String?, recordID: String?, author: String?, policy: ConflictPolicy?
+        var eventID: String?, entity: String?, recordID: String?, author: String?, policy: ConflictPolicy?, reason: String?
         var kind: Event.Kind?, origin: Event.Origin?
         var set: JSONObject = [:], unset: [String] = []
         var server: RecordState?, local: RecordState?, resolved: RecordState?
@@ -112,6 +113,7 @@ public enum EventJSON {
                 else if key.equals("local") { local = state(value) }
                 else if key.equals("resolved") { resolved = state(value) }
                 else if key.equals("policy") { policy = value.stringValue.flatMap(ConflictPolicy.init(rawValue:)) }
+                else if key.equals("reason") { reason = value.stringValue }
                 // Anything else: a field added by a later minor revision of format 1.
             }
         } catch let error as JSONParseError {
@@ -132,7 +134,7 @@ public enum EventJSON {
         }
         return Event(seq: UInt64(seq), eventID: eventID, at: at, entity: entity, recordID: recordID, kind: kind, origin: origin,
                      author: author, set: set, unset: unset, version: version, server: server, local: local,
-                     resolved: resolved, policy: policy)
+                     resolved: resolved, policy: policy, reason: reason)
     }
 
     public static func decode(_ bytes: [UInt8]) throws -> Event {

@@ -176,6 +176,27 @@ struct EventLog: Sendable {
         return result.reversed()
     }
 
+    /// The newest event of one record, found through the history index.
+    func lastEvent(entity: String, id: String, in transaction: Transaction) throws -> Event? {
+        let cursor = try transaction.cursor(views.history)
+        guard try cursor.seek(exactly: Keys.history(entity: entity, id: id)) != nil,
+              let last = try cursor.lastDuplicate() else { return nil }
+        return try event(seq: Keys.sequence(from: last.value), in: transaction)
+    }
+
+    /// The record id that a view key's id part stands for: the part itself,
+    /// or for a hashed one (`Keys.appendID`) the id its first event names.
+    /// - Parameter entityKey: the key's entity part (lower-cased).
+    func recordID(keyPart: String, entityKey: String, in transaction: Transaction) throws -> String {
+        guard keyPart.utf8.first == Keys.hashedIDMark else { return keyPart }
+        let cursor = try transaction.cursor(views.history)
+        // The key's first duplicate: its oldest event.
+        guard let first = try cursor.seek(exactly: Array(keyPart.utf8) + [0] + Array(entityKey.utf8)),
+              let event = try event(seq: Keys.sequence(from: first.value), in: transaction)
+        else { return keyPart }
+        return event.recordID
+    }
+
     /// Every event of record `id` (of any entity), oldest first, found through the history index.
     func history(of id: String, in transaction: Transaction) throws -> [Event] {
         let prefix = Keys.historyPrefix(id: id)
@@ -186,6 +207,7 @@ struct EventLog: Sendable {
             seqs.append(Keys.sequence(from: current.value))
             entry = try cursor.next()
         }
-        return try seqs.sorted().compactMap { try event(seq: $0, in: transaction) }
+        // A hashed key (a long id) names its record's events only.
+        return try seqs.sorted().compactMap { try event(seq: $0, in: transaction) }.filter { $0.recordID == id }
     }
 }

@@ -3,17 +3,30 @@ import Synchronization
 
 /// Record ids: the store's rule, which the CLI contract documents. Ids are
 /// shared with servers, so they fit in a URL path segment untouched: a letter
-/// or digit, then letters, digits, `_` or `-`; at most 128 characters (Kinto's
-/// rule is the same; another remote checks the ids it receives against its own).
+/// or digit, then letters, digits, `_` or `-`; at most 128 characters for an
+/// id made here (`isValid`). A server may hand out longer ones (Kinto sets no
+/// limit): the store holds those up to `maxServerLength` (`isValidServerID`),
+/// under a hashed key in the views (`Keys`).
 public enum RecordID {
+    /// The longest id made here (`add --id`, `import`).
+    public static let maxLength = 128
+    /// The longest id the store holds from a server.
+    public static let maxServerLength = 65_536
+
     public static func isValid(_ id: String) -> Bool {
         var id = id
         return id.withUTF8 { isValid(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Whether `bytes` (UTF-8) spell a valid id.
-    package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }
+    /// Whether `id` is one the store holds from a server: the same characters, up to `maxServerLength`.
+    public static func isValidServerID(_ id: String) -> Bool {
+        var id = id
+        return id.withUTF8 { isValid(UnsafeRawBufferPointer($0), maxLength: maxServerLength) }
+    }
+
+    /// Whether `bytes` (UTF-8) spell a valid id of at most `maxLength` bytes.
+    package static func isValid(_ bytes: UnsafeRawBufferPointer, maxLength: Int = maxLength) -> Bool {
+        guard let first = bytes.first, bytes.count <= maxLength, isAlphanumeric(first) else { return false }
         for index in bytes.indices {
             let byte = bytes[index]
             guard isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") else { return false }
@@ -45,14 +58,32 @@ enum Keys {
     }
 
     /// View key: `entity\0id`, entity lower-cased, so one entity's rows are contiguous and sorted by id.
+    /// The id as `appendID` spells it.
     static func record(entity: String, id: String) -> [UInt8] {
         var key: [UInt8] = []
-        key.reserveCapacity(entity.utf8.count + 1 + id.utf8.count)
+        key.reserveCapacity(entity.utf8.count + 1 + min(id.utf8.count, 65))
         appendLowercased(entity, to: &key)
         key.append(0)
-        key.append(contentsOf: id.utf8)
+        appendID(id, to: &key)
         return key
     }
+
+    /// An id as the views' keys spell it: itself up to `RecordID.maxLength`
+    /// bytes (so every key written before longer ids were held is unchanged);
+    /// a longer id (a server's) as `#` and its SHA-256 in hex, 65 bytes, which
+    /// fits LMDB's 511-byte keys and which no id spells (ids start with a letter
+    /// or digit). The full id is in the record's events (`EventLog.recordID`).
+    static func appendID(_ id: String, to key: inout [UInt8]) {
+        if id.utf8.count <= RecordID.maxLength {
+            key.append(contentsOf: id.utf8)
+        } else {
+            key.append(hashedIDMark)
+            key.append(contentsOf: SHA256.hex(id.utf8).utf8)
+        }
+    }
+
+    /// The first byte of a hashed id in a key.
+    static let hashedIDMark = UInt8(ascii: "#")
 
     static func entityPrefix(_ entity: String) -> [UInt8] {
         var key: [UInt8] = []
@@ -78,15 +109,16 @@ enum Keys {
     /// History key: `id\0entity`, so `history <id>` finds every entity's record of that id by prefix.
     static func history(entity: String, id: String) -> [UInt8] {
         var key: [UInt8] = []
-        key.reserveCapacity(id.utf8.count + 1 + entity.utf8.count)
-        key.append(contentsOf: id.utf8)
+        key.reserveCapacity(min(id.utf8.count, 65) + 1 + entity.utf8.count)
+        appendID(id, to: &key)
         key.append(0)
         appendLowercased(entity, to: &key)
         return key
     }
 
     static func historyPrefix(id: String) -> [UInt8] {
-        var key = Array(id.utf8)
+        var key: [UInt8] = []
+        appendID(id, to: &key)
         key.append(0)
         return key
     }

@@ -17,15 +17,22 @@ public struct RemotePage: Sendable {
 
     package private(set) var bytes: [UInt8] = []
     package private(set) var entries: [Entry] = []
+    /// Records of the page the store cannot hold, in page order.
+    public var skipped: [SkippedRecord] = []
+    /// Set on the first page of a pull the remote started again from the
+    /// beginning, having found the server's data older than the cursor it was
+    /// given (a server restored from a backup): the sync says so.
+    public var isReread = false
     /// How many records the server announced in all, when it did.
     public var total: Int?
     /// Where the next pull starts once this page is stored: the remote's
     /// cursor after its last record. Stored with the page, in one transaction.
     public var cursor: RemoteCursor?
 
-    public init(records: [RemoteRecord], cursor: RemoteCursor?, total: Int? = nil) {
+    public init(records: [RemoteRecord], skipped: [SkippedRecord] = [], cursor: RemoteCursor?, total: Int? = nil) {
         self.total = total
         self.cursor = cursor
+        self.skipped = skipped
         var id: [UInt8] = []
         for record in records {
             append(idBuffer: &id) { writer, id in
@@ -38,16 +45,24 @@ public struct RemotePage: Sendable {
 
     package init() {}
 
-    /// Appends the record that `read` reads: it writes the fields (nothing
+    /// Appends the record that `readRecord` reads: it writes the fields (nothing
     /// for a tombstone), puts the id's bytes in its second argument (empty on
     /// entry; `idBuffer`, kept from call to call) and returns the version.
-    /// - Returns: false, having appended nothing, when `read` returns nil.
+    /// - Returns: false, having appended nothing, when `readRecord` returns nil
+    ///   (and nothing either when it throws).
     @discardableResult
     package mutating func append(idBuffer: inout [UInt8],
-                         _ read: (inout JSONWriter, inout [UInt8]) throws -> (version: RemoteVersion, isTombstone: Bool)?) rethrows -> Bool {
+                         _ readRecord: (inout JSONWriter, inout [UInt8]) throws -> (version: RemoteVersion, isTombstone: Bool)?) rethrows -> Bool {
         let start = bytes.count
         idBuffer.removeAll(keepingCapacity: true)
-        guard let (version, isTombstone) = try JSONWriter.append(to: &bytes, { try read(&$0, &idBuffer) }) else {
+        let read: (version: RemoteVersion, isTombstone: Bool)?
+        do {
+            read = try JSONWriter.append(to: &bytes, { try readRecord(&$0, &idBuffer) })
+        } catch {
+            bytes.removeSubrange(start...)  // what was written of the record before the error
+            throw error
+        }
+        guard let (version, isTombstone) = read else {
             bytes.removeSubrange(start...)
             return false
         }
@@ -62,6 +77,8 @@ public struct RemotePage: Sendable {
     /// Appends the records of `other`, after these, and takes its cursor.
     package mutating func append(contentsOf other: RemotePage) {
         cursor = other.cursor ?? cursor
+        skipped += other.skipped
+        isReread = isReread || other.isReread
         let offset = bytes.count
         bytes.append(contentsOf: other.bytes)
         entries.reserveCapacity(entries.count + other.entries.count)

@@ -14,6 +14,24 @@ public struct RemoteRecord: Sendable, Equatable {
     }
 }
 
+/// A server record the store cannot hold (no id, no version, not an object,
+/// a value it cannot read): a pull passes over it, logging a `skipped` event
+/// with the reason, and the rest of the page goes on.
+public struct SkippedRecord: Sendable, Equatable {
+    /// The record's id; nil when the server gave none the store can use (`reason` quotes what it gave).
+    public var id: String?
+    /// The server's version of the record, when it gave one.
+    public var version: RemoteVersion?
+    /// Why it was skipped, for people: `history`, `sync` and `log tail` show it.
+    public var reason: String
+
+    public init(id: String?, version: RemoteVersion?, reason: String) {
+        self.id = id
+        self.version = version
+        self.reason = reason
+    }
+}
+
 /// A local change still to push, as a conditional write: it applies only if
 /// the server's record is still the version the local change was based on.
 /// The outbox view says which records have one; the log says which.

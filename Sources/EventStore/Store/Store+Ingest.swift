@@ -31,7 +31,8 @@ extension Store {
             self.estimate = estimate
         }
 
-        package var isEmpty: Bool { page.entries.isEmpty }
+        /// Nothing to write: no record, no skipped one, no cursor to move.
+        package var isEmpty: Bool { page.entries.isEmpty && page.skipped.isEmpty && page.cursor == nil }
 
         /// True once writing the batch would dirty about the budget's pages, or hold the most records a batch may.
         package var isFull: Bool {
@@ -62,11 +63,14 @@ extension Store {
     /// for the log through the writer.
     /// - Parameter remote: the remote's address: who the remote events are
     ///   credited to, and whose pull cursor the batch's cursor is (`pullCursor`).
-    /// - Returns: how many records were appended as new without a fold.
+    /// Records the page could not hold (`page.skipped`) are each logged as a
+    /// `skipped` event, unless the record's last event is that same skip
+    /// (the page read again after a crash or a server restore).
+    /// - Returns: how many records were appended as new without a fold, and the skips logged.
     package func ingest(_ batch: PullBatch, entity: String, from remote: String,
-                        fold: (RemoteRecord, inout IngestWriter) throws -> Void) throws(StoreError) -> Int {
+                        fold: (RemoteRecord, inout IngestWriter) throws -> Void) throws(StoreError) -> (created: Int, skipped: [SkippedRecord]) {
         let page = batch.page
-        guard !page.entries.isEmpty else { return 0 }
+        guard !batch.isEmpty else { return (0, []) }
         return try write { appender in
             var writer = IngestWriter(appender: appender)
             defer { appender = writer.appender }
@@ -84,10 +88,15 @@ extension Store {
                 // pages all over the store's trees: keep the resident set to the work in flight.
                 if count % 16 == 15 { environment.releaseMappedPages(beyond: Self.mappedPageBudget) }
             }
+            var skipped: [SkippedRecord] = []
+            for record in page.skipped where try writer.appendSkipped(record, entity: entity, at: at, author: remote) {
+                skipped.append(record)
+            }
+            if !skipped.isEmpty { try addSkippedCount(skipped.count, in: writer.appender.transaction) }
             if let cursor = page.cursor {
                 try setMeta(MetaKey.cursor(remote: remote, entity: entity), cursor.token, in: writer.appender.transaction)
             }
-            return created
+            return (created, skipped)
         }
     }
 
@@ -118,7 +127,7 @@ extension Store {
             var states: [JSONObject?] = []
             for event in try appender.log.history(of: id, in: appender.transaction) where event.entity == entity {
                 projection.apply(event)
-                if event.origin == .local { states.append(projection.row) } else { states.removeAll() }
+                if event.origin == .local { states.append(projection.row) } else if event.kind != .skipped { states.removeAll() }
             }
             return states
         }
@@ -126,6 +135,19 @@ extension Store {
         /// Appends `event`; `current` is the record's projection read in this transaction.
         package mutating func append(_ event: Event, current: RecordProjection) throws {
             try appender.append(event, current: current)
+        }
+
+        /// Logs a server record the store could not hold, unless its last event is already this skip.
+        /// - Returns: whether it appended the event.
+        fileprivate mutating func appendSkipped(_ skipped: SkippedRecord, entity: String, at: Int64, author: String) throws -> Bool {
+            if let id = skipped.id, let last = try appender.log.lastEvent(entity: entity, id: id, in: appender.transaction),
+               last.kind == .skipped, last.version == skipped.version, last.reason == skipped.reason {
+                return false
+            }
+            try appender.append(Event(eventID: RecordID.generate(), at: at, entity: entity, recordID: skipped.id ?? "",
+                                      kind: .skipped, origin: .remote, author: author, version: skipped.version,
+                                      reason: skipped.reason))
+            return true
         }
 
         /// Appends a record new to the store as it comes, without decoding its fields.
@@ -145,6 +167,7 @@ extension Store {
     /// The next pending operations of an entity, in key order after `after` (which is moved past them).
     package func pendingOperations(entity: String, after: inout [UInt8]?, limit: Int) throws(StoreError) -> [RemoteOperation] {
         let prefix = Keys.entityPrefix(entity)
+        let entityKey = String(decoding: prefix.dropLast(), as: UTF8.self)
         var lastKey = after
         let operations = try read { transaction in
             let cursor = try transaction.cursor(log.views.outbox)
@@ -153,7 +176,8 @@ extension Store {
             while let current = entry, current.key.starts(with: prefix), operations.count < limit {
                 let key = Array(current.key)
                 lastKey = key
-                let id = String(decoding: key[prefix.count...], as: UTF8.self)
+                let id = try log.recordID(keyPart: String(decoding: key[prefix.count...], as: UTF8.self), entityKey: entityKey,
+                                          in: transaction)
                 let projection = try log.views.projection(key: key, in: transaction)
                 switch (projection.row, projection.shadow, projection.version) {
                 case (let row?, nil, _):

@@ -5,6 +5,8 @@ extension Store {
     enum MetaKey {
         static let remote = "remote"
         static let lastSync = "last-sync"
+        /// How many server records syncs have skipped (each a `skipped` event), as decimal text.
+        static let skippedRecords = "skipped-records"
         /// Where a pull of one entity from one remote stopped.
         static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
     }
@@ -38,6 +40,20 @@ extension Store {
     /// Where the last pull of `entity` from `remote` stopped; nil before the first.
     package func pullCursor(remote: String, entity: String) throws(StoreError) -> RemoteCursor? {
         try read { try meta(MetaKey.cursor(remote: remote, entity: entity), in: $0) }.map(RemoteCursor.init)
+    }
+
+    /// How many server records syncs have skipped so far (each logged as a `skipped` event).
+    public func skippedRecords() throws(StoreError) -> Int {
+        try read { try skippedCount(in: $0) }
+    }
+
+    func skippedCount(in transaction: Transaction) throws -> Int {
+        try meta(MetaKey.skippedRecords, in: transaction).flatMap { Int($0) } ?? 0
+    }
+
+    /// Counts skips logged in this transaction: a counter beside the log, so that `status` need not read the log.
+    func addSkippedCount(_ count: Int, in transaction: Transaction) throws {
+        try setMeta(MetaKey.skippedRecords, String(try skippedCount(in: transaction) + count), in: transaction)
     }
 
     /// The last sync that finished: when, and its result.

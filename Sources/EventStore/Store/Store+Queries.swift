@@ -41,7 +41,7 @@ extension Store {
     /// One record, now or as it was at `asOf`; nil if it did not exist then.
     public func record(_ entityName: String, id: String, asOf point: LogPoint? = nil) throws(StoreError) -> Record? {
         let schema = try entity(entityName)
-        try Self.checkID(id)
+        try Self.checkID(id, fromServer: true)
         return try read { transaction in
             let fields: JSONObject?
             if let point {
@@ -78,20 +78,25 @@ extension Store {
     /// Every record of `entity` (its canonical name) in the views, sorted by id.
     func records(of entity: String, in transaction: Transaction) throws -> [Record] {
         var records: [Record] = []
+        var hashed = false
         try forEachRow(of: entity, in: transaction) { id, fields in
+            hashed = hashed || id.utf8.count > RecordID.maxLength
             records.append(Record(entity: entity, id: id, fields: fields))
         }
+        // Keys are in id order, except a long id's, which is its hash.
+        if hashed { records.sort { $0.id < $1.id } }
         return records
     }
 
     func forEachRow(of entity: String, in transaction: Transaction, _ body: (String, JSONObject) throws -> Void) throws {
         let prefix = Keys.entityPrefix(entity)
+        let entityKey = String(decoding: prefix.dropLast(), as: UTF8.self)
         let cursor = try transaction.cursor(log.views.records)
         var entry = try cursor.seek(atLeast: prefix)
         while let current = entry, current.key.starts(with: prefix) {
             if let row = try RecordEntry.row(in: current.value) {
-                let id = String(decoding: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]), as: UTF8.self)
-                try body(id, try RecordEntry.decodeFields(row))
+                let keyPart = String(decoding: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]), as: UTF8.self)
+                try body(try log.recordID(keyPart: keyPart, entityKey: entityKey, in: transaction), try RecordEntry.decodeFields(row))
             }
             entry = try cursor.next()
         }
@@ -99,7 +104,7 @@ extension Store {
 
     /// Every event of the record(s) with this id, oldest first.
     public func history(of id: String) throws(StoreError) -> [Event] {
-        try Self.checkID(id)
+        try Self.checkID(id, fromServer: true)
         return try read { try log.history(of: id, in: $0) }
     }
 

@@ -246,7 +246,7 @@ public final class Store: Sendable {
     @discardableResult
     public func edit(_ entityName: String, id: String, set: JSONObject = [:], unset: [String] = []) throws(StoreError) -> Event? {
         let schema = try entity(entityName)
-        try Self.checkID(id)
+        try Self.checkID(id, fromServer: true)
         do {
             for (field, value) in set { try schema.validate(field: field, value: value) }
             if let unknown = unset.first(where: { !schema.hasField($0) }) {
@@ -278,7 +278,7 @@ public final class Store: Sendable {
     @discardableResult
     public func delete(_ entityName: String, id: String) throws(StoreError) -> Event {
         let schema = try entity(entityName)
-        try Self.checkID(id)
+        try Self.checkID(id, fromServer: true)
         return try write { appender in
             guard try log.views.projection(entity: schema.name, id: id, in: appender.transaction).row != nil else {
                 throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")
@@ -292,9 +292,12 @@ public final class Store: Sendable {
         do { return try schemas.schema(named: name) } catch { throw StoreError.wrap(error) }
     }
 
-    static func checkID(_ id: String) throws(StoreError) {
-        guard RecordID.isValid(id) else {
-            throw StoreError(.invalidData, "invalid record id '\(id)': use letters, digits, '_' and '-', starting with a letter or digit, at most 128 characters")
+    /// - Parameter fromServer: the id names a record that may have come from a server, whose ids may be longer
+    ///   (`RecordID.isValidServerID`); a new id must keep the store's own rule.
+    static func checkID(_ id: String, fromServer: Bool = false) throws(StoreError) {
+        guard fromServer ? RecordID.isValidServerID(id) : RecordID.isValid(id) else {
+            let shown = id.count > 40 ? String(id.prefix(40)) + "…" : id
+            throw StoreError(.invalidData, "invalid record id '\(shown)': use letters, digits, '_' and '-', starting with a letter or digit, at most \(fromServer ? RecordID.maxServerLength : RecordID.maxLength) characters")
         }
     }
 }

@@ -8,12 +8,15 @@ public struct StoreStatus: Sendable, Equatable {
     public var pendingRecords: Int
     /// Local events not yet acknowledged by a server.
     public var unacknowledgedEvents: Int
+    /// Server records syncs have skipped, unable to store them (each a `skipped` event).
+    public var skippedRecords = 0
 }
 
 extension Store {
     public func status() throws(StoreError) -> StoreStatus {
         try read { transaction in
             var status = StoreStatus(events: try log.lastSeq(in: transaction), records: [:], pendingRecords: 0, unacknowledgedEvents: 0)
+            status.skippedRecords = try skippedCount(in: transaction)
             for schema in schemas.entities { status.records[schema.name] = 0 }
             // Records are sorted by entity: count each run of one prefix, naming the entity once per run.
             let names = Dictionary(schemas.entities.map { ($0.name.lowercased(), $0.name) }, uniquingKeysWith: { first, _ in first })
@@ -32,13 +35,15 @@ extension Store {
             // For each record waiting in the outbox, its local events since the server last spoke of it.
             let outbox = try transaction.cursor(log.views.outbox)
             let history = try transaction.cursor(log.views.history)
+            let skippedCode = ViewDatabases.kindCodes[.skipped]
             entry = try outbox.first()
             while let current = entry, let (entity, id) = Keys.split(current.key) {
                 status.pendingRecords += 1
                 if try history.seek(exactly: Keys.history(entity: entity, id: id)) != nil {
                     var dup = try history.lastDuplicate()
-                    while let value = dup?.value, value.count == 10, value[9] == 0 {
-                        status.unacknowledgedEvents += 1
+                    // Local events back to the server's last word; a skipped record was not one.
+                    while let value = dup?.value, value.count == 10, value[9] == 0 || value[8] == skippedCode {
+                        if value[9] == 0 { status.unacknowledgedEvents += 1 }
                         dup = try history.previousDuplicate()
                     }
                 }

@@ -50,6 +50,8 @@ public struct RecordProjection: Sendable, Equatable {
             row = event.resolved?.fields
             shadow = event.server?.fields
             version = event.version
+        case (.skipped, _):
+            break  // the record was not stored: nothing changes
         }
     }
 

@@ -55,8 +55,8 @@ struct ViewDatabases: Sendable {
         return bytes
     }
 
-    /// A kind's byte in history entries: its position among `Event.Kind`'s cases.
-    private static let kindCodes = Dictionary(uniqueKeysWithValues: Event.Kind.allCases.enumerated().map { ($1, UInt8($0)) })
+    /// A kind's byte in history entries: its position among `Event.Kind`'s cases (new kinds go last).
+    static let kindCodes = Dictionary(uniqueKeysWithValues: Event.Kind.allCases.enumerated().map { ($1, UInt8($0)) })
 
     // MARK: Writing
 
@@ -64,6 +64,13 @@ struct ViewDatabases: Sendable {
     /// - Parameter current: the record's projection, when the caller has just read it in this transaction.
     /// - Parameter encodedSet: `event.set` encoded, which is the new row of a local creation.
     func apply(_ event: Event, in transaction: Transaction, current: RecordProjection? = nil, encodedSet: [UInt8]? = nil) throws {
+        if event.kind == .skipped {
+            // Only `history` knows of a skipped record; one without a usable id has no entry to ask for.
+            if !event.recordID.isEmpty {
+                try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
+            }
+            return
+        }
         let key = Keys.record(entity: event.entity, id: event.recordID)
         var projection = try current ?? projection(key: key, in: transaction)
         let before = projection

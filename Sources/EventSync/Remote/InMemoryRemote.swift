@@ -26,6 +26,10 @@ public final class InMemoryRemote: SyncRemote, Sendable {
 
     public func batchLimit() -> Int { 25 }
 
+    public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool {
+        Self.clock(of: version.token) < Self.clock(of: other.token)
+    }
+
     private static func version(_ clock: Int64) -> RemoteVersion { RemoteVersion("v\(clock)") }
 
     /// The counter behind a version or cursor token (`v1001`); 0 for a token not of this remote.

@@ -34,16 +34,28 @@ public protocol SyncRemote: AnyObject {
 
     /// Applies conditional writes, returning one outcome per operation, in order.
     func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome]
+
+    /// Whether `version` is older than `other`, for a server whose versions
+    /// are ordered (Kinto's timestamps): a pull never takes a record back to
+    /// an older version than the log has (a duplicate in a page, a server
+    /// going backwards). False when the server's versions have no order.
+    func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool
 }
 
 extension SyncRemote {
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {}
+
+    public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool { false }
 }
 
 /// What the server did with one operation.
 public enum RemoteOutcome: Sendable, Equatable {
     /// Applied; the record's new version.
     case applied(version: RemoteVersion)
+    /// Applied, but the server answered with a record other than the one
+    /// sent (other fields, not just the server's own members): `current` is
+    /// what it holds, folded in as the server's state, never acknowledged as ours.
+    case appliedDifferently(current: RemoteRecord)
     /// The precondition failed; the server's current record (a tombstone, or nil when it has none).
     case preconditionFailed(current: RemoteRecord?)
     /// The record is not on the server (deleting what is already gone).

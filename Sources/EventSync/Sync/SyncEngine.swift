@@ -134,15 +134,17 @@ public final class SyncEngine: Sendable {
         func write() throws {
             guard !batch.isEmpty else { return }
             var pending = report
-            let created = try store.ingest(batch, entity: schema.name, from: remote.address) { record, writer in
+            let (created, skipped) = try store.ingest(batch, entity: schema.name, from: remote.address) { record, writer in
                 try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: remote.address,
-                         writer: &writer, report: &pending)
+                         writer: &writer, report: &pending, isOlder: remote.isVersion(_:olderThan:))
             }
             pending.pulled += created
+            pending.skipped += skipped.map { Skip(entity: schema.name, id: $0.id, reason: $0.reason) }
             report = pending
             batch = try store.makePullBatch()
         }
         try remote.changes(of: schema, since: since) { page in
+            if page.isReread { report.reread.append(schema.name) }
             batch.append(page)
             if batch.isFull { try write() }
             step.records += page.entries.count
@@ -155,9 +157,13 @@ public final class SyncEngine: Sendable {
     }
 
     /// Appends the event (if any) that a server record means for the log, and counts it.
+    /// - Parameter isOlder: the remote's order of versions: with `checkVersion`, a record older than the
+    ///   version the log has (a duplicate in a page, a server going backwards) writes nothing.
     private func fold(_ record: RemoteRecord, entity: String, policy: ConflictPolicy, checkVersion: Bool, author: String,
-                      writer: inout Store.IngestWriter, report: inout SyncReport) throws {
+                      writer: inout Store.IngestWriter, report: inout SyncReport,
+                      isOlder: (RemoteVersion, RemoteVersion) -> Bool = { _, _ in false }) throws {
         let projection = try writer.projection(entity: entity, id: record.id)
+        if checkVersion, let known = projection.version, isOlder(record.version, known) { return }
         let outcome = try RemoteFold.fold(record, into: projection, policy: policy, checkVersion: checkVersion) {
             try writer.unacknowledgedLocalStates(entity: entity, id: record.id)
         }
@@ -238,6 +244,10 @@ public final class SyncEngine: Sendable {
         switch outcome {
         case .applied(let version):
             try ack(version)
+        case .appliedDifferently(let current):
+            // The server holds something other than what we sent: that is its state, merged as if pulled.
+            try fold(current, entity: entity, policy: policy, checkVersion: false, author: author, writer: &writer, report: &report)
+            return true
         case .preconditionFailed(let current?) where RecordState(current.fields) == sent:
             // The server already holds exactly what we sent (our earlier push, never acknowledged).
             try ack(current.version)

@@ -16,6 +16,11 @@ public struct SyncReport: Sendable, Equatable {
     public var conflicts = 0
     /// Changes the server refused (validation, permissions), with its reasons. They stay pending.
     public var rejected: [Rejection] = []
+    /// Server records that could not be stored, passed over (each logged as a `skipped` event); the sync went on.
+    public var skipped: [Skip] = []
+    /// Entities whose server data turned out older than the last pull (a
+    /// server restored from a backup), so they were read again from the start.
+    public var reread: [String] = []
     /// Set when the sync stopped on an error; what was done before it is kept.
     public var error: String?
     /// True when the sync was asked to stop and did so between pages.
@@ -25,8 +30,25 @@ public struct SyncReport: Sendable, Equatable {
 
     public var result: Result {
         if error != nil || !rejected.isEmpty { return .failed }
-        return pulled + deletedHere + pushed + deletedThere + conflicts > 0 ? .newData : .noData
+        return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count > 0 ? .newData : .noData
     }
+}
+
+/// A server record a pull could not store, and why; logged as a `skipped` event.
+public struct Skip: Sendable, Equatable, CustomStringConvertible {
+    public let entity: String
+    /// The record's id; nil when the server gave none usable.
+    public let id: String?
+    public let reason: String
+
+    public init(entity: String, id: String?, reason: String) {
+        self.entity = entity
+        self.id = id
+        self.reason = reason
+    }
+
+    /// `Holiday abc: it has no last_modified`: the form `sync` prints.
+    public var description: String { "\(entity) \(id ?? "(no usable id)"): \(reason)" }
 }
 
 /// A local change the server refused, and why. It stays pending.

@@ -124,7 +124,7 @@ enum LogCommands {
         the remote and the last successful sync.
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, remote, lastSync, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, remote, lastSync, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status()
@@ -137,6 +137,7 @@ enum LogCommands {
                 "records": .object(status.records.mapValues { .number(Double($0)) }),
                 "pendingRecords": .number(Double(status.pendingRecords)),
                 "unacknowledgedEvents": .number(Double(status.unacknowledgedEvents)),
+                "skippedRecords": .number(Double(status.skippedRecords)),
                 "remote": remote.map(JSONValue.string) ?? .null,
                 "lastSync": lastSync.map { ["at": .string($0.iso8601), "result": .string($0.result.rawValue)] } ?? .null,
             ]
@@ -145,6 +146,9 @@ enum LogCommands {
             var rows = [["store", store.directory], ["events", "\(status.events)"]]
             rows += status.records.keys.sorted().map { [$0, "\(status.records[$0] ?? 0) records"] }
             rows.append(["to push", "\(status.pendingRecords) records (\(status.unacknowledgedEvents) local events not yet acknowledged by a server)"])
+            if status.skippedRecords > 0 {
+                rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
+            }
             rows.append(["remote", remote ?? "none yet (evsync sync --remote URL)"])
             rows.append(["last sync", lastSync.map { "\($0.iso8601) (\($0.result.rawValue))" } ?? "never"])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))

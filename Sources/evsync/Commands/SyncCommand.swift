@@ -27,7 +27,7 @@ enum SyncCommand {
             Option("--remote-type", value: "TYPE", help: "the server's type where the URL cannot tell (or EVSYNC_REMOTE_TYPE): \(RemoteChoice.Kind.known)"),
             Option("--conflicts", value: "server-wins|client-wins",
                    help: "who wins a field changed on both sides (default server-wins)"),
-            Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", …}"#),
+            Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", "skipped", …}"#),
             Option("--watch", value: "SECONDS", help: "sync again every SECONDS until interrupted"),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
             Option("--allow-insecure-auth", help: "send credentials over plain http to another machine (or EVSYNC_ALLOW_INSECURE_AUTH=1)"),
@@ -92,6 +92,7 @@ enum SyncCommand {
             print(arguments.has("--json") ? SyncCommand.json(report) : SyncCommand.summary(report))
             fflush(nil)
             for rejection in report.rejected { printError("evsync: the server refused \(rejection)") }
+            warn(report)
             guard let interval, !interruption.requested() else {
                 if !report.rejected.isEmpty { throw CLIError(.failure, "\(report.rejected.count) change(s) refused by the server; they stay pending") }
                 return
@@ -147,6 +148,10 @@ enum SyncCommand {
             "deletedThere": .number(Double(report.deletedThere)),
             "conflicts": .number(Double(report.conflicts)),
             "rejected": .array(report.rejected.map { .string($0.description) }),
+            "skipped": .array(report.skipped.map { skip in
+                ["entity": .string(skip.entity), "id": skip.id.map(JSONValue.string) ?? .null, "reason": .string(skip.reason)]
+            }),
+            "reread": .array(report.reread.map(JSONValue.string)),
         ]
         if report.interrupted { object["interrupted"] = true }
         if let error = report.error { object["error"] = .string(error) }
@@ -156,8 +161,22 @@ enum SyncCommand {
     static func summary(_ report: SyncReport) -> String {
         if report.result == .noData, !report.interrupted { return "nothing to do: already in sync" }
         var text = "sync \(report.result == .failed ? "finished with refusals" : "completed"): pulled \(report.pulled), deleted here \(report.deletedHere), pushed \(report.pushed), deleted on the server \(report.deletedThere), conflicts \(report.conflicts)"
+        if !report.skipped.isEmpty { text += ", skipped \(report.skipped.count)" }
         if report.interrupted { text += " (interrupted; run sync again to finish)" }
         return text
+    }
+
+    /// What went on despite something odd on the server, one line each on
+    /// stderr: the sync did what it could, so it still exits 0.
+    static func warn(_ report: SyncReport) {
+        for entity in report.reread {
+            printError("evsync: the server's \(entity) data is older than the last sync (restored from a backup?): read it again from the start")
+        }
+        let shown = 10
+        for skip in report.skipped.prefix(shown) { printError("evsync: skipped a server record that cannot be stored: \(skip)") }
+        if report.skipped.count > shown {
+            printError("evsync: … and \(report.skipped.count - shown) more skipped records (sync --json lists them all)")
+        }
     }
 
     @Sendable static func showProgress(_ step: SyncProgress) {

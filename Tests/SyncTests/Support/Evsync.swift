@@ -130,8 +130,10 @@ struct StatusJSON: Sendable {
     var pendingRecords: Int
     var unacknowledgedEvents: Int
     var records: [String: Int]
+    var skippedRecords: Int
 
     init(_ object: JSONObject) {
+        skippedRecords = object["skippedRecords"]?.int64Value.map(Int.init) ?? -1
         events = object["events"]?.int64Value.map(Int.init) ?? -1
         pendingRecords = object["pendingRecords"]?.int64Value.map(Int.init) ?? -1
         unacknowledgedEvents = object["unacknowledgedEvents"]?.int64Value.map(Int.init) ?? -1
@@ -150,6 +152,9 @@ struct SyncJSON: Sendable, CustomStringConvertible {
     var rejected: [String]
     var interrupted: Bool
     var error: String?
+    /// `skipped`: each server record passed over, as entity, id (nil when none usable) and reason.
+    var skipped: [(entity: String, id: String?, reason: String)]
+    var reread: [String]
 
     init(_ text: String) throws {
         let object = try JSONParser.parse(text).objectValue ?? [:]
@@ -163,6 +168,11 @@ struct SyncJSON: Sendable, CustomStringConvertible {
         rejected = object["rejected"]?.arrayValue?.compactMap(\.stringValue) ?? []
         interrupted = object["interrupted"]?.boolValue ?? false
         error = object["error"]?.stringValue
+        skipped = (object["skipped"]?.arrayValue ?? []).map { item in
+            let item = item.objectValue ?? [:]
+            return (item["entity"]?.stringValue ?? "?", item["id"]?.stringValue, item["reason"]?.stringValue ?? "?")
+        }
+        reread = object["reread"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
     var description: String {

@@ -1,0 +1,170 @@
+@testable import EventStore
+@testable import EventSync
+@testable import KintoAdapter
+import TestSupport
+import Foundation
+import Testing
+
+/// Records another client wrote through Kinto's API that evsync cannot store,
+/// and servers that go backwards: against a real Kinto server, through the CLI.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
+struct ServerRecordSkipTests {
+    /// A value nested `levels` deep: Kinto accepts 300; evsync's parser reads fewer.
+    private func nested(_ levels: Int) -> JSONValue {
+        var value: JSONValue = 1
+        for _ in 0..<levels { value = .array([value]) }
+        return value
+    }
+
+    /// Writes a record as a web app would, checking only the status (its answer may be too deep to read).
+    private func putRaw(_ fx: SyncFixture, _ pathID: String, _ fields: JSONObject) async throws {
+        let response = try await fx.web.request("PUT", "/buckets/\(fx.web.bucket)/collections/holidays/records/\(pathID)",
+                                                body: ["data": .object(fields)])
+        #expect([200, 201].contains(response.status), "PUT \(pathID): \(response)")
+    }
+
+    @Test func aRecordThatCannotBeStoredIsSkippedAndTheSyncGoesOn() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let good = newID()
+        try await fx.web.put(good, holiday("Good"))
+        try await putRaw(fx, "deep1", ["name": "Deep", "date": "2026-01-01", "deep": nested(300)])
+        try await putRaw(fx, "abc%0A", holiday("Id ending in a newline"))  // Kinto's id check lets "abc\n" through
+        try await fx.cli.add(id: "local1", ["name=Local", "date=2026-03-03"])
+
+        let output = try await fx.sync()
+        #expect(output.status == 0, "a sync that skipped records did what it could: \(output)")
+        let report = try SyncJSON(try #require(output.stdoutLines.last))
+        #expect(report.result == "newData")
+        #expect(report.pulled == 1)
+        #expect(report.pushed == 1, "the push still runs")
+        #expect(try await fx.web.get("local1")?.fields == holiday("Local", date: "2026-03-03"))
+        #expect(report.skipped.count == 2, "\(report.skipped)")
+        let deep = try #require(report.skipped.first { $0.id == "deep1" })
+        #expect(deep.entity == "Holiday" && deep.reason.contains("cannot be read"), "\(deep)")
+        let newline = try #require(report.skipped.first { $0.id == nil })
+        #expect(newline.reason.contains(#""abc\n" is not a valid Kinto id"#), "\(newline)")
+        #expect(output.stderr.contains("evsync: skipped a server record that cannot be stored: Holiday deep1: it cannot be read"),
+                "\(output.stderr)")
+
+        #expect(try await fx.cli.status().skippedRecords == 2)
+        #expect(try await fx.cli.show("Holiday", "deep1") == nil, "a skipped record is in no table")
+        let history = try await fx.cli.history("deep1")
+        #expect(history.count == 1)
+        #expect(history.first?["kind"] == "skipped")
+        #expect(history.first?["origin"] == "remote")
+        #expect(history.first?["reason"]?.stringValue?.contains("cannot be read") == true)
+        let text = try await fx.cli.ok(["history", "deep1"])
+        #expect(text.contains("skipped") && text.contains("not stored: it cannot be read"), "\(text)")
+        #expect(try await fx.cli.verifyViews().status == 0)
+
+        // The cursor moved past them: the next sync records nothing again.
+        let events = try await fx.cli.status().events
+        let again = try await fx.syncReport()
+        #expect(again.result == "noData" && again.skipped.isEmpty, "\(again)")
+        #expect(try await fx.cli.status().events == events)
+
+        // A later version the store can hold is stored as usual.
+        try await fx.web.put("deep1", holiday("Deep, fixed"))
+        let fixed = try await fx.syncReport()
+        #expect(fixed.pulled == 1 && fixed.skipped.isEmpty, "\(fixed)")
+        #expect(try await fx.cli.show("Holiday", "deep1") == holiday("Deep, fixed"))
+        #expect(try await fx.cli.status().skippedRecords == 2)
+    }
+
+    @Test func aServerRestoredFromABackupIsReadAgainFromTheStart() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let (kept, lost, fromBackup) = (newID(), newID(), newID())
+        try await fx.web.put(kept, holiday("Kept"))
+        // The newest change is an hour ahead: Kinto takes a last_modified given in the future (up to a day).
+        let future = Int64(Date().timeIntervalSince1970 * 1000) + 3_600_000
+        try await fx.web.put(lost, holiday("Lost in the restore").merging(["last_modified": .number(Double(future))]) { $1 })
+        #expect(try await fx.syncReport().pulled == 2)
+
+        // The server goes back to an older state: the collection is recreated from a backup
+        // (fewer records, older than what this store pulled last).
+        let collection = "/buckets/\(fx.web.bucket)/collections/holidays"
+        #expect(try await fx.web.request("DELETE", collection).status == 200)
+        #expect([200, 201].contains(try await fx.web.request("PUT", collection, body: ["data": [:]]).status))
+        try await fx.web.put(kept, holiday("Kept, as the backup had it"))
+        try await fx.web.put(fromBackup, holiday("Only in the backup"))
+        #expect(try await fx.web.timestamp(in: "holidays") < future)
+
+        let output = try await fx.sync()
+        #expect(output.status == 0, "\(output)")
+        let report = try SyncJSON(try #require(output.stdoutLines.last))
+        #expect(report.reread == ["Holiday"], "\(report)")
+        #expect(report.pulled == 2, "\(report)")
+        #expect(output.stderr.contains("the server's Holiday data is older than the last sync"), "\(output.stderr)")
+        #expect(try await fx.cli.show("Holiday", fromBackup) == holiday("Only in the backup"))
+        #expect(try await fx.cli.show("Holiday", kept) == holiday("Kept, as the backup had it"))
+        // The normal rules: a record the server lost, in step here, stays here and is not pushed.
+        #expect(try await fx.cli.show("Holiday", lost) == holiday("Lost in the restore"))
+        #expect(try await fx.cli.status().pendingRecords == 0)
+
+        // Once read again, the next sync has nothing to do.
+        let again = try await fx.syncReport()
+        #expect(again.result == "noData" && again.reread.isEmpty, "\(again)")
+    }
+}
+
+/// Ids longer than evsync makes: Kinto accepts them, so the store holds them
+/// (under a hashed key in the views) and every command reaches them.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
+struct LongServerIDTests {
+    @Test func aRecordWithA5000CharacterIdIsPulledShownEditedAndPushed() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let long = "L" + String(repeating: "0123456789", count: 500)
+        let alsoLong = "L" + String(repeating: "0123456789", count: 500) + "x"
+        try await fx.web.put(long, holiday("Long"))
+        try await fx.web.put(alsoLong, holiday("Also long"))
+        try await fx.web.put("short", holiday("Short"))
+
+        let report = try await fx.syncReport()
+        #expect(report.pulled == 3 && report.skipped.isEmpty, "\(report)")
+        let listed = try await fx.cli.list()
+        #expect(listed.ids == [long, alsoLong, "short"].sorted(), "list shows the full ids, sorted")
+        #expect(try await fx.cli.show("Holiday", long) == holiday("Long"))
+        #expect(try await fx.cli.history(alsoLong).map { $0["id"]?.stringValue } == [alsoLong])
+
+        try await fx.cli.edit(long, ["details=edited here"])
+        #expect(try await fx.cli.status().pendingRecords == 1)
+        let pushed = try await fx.syncReport()
+        #expect(pushed.pushed == 1, "\(pushed)")
+        #expect(try await fx.web.get(long)?.fields == holiday("Long", details: "edited here"))
+        #expect(try await fx.cli.status().pendingRecords == 0)
+
+        try await fx.web.delete(alsoLong)
+        #expect(try await fx.syncReport().deletedHere == 1)
+        #expect(try await fx.cli.show("Holiday", alsoLong) == nil)
+        #expect(try await fx.cli.verifyViews().status == 0)
+        // A new id made here keeps the store's own rule.
+        let refused = try await fx.cli.run(["add", "Holiday", "--id", long, "name=X", "date=2026-01-01"])
+        #expect(refused.status == 65 && refused.stderr.contains("at most 128 characters"), "\(refused)")
+    }
+}
+
+extension ServerRecordSkipTests {
+    @Test func aPushMetByARecordTooDeepToReadIsRefusedAloneAndTheOthersGoThrough() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        try await fx.web.put("shared", holiday("Shared"))
+        #expect(try await fx.syncReport().pulled == 1)
+        // Another client makes the record unreadable to evsync; here it is edited meanwhile.
+        try await putRaw(fx, "shared", ["name": "Deep", "date": "2026-01-01", "deep": nested(300)])
+        try await fx.cli.edit("shared", ["details=edited here"])
+        try await fx.cli.add(id: "other", ["name=Other", "date=2026-02-02"])
+
+        let output = try await fx.sync()
+        let report = try SyncJSON(try #require(output.stdoutLines.last))
+        #expect(report.skipped.map(\.id) == ["shared"], "\(report)")
+        #expect(report.pushed == 1, "the other write of the batch went through: \(report)")
+        #expect(report.rejected.count == 1 && report.rejected[0].contains("nested deeper than evsync reads"), "\(report)")
+        #expect(output.status == 1, "a refused change stays pending, as the README says: \(output)")
+        #expect(try await fx.web.get("other")?.fields == holiday("Other", date: "2026-02-02"))
+        #expect(try await fx.cli.show("Holiday", "shared") == holiday("Shared", details: "edited here"))
+        #expect(try await fx.cli.status().pendingRecords == 1)
+    }
+}
