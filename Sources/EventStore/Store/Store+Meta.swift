@@ -5,6 +5,8 @@ extension Store {
     enum MetaKey {
         static let remote = "remote"
         static let lastSync = "last-sync"
+        /// The number of the last event, written by every commit that appends (see `Store.checkLogEnd`).
+        static let logEnd = "log-end"
         /// Where a pull of one entity from one remote stopped.
         static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
     }
