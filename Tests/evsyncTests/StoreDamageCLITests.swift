@@ -328,6 +328,23 @@ struct StoreDamageCLITests {
         }
     }
 
+    @Test("on read-only media every read command answers as it does on the store itself",
+          .enabled(if: Mounts.permitted, "needs root for a read-only bind mount"))
+    func readsOnReadOnlyMedia() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox, count: 10)
+            let expected = try Self.readings(sandbox).map { $0.replacingOccurrences(of: sandbox.store.path, with: "STORE") }
+            let mounted = sandbox.root.appendingPathComponent("read-only")
+            try FileManager.default.createDirectory(at: mounted, withIntermediateDirectories: true)
+            try Mounts.readOnlyBind(sandbox.store, at: mounted)
+            defer { Mounts.unmount(mounted) }
+            for (words, output) in zip(Self.readCommands, expected) {
+                let result = try sandbox.succeed(["--store", mounted.path] + words)
+                #expect(result.stdout.replacingOccurrences(of: mounted.path, with: "STORE") == output, "\(words.joined(separator: " "))")
+            }
+        }
+    }
+
     // MARK: Permissions
 
     static func mode(_ url: URL) throws -> Int {
