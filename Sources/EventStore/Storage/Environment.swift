@@ -189,13 +189,6 @@ final class Environment: @unchecked Sendable {
         return Database(dbi: dbi, name: name)
     }
 
-    /// The unnamed database, which lists the named ones.
-    func mainDatabase(in transaction: Transaction) throws(StorageError) -> Database {
-        var dbi: MDB_dbi = 0
-        try StorageError.check(evsync_mdb_dbi_open(transaction.handle, nil, 0, &dbi), "opening the main database")
-        return Database(dbi: dbi, name: "the main database")
-    }
-
     /// The database called `name`, or nil if there is none.
     func existingDatabase(_ name: String, in transaction: Transaction) throws(StorageError) -> Database? {
         do {
