@@ -202,6 +202,22 @@ struct StoreDamageCLITests {
         }
     }
 
+    @Test("processes racing to create one new store: none takes the store being created for a damaged or an empty one")
+    func racingCreators() throws {
+        for round in 0..<20 {
+            try withSandbox { sandbox in
+                let writers = try (0..<6).map { try sandbox.launch(["add", "Holiday", "--id", "w\($0)", "name=W", "date=2026-01-01"]) }
+                let readers = try (0..<2).map { _ in try sandbox.launch(["status", "--json"]) }
+                for result in writers.map({ $0.wait() }) { #expect(result.status == Exit.ok, "round \(round): \(result)") }
+                // A reader finds no store yet, or the store: never a damaged one.
+                for result in readers.map({ $0.wait() }) {
+                    #expect([Exit.ok, Exit.noInput].contains(result.status), "round \(round): \(result)")
+                }
+                #expect(try sandbox.eventCount() == 6, "round \(round)")
+            }
+        }
+    }
+
     @Test("no store: the read commands exit 66 and create nothing, neither the directory nor a file in an empty one")
     func missingStore() throws {
         try withSandbox { sandbox in
