@@ -168,7 +168,7 @@ struct StoreDamageCLITests {
             for index in 0..<4 {
                 let before = try Self.readings(sandbox)
                 let saved = try Self.metaPages(sandbox)
-                // Each kind of commit: one event, many, and none (a sync's meta write).
+                // Each kind of commit: one event, many, an edit, and one that appends none (a rebuild).
                 switch index {
                 case 0: try sandbox.succeed(["add", "Holiday", "name=Lost", "date=2026-02-01"])
                 case 1: try sandbox.succeed(["import", "Holiday", "-"], stdin: StoreFailureCLITests.holidays(500, from: 50_000))
