@@ -101,6 +101,11 @@ struct GlobalOptions {
     func openStore(create: Bool) throws -> Store {
         try Store(directory: storeDirectory, schemas: try schemaRegistry(), create: create)
     }
+
+    /// Opens the store to rebuild its views, which may be missing (see `Store.init(repairingViews:)`).
+    func openStoreRepairingViews() throws -> Store {
+        try Store(repairingViews: storeDirectory, schemas: try schemaRegistry())
+    }
 }
 
 func printError(_ message: String) {

@@ -1,8 +1,16 @@
 import CLMDB
 import Foundation
 
-/// Checks, with plain reads before LMDB maps it, that `data.mdb` holds every
-/// page the store may read. LMDB maps the file and trusts it: a page past the
+/// Checks, with plain reads before LMDB maps it, that `data.mdb`'s two meta
+/// pages agree and that it holds every page the store may read.
+///
+/// Commit `t` writes its meta page into page `t % 2`, so the other holds
+/// commit `t - 1` (both hold 0 in a store nothing was committed to). LMDB
+/// opens the one with the higher transaction id, whatever the other says: a
+/// meta page whose id was damaged upwards would open an older tree, maybe
+/// one whose pages later commits reused, and a store would silently lose
+/// its last commits. A pair that breaks the rule is damage.
+/// LMDB maps the file and trusts it: a page past the
 /// end of a file that was cut short (a copy that stopped, a truncation) is not
 /// an error to it but a `SIGBUS` when the map is touched there.
 ///
@@ -38,6 +46,10 @@ enum DataFileCheck {
         for _ in 0..<3 {
             let file = DataFile(descriptor: descriptor)
             guard let meta = file.meta() else { return }
+            if let problem = file.metaPagesDisagree() {
+                if file.meta()?.transaction != meta.transaction { continue }
+                throw StorageError(code: MDB_CORRUPTED, operation: "checking \(path)", reason: problem)
+            }
             guard let missing = file.missingPages(in: meta) else { return }
             if let problem = file.problem(missing: missing, meta: meta) {
                 if file.meta()?.transaction != meta.transaction { continue }
@@ -74,6 +86,17 @@ private struct DataFile {
             done += got
         }
         return bytes
+    }
+
+    /// Why the two meta pages cannot both be LMDB's (see `DataFileCheck`), or nil when they can.
+    func metaPagesDisagree() -> String? {
+        guard let first = read(144, 8), let meta = meta(), let second = read(UInt64(meta.pageSize) + 144, 8) else { return nil }
+        let ids = [first.u64(0), second.u64(0)]
+        let newest = ids[0] < ids[1] ? 1 : 0
+        let expected: [UInt64] = ids[newest] == 0 ? [0, 0] : newest == Int(ids[newest] % 2) ? [ids[newest], ids[newest] - 1] : []
+        guard expected.isEmpty || ids[1 - newest] != expected[1] else { return nil }
+        return "its meta pages disagree: page 0 holds commit \(ids[0]) and page 1 commit \(ids[1]), where LMDB writes commit t to page t % 2 "
+            + "and the other holds t - 1"
     }
 
     /// The newer of the two meta pages, as LMDB chooses it; nil if either is not one LMDB would accept.

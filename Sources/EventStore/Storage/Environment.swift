@@ -15,13 +15,17 @@ final class Environment: @unchecked Sendable {
     // transactions, which are confined to one closure on one thread.
     private let handle: OpaquePointer
     private let mapRange: (UInt, Int)?
+    /// The data file this environment has open: its device and inode.
+    private let dataFile: (dev_t, ino_t)?
     /// File-backed resident bytes right after the last `releaseMappedPages`.
     private let residentFloor = Atomic<Int>(0)
 
     /// Opens (creating if needed) the environment in `directory`. An
     /// existing data file is checked first for pages cut off its end (see
-    /// `DataFileCheck`): LMDB would fault on them rather than fail.
+    /// `DataFileCheck`): LMDB would fault on them rather than fail. Its files
+    /// are created readable and writable by their owner only.
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false) throws(StorageError) {
+        try Self.refuseEmptyDataFile(in: directory)
         try DataFileCheck.check(directory + "/data.mdb")
         var handle: OpaquePointer?
         try StorageError.check(mdb_env_create(&handle), "creating the environment")
@@ -33,13 +37,17 @@ final class Environment: @unchecked Sendable {
             try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting the reader count")
             var flags = UInt32(MDB_NOTLS)
             if readOnly { flags |= UInt32(MDB_RDONLY) }
-            try StorageError.check(mdb_env_open(handle, directory, flags, 0o644), "opening \(directory)")
+            try StorageError.check(mdb_env_open(handle, directory, flags, Self.fileMode), "opening \(directory)")
         } catch {
             mdb_env_close(handle)
             throw error
         }
         self.handle = handle
         self.mapRange = Self.mapRange(of: directory)
+        var descriptor: Int32 = -1
+        var status = stat()
+        self.dataFile = mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS && fstat(descriptor, &status) == 0
+            ? (status.st_dev, status.st_ino) : nil
         // Reader slots of processes that were killed stay taken until someone clears them.
         var stale: Int32 = 0
         mdb_reader_check(handle, &stale)
@@ -47,6 +55,53 @@ final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(handle)
+    }
+
+    /// Where `directory/data.mdb` stands now: the file this environment has
+    /// open, another file (the store was replaced), or nothing (it was removed).
+    /// An open environment keeps reading its file after it is unlinked, so
+    /// only this tells a long reader that the store it reads is gone.
+    func dataFileState(in directory: String) -> DataFileState {
+        guard let (device, inode) = dataFile else { return .inPlace }
+        var status = stat()
+        guard stat(directory + "/data.mdb", &status) == 0 else { return errno == ENOENT || errno == ENOTDIR ? .removed : .inPlace }
+        return status.st_dev == device && status.st_ino == inode ? .inPlace : .replaced
+    }
+
+    enum DataFileState {
+        case inPlace, removed, replaced
+    }
+
+    /// `data.mdb` and `lock.mdb`: the owner's only (LMDB applies the umask on top, which can only take more away).
+    static let fileMode: mode_t = 0o600
+
+    /// Throws `MDB_CORRUPTED` if `directory` holds a data file of 0 bytes.
+    /// LMDB takes an empty data file for a new store and writes a fresh, empty
+    /// one into it: every event of a store whose file was emptied (a crash of
+    /// the file system, a copy that failed) would be silently gone.
+    ///
+    /// A process creating a store holds LMDB's lock while it writes the first
+    /// pages, so an empty file may also be one being created this instant. A
+    /// read-only open waits for that lock and writes nothing (LMDB's attempt to
+    /// set up the empty file fails on the read-only descriptor); after it, a
+    /// file still empty is not being created by anybody.
+    /// The probe's closing drops this process's `fcntl` locks on `lock.mdb`,
+    /// which LMDB uses only to tell whether it is the first to open the store;
+    /// it runs only on an empty file, which no other environment of this process can be using.
+    private static func refuseEmptyDataFile(in directory: String) throws(StorageError) {
+        let path = directory + "/data.mdb"
+        func isEmpty() -> Bool {
+            var status = stat()
+            return stat(path, &status) == 0 && status.st_size == 0
+        }
+        guard isEmpty() else { return }
+        var probe: OpaquePointer?
+        if mdb_env_create(&probe) == MDB_SUCCESS, let probe {
+            _ = mdb_env_open(probe, directory, UInt32(MDB_RDONLY | MDB_NOTLS), fileMode)
+            mdb_env_close(probe)
+        }
+        guard isEmpty() else { return }
+        throw StorageError(code: MDB_CORRUPTED, operation: "opening \(directory)", reason: "data.mdb is empty: it holds not even LMDB's header")
     }
 
     /// The size of the map in bytes: the most the data file can grow to.
@@ -132,13 +187,6 @@ final class Environment: @unchecked Sendable {
         var dbi: MDB_dbi = 0
         try StorageError.check(evsync_mdb_dbi_open(transaction.handle, name, UInt32(flags), &dbi), "opening database \(name)")
         return Database(dbi: dbi, name: name)
-    }
-
-    /// The unnamed database, which lists the named ones.
-    func mainDatabase(in transaction: Transaction) throws(StorageError) -> Database {
-        var dbi: MDB_dbi = 0
-        try StorageError.check(evsync_mdb_dbi_open(transaction.handle, nil, 0, &dbi), "opening the main database")
-        return Database(dbi: dbi, name: "the main database")
     }
 
     /// The database called `name`, or nil if there is none.

@@ -42,7 +42,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         /// `EROFS`, `EACCES`, `EPERM`: the files cannot be written.
         case readOnly
         /// The data file is not what LMDB wrote: a page of the wrong type or out of range, a bad meta
-        /// page, or one that sent LMDB out of the file (`EVSYNC_MDB_FAULT`, see `CLMDBGuard`).
+        /// page, a page that leads back up its own path (`MDB_CURSOR_FULL`), or one that sent LMDB
+        /// out of the file (`EVSYNC_MDB_FAULT`, see `CLMDBGuard`).
         case damaged
         case other
     }
@@ -52,7 +53,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case MDB_MAP_FULL: .mapFull
         case ENOSPC, EDQUOT: .diskFull
         case EROFS, EACCES, EPERM: .readOnly
-        case MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_INVALID, MDB_VERSION_MISMATCH, EVSYNC_MDB_FAULT: .damaged
+        // MDB_CURSOR_FULL: a tree deeper than LMDB allows, which only a page pointing back up its own path makes.
+        case MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_INVALID, MDB_VERSION_MISMATCH, MDB_CURSOR_FULL, EVSYNC_MDB_FAULT: .damaged
         default: .other
         }
     }

@@ -86,6 +86,10 @@ final class Transaction {
     }
 
     /// A copy of the value stored under `key`.
+    /// The id of the transaction this one reads (a read) or will commit (a write): a read of a store
+    /// nothing was ever committed to has id 0.
+    var id: Int { mdb_txn_id(handle) }
+
     func get(_ key: [UInt8], in database: Database) throws -> [UInt8]? {
         try withValue(key, in: database) { Array($0) }
     }

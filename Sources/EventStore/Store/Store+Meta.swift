@@ -7,6 +7,8 @@ extension Store {
         static let lastSync = "last-sync"
         /// How many server records syncs have skipped (each a `skipped` event), as decimal text.
         static let skippedRecords = "skipped-records"
+        /// The number of the last event, written by every commit that appends (see `Store.checkLogEnd`).
+        static let logEnd = "log-end"
         /// Where a pull of one entity from one remote stopped.
         static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
     }

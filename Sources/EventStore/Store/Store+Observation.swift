@@ -7,13 +7,15 @@ extension Store {
     ///
     /// Built on polling a read snapshot, which never blocks writers: LMDB
     /// has no cross-process notification, and a read of the last key costs
-    /// microseconds.
+    /// microseconds. Ends with `.notFound` when the store is removed or
+    /// replaced (each poll also looks at the data file's inode).
     public func logChanges(every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<UInt64, any Error> {
         AsyncThrowingStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 var last: UInt64?
                 do {
                     while !Task.isCancelled {
+                        try checkStillInPlace()
                         let seq = try lastSeq()
                         if seq != last {
                             last = seq
@@ -29,6 +31,17 @@ extension Store {
                 }
             }
             continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Throws `.notFound` if the store's data file was removed or replaced
+    /// since it was opened: this store would otherwise go on reading the old file.
+    func checkStillInPlace() throws(StoreError) {
+        switch environment.dataFileState(in: directory) {
+        case .inPlace: return
+        case .removed: throw StoreError(.notFound, "the store at \(directory) was removed", directory: directory)
+        case .replaced: throw StoreError(.notFound, "the store at \(directory) was replaced by another one: start again to read the new one",
+                                         directory: directory)
         }
     }
 

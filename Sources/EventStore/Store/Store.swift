@@ -39,6 +39,12 @@ public final class Store: Sendable {
     private static let currentLayouts: Set<String> = ["2", layoutVersion]
 
     /// Opens the store in `directory`.
+    ///
+    /// Only a missing directory, or one without a data file, becomes a new
+    /// store (with `create`). An existing store is never initialised again:
+    /// an empty data file, a log or meta database that is missing, or a log
+    /// that ends before the last event committed is `.corrupt`, and so are
+    /// missing views (which `rebuildViews` can replay: see `repairingViews`).
     /// - Parameters:
     ///   - create: make the directory and databases if missing; otherwise a missing store is a `.notFound` error.
     ///   - clock: the time events are stamped with, in milliseconds since 1970.
@@ -49,14 +55,22 @@ public final class Store: Sendable {
         try self.init(directory: directory, schemas: schemas, create: create, mapSizes: Self.mapSizes, clock: clock)
     }
 
+    /// Opens the store to rebuild its views: as `init(directory:schemas:create:)`, except that views
+    /// found missing are not an error but are created and replayed from the log, in one transaction.
+    public convenience init(repairingViews directory: String, schemas: SchemaRegistry = SchemaRegistry()) throws(StoreError) {
+        try self.init(directory: directory, schemas: schemas, mapSizes: Self.mapSizes, repairingViews: true)
+    }
+
     /// Opens the store with the first map size of `mapSizes` that the address space allows (tests fill a small one).
     init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false, mapSizes: [Int],
-         clock: @escaping @Sendable () -> Int64 = Timestamp.now) throws(StoreError) {
+         repairingViews: Bool = false, clock: @escaping @Sendable () -> Int64 = Timestamp.now) throws(StoreError) {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard create else { throw StoreError(.notFound, "no store at \(directory)") }
             do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                // The store's directory is its owner's only: the log holds every value ever stored.
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
             } catch {
                 throw StoreError(.failure, "cannot create the store directory \(directory): \(error.localizedDescription)")
             }
@@ -71,7 +85,10 @@ public final class Store: Sendable {
             let (environment, mapReduced, readOnlyBecause) = try Self.openEnvironment(directory, mapSizes: mapSizes)
             context = StoreError.Context(directory: directory, mapSize: environment.mapSize, mapReduced: mapReduced,
                                          readOnlyBecause: readOnlyBecause)
-            (self.log, self.meta) = try Self.openDatabases(in: environment, directory: directory)
+            let (log, meta) = try Self.openDatabases(in: environment, directory: directory, create: create,
+                                                     repairingViews: repairingViews)
+            try environment.read { try Self.checkLogEnd(log, meta: meta, directory: directory, in: $0) }
+            (self.log, self.meta) = (log, meta)
             self.environment = environment
         } catch {
             throw StoreError.wrap(error, in: context)
@@ -124,7 +141,8 @@ public final class Store: Sendable {
         throw failure
     }
 
-    private static func openDatabases(in environment: Environment, directory: String) throws -> (EventLog, Database) {
+    private static func openDatabases(in environment: Environment, directory: String, create: Bool,
+                                      repairingViews: Bool) throws -> (EventLog, Database) {
         func open(_ transaction: Transaction, create: Bool) throws -> (EventLog, Database) {
             let flag = create ? MDBFlags.create : 0
             let meta = try environment.openDatabase("meta", flags: flag, in: transaction)
@@ -153,23 +171,61 @@ public final class Store: Sendable {
             }
             return (log, meta)
         }
-        // Readers must not wait for the write lock, so try without creating first.
+        // Readers must not wait for the write lock, so open without creating first.
         do {
             return try environment.read { try open($0, create: false) }
         } catch let error as StorageError where error.code == MDBErrors.notFound {
-            // A new store has no databases yet. One that has some, but not its log or its meta,
-            // has lost them: writing there would build an empty store on top of the damage.
-            let lost = try environment.read { transaction in
-                try transaction.entries(of: environment.mainDatabase(in: transaction)) > 0
-                    ? try ["meta", "events"].filter { try environment.existingDatabase($0, in: transaction) == nil } : []
+            // Only a store nothing was ever committed to may be given its databases. Any other
+            // store that lacks one has lost it: creating it would build an empty store on the damage.
+            // One snapshot for both: another process may be creating this store right now.
+            let (missing, neverCommitted) = try environment.read { transaction in
+                (try (["meta", "events"] + ViewDatabases.names).filter { try environment.existingDatabase($0, in: transaction) == nil },
+                 transaction.id == 0)
             }
+            if neverCommitted {
+                guard create else { throw StoreError(.notFound, "no store at \(directory)") }
+                return try environment.write { try open($0, create: true) }
+            }
+            let lost = missing.filter { !ViewDatabases.names.contains($0) }
             if !lost.isEmpty {
                 throw StorageError(code: MDBErrors.corrupted, operation: "opening \(directory)",
                                    reason: "its \(lost.joined(separator: " and ")) database\(lost.count > 1 ? "s are" : " is") missing")
             }
-            return try environment.write { try open($0, create: true) }
+            // Created by another process since the first look.
+            if missing.isEmpty { return try environment.read { try open($0, create: false) } }
+            guard repairingViews else {
+                throw StoreError(.corrupt, "the views of the store at \(directory) are damaged (its \(missing.joined(separator: " and ")) "
+                                 + "database\(missing.count > 1 ? "s are" : " is") missing): run evsync rebuild-views to replay them from the log",
+                                 directory: directory)
+            }
+            // The views are created and filled in one transaction: a replay that fails leaves them missing, not empty.
+            return try environment.write { transaction in
+                let opened = try open(transaction, create: true)
+                for database in opened.0.views.all { try transaction.empty(database) }
+                try replay(opened.0.events, into: opened.0.views, environment: environment, in: transaction)
+                return opened
+            }
         } catch is LayoutNeedsUpgrade {
             return try environment.write { try open($0, create: true) }
+        }
+    }
+
+    /// Checks that the log ends where the last commit left it. A store whose
+    /// newest meta page was lost can open on an older tree whose pages later
+    /// transactions reused: its databases are then found, but hold other pages' contents.
+    /// Events are numbered from 1 without a gap, so the log's count and its last
+    /// number agree, and every commit that appends records the last number in `meta`.
+    private static func checkLogEnd(_ log: EventLog, meta: Database, directory: String, in transaction: Transaction) throws {
+        let last = try log.lastSeq(in: transaction)
+        let count = try transaction.entries(of: log.events)
+        func damaged(_ reason: String) -> StorageError {
+            StorageError(code: MDBErrors.corrupted, operation: "opening \(directory)", reason: reason)
+        }
+        guard count == last else { throw damaged("its log holds \(count) events, but its last is event \(last)") }
+        // A store written by an older evsync has no mark, or one left behind by the events it appended since.
+        if let recorded = try transaction.get(Array(MetaKey.logEnd.utf8), in: meta) {
+            guard let end = UInt64(String(decoding: recorded, as: UTF8.self)) else { throw damaged("its log's end mark is unreadable") }
+            guard end <= last else { throw damaged("its log ends at event \(last), but events up to \(end) were committed") }
         }
     }
 
@@ -205,7 +261,11 @@ public final class Store: Sendable {
             return try environment.write { transaction in
                 try markLayout(in: transaction)
                 var appender = try EventLog.Appender(log: log, transaction: transaction)
-                return try body(&appender)
+                let first = appender.nextSeq
+                let result = try body(&appender)
+                // Where the log ends, committed with it: see `checkLogEnd`.
+                if appender.nextSeq != first { try setMeta(MetaKey.logEnd, String(appender.nextSeq - 1), in: transaction) }
+                return result
             }
         } catch {
             throw wrap(error)

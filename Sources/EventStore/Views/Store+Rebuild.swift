@@ -45,7 +45,9 @@ extension Store {
         let scratchDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("evsync-verify-\(UUID().uuidString)", isDirectory: true).path
         do {
-            try FileManager.default.createDirectory(atPath: scratchDirectory, withIntermediateDirectories: true)
+            // The scratch views hold every record of the store: the owner's only, like the store.
+            try FileManager.default.createDirectory(atPath: scratchDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
         } catch {
             throw StoreError(.failure, "cannot create a scratch directory to verify in: \(error.localizedDescription)")
         }

@@ -9,7 +9,7 @@ final class SyncLock {
 
     init(directory: String) throws(SyncError) {
         let path = directory + "/sync.lock"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw SyncError(.failure, "cannot open \(path): \(String(cString: strerror(errno)))")
         }

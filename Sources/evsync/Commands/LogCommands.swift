@@ -101,8 +101,8 @@ enum LogCommands {
         positionals: 0...0,
         options: [Option("--verify", help: "rebuild aside, compare, print every difference; exit 1 if there is one")]
     ) { arguments, global in
-        let store = try global.openStore(create: false)
         if arguments.has("--verify") {
+            let store = try global.openStore(create: false)
             let differences = try store.verifyViews()
             guard differences.isEmpty else {
                 for difference in differences { print(difference) }
@@ -110,7 +110,7 @@ enum LogCommands {
             }
             print("views match the log (\(try store.lastSeq()) events)")
         } else {
-            let count = try store.rebuildViews()
+            let count = try global.openStoreRepairingViews().rebuildViews()
             print("rebuilt the views from \(count) events")
         }
     }
