@@ -100,7 +100,7 @@ struct EventCodingTests {
             let keys = Set(object.keys)
             #expect(keys.isSubset(of: properties), "unknown keys \(keys.subtracting(properties))")
             #expect(required.isSubset(of: keys), "missing keys \(required.subtracting(keys))")
-            #expect(object["format"] == .number(Double(EventCoding.formatVersion)))
+            #expect(object["format"] == .number(JSONNumber(EventCoding.formatVersion)))
             seen.formUnion(keys)
         }
         #expect(seen == properties, "the samples should exercise every property")

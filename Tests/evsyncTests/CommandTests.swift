@@ -192,7 +192,7 @@ struct CommandTests {
             let json = try sandbox.succeed(["log", "tail", "-n", "20", "--json"])
             #expect(json.lines.count == 14)
             let events = try json.lines.map { try #require(try JSONParser.parse($0).objectValue) }
-            #expect(events.map { $0["seq"] } == (1...14).map { .number(Double($0)) })
+            #expect(events.map { $0["seq"] } == (1...14).map { .number(JSONNumber($0)) })
             #expect(events[12]["kind"] == "updated")
             #expect(events[12]["set"] == ["details": "x"])
             #expect(events[13]["kind"] == "deleted")

@@ -96,10 +96,10 @@ enum LogCommands {
         if arguments.has("--json") {
             var object: JSONObject = [
                 "store": .string(store.directory),
-                "events": .number(Double(status.events)),
-                "records": .object(status.records.mapValues { .number(Double($0)) }),
-                "pendingRecords": .number(Double(status.pendingRecords)),
-                "unacknowledgedEvents": .number(Double(status.unacknowledgedEvents)),
+                "events": .number(JSONNumber(status.events)),
+                "records": .object(status.records.mapValues { .number(JSONNumber($0)) }),
+                "pendingRecords": .number(JSONNumber(status.pendingRecords)),
+                "unacknowledgedEvents": .number(JSONNumber(status.unacknowledgedEvents)),
                 "remote": remote.map(JSONValue.string) ?? .null,
                 "lastSync": lastSync.map { ["at": .string($0.iso8601), "result": .string($0.result.rawValue)] } ?? .null,
             ]

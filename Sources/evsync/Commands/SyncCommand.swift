@@ -113,11 +113,11 @@ enum SyncCommand {
     static func json(_ report: SyncReport) -> String {
         var object: JSONObject = [
             "result": .string(report.result.rawValue),
-            "pulled": .number(Double(report.pulled)),
-            "pushed": .number(Double(report.pushed)),
-            "deletedHere": .number(Double(report.deletedHere)),
-            "deletedThere": .number(Double(report.deletedThere)),
-            "conflicts": .number(Double(report.conflicts)),
+            "pulled": .number(JSONNumber(report.pulled)),
+            "pushed": .number(JSONNumber(report.pushed)),
+            "deletedHere": .number(JSONNumber(report.deletedHere)),
+            "deletedThere": .number(JSONNumber(report.deletedThere)),
+            "conflicts": .number(JSONNumber(report.conflicts)),
             "rejected": .array(report.rejected.map { .string($0.description) }),
         ]
         if report.interrupted { object["interrupted"] = true }
