@@ -190,7 +190,9 @@ public struct JSONParser: ~Copyable {
 
     private mutating func enter() throws(JSONParseError) {
         depth += 1
-        if depth > Self.maxDepth { throw error("nesting deeper than \(Self.maxDepth)") }
+        if depth > Self.maxDepth {
+            throw error("nesting deeper than \(Self.maxDepth) levels (a field's value may nest \(JSONValue.maxFieldNesting))")
+        }
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSONObject {

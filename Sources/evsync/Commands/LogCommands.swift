@@ -108,7 +108,7 @@ enum LogCommands {
             var rows = [["store", store.directory], ["events", "\(status.events)"]]
             rows += status.records.keys.sorted().map { [$0, "\(status.records[$0] ?? 0) records"] }
             rows.append(["to push", "\(status.pendingRecords) records (\(status.unacknowledgedEvents) local events not yet acknowledged by a server)"])
-            rows.append(["remote", remote ?? "none yet (evsync sync --remote URL)"])
+            rows.append(["remote", remote.map(Output.safe) ?? "none yet (evsync sync --remote URL)"])
             rows.append(["last sync", lastSync.map { "\($0.iso8601) (\($0.result.rawValue))" } ?? "never"])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
         }

@@ -39,7 +39,10 @@ enum SyncCommand {
         }
         var interval: Double?
         if let text = arguments.value("--watch") {
-            guard let seconds = Double(text), seconds > 0 else { throw CLIError(.usage, "--watch takes a number of seconds, not '\(text)'") }
+            // Below a tenth of a second a watcher busy-loops on the server; past a day, cron does the job better.
+            guard let seconds = Double(text), Self.watchRange.contains(seconds) else {
+                throw CLIError(.usage, "--watch takes a number of seconds from \(Self.watchRange.lowerBound) to \(Int(Self.watchRange.upperBound)) (a day), not '\(text)'")
+            }
             interval = seconds
         }
         let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
@@ -78,7 +81,7 @@ enum SyncCommand {
                 }
                 // A watcher rides out an unreachable or failing server; anything else ends it.
                 guard let interval, error.code == .unavailable || error.code == .server, !interruption.requested() else { throw error }
-                printError("evsync: \(error.message); trying again in \(Int(interval)) s")
+                printError("evsync: \(Output.safe(error.message)); trying again in \(String(format: "%g", interval)) s")
                 interruption.wait(seconds: interval)
                 if interruption.requested() { return }
                 continue
@@ -86,7 +89,7 @@ enum SyncCommand {
             if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             print(arguments.has("--json") ? SyncCommand.json(report) : SyncCommand.summary(report))
             fflush(nil)
-            for rejection in report.rejected { printError("evsync: the server refused \(rejection)") }
+            for rejection in report.rejected { printError("evsync: the server refused \(Output.safe(rejection.description))") }
             guard let interval, !interruption.requested() else {
                 if !report.rejected.isEmpty { throw CLIError(.failure, "\(report.rejected.count) change(s) refused by the server; they stay pending") }
                 return
@@ -95,6 +98,9 @@ enum SyncCommand {
             if interruption.requested() { return }
         }
     }
+
+    /// The intervals `--watch` accepts, in seconds.
+    static let watchRange = 0.1...86_400.0
 
     /// `EVSYNC_AUTH`, else `--auth-file`; both hold `user:password`. Never echoed.
     static func credentials(authFile: String?) throws -> Credentials? {
