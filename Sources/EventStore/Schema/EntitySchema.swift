@@ -56,11 +56,13 @@ public struct EntitySchema: Sendable {
             }
             rules[field] = try Rule(definition, path: "\(source): property '\(field)'")
         }
-        let requiredList = root["required"].map { $0.arrayValue?.compactMap(\.stringValue) }
-        if let requiredList, requiredList?.count != root["required"]?.arrayValue?.count {
-            throw SchemaError("\(source): 'required' must be an array of field names")
+        var required: Set<String> = []
+        if let given = root["required"] {
+            guard let names = given.arrayValue?.compactMap(\.stringValue), names.count == given.arrayValue?.count else {
+                throw SchemaError("\(source): 'required' must be an array of field names")
+            }
+            required = Set(names)
         }
-        let required = Set((requiredList ?? nil) ?? [])
         if let missing = required.first(where: { rules[$0] == nil }) {
             throw SchemaError("\(source): required field '\(missing)' is not among the properties")
         }
