@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import EventStore
 @testable import EventSync
@@ -65,6 +66,26 @@ struct KintoPageTests {
         for (entry, fields) in zip(page.entries, expected) {
             #expect(Array(page.bytes[try #require(entry.fields)]) == JSONWriter.encodeObject(fields), "\(page.id(of: entry))")
         }
+    }
+
+    @Test("a record whose field nests to the limit is read, on a worker thread as a pull reads it")
+    func deepestRecord() throws {
+        let limit = JSONValue.maxFieldNesting
+        let value = String(repeating: #"{"k":["#, count: limit / 2) + "1" + String(repeating: "]}", count: limit / 2)
+        let body = Array(#"{"data":[{"id":"deep","last_modified":1,"v":\#(value)}]}"#.utf8)
+        let result = Mutex<Result<RemotePage, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        // A Thread like the pipeline's and the engine's (their stacks are the default size).
+        Thread {
+            result.withLock { $0 = Result { try KintoRemote.page(from: body, collection: "things") } }
+            done.signal()
+        }.start()
+        done.wait()
+        let page = try #require(result.withLock { $0 }).get()
+        let entry = try #require(page.entries.first)
+        let fields = try #require(try page.record(entry).fields)
+        #expect(JSONWriter.string(try #require(fields["v"])) == value)
+        #expect(fields["v"]?.nests(deeperThan: limit) == false && fields["v"]?.nests(deeperThan: limit - 1) == true)
     }
 
     @Test("a page's tombstones, bad records and bad JSON")
