@@ -25,7 +25,7 @@ enum SyncCommand {
             Option("--conflicts", value: "server-wins|client-wins",
                    help: "who wins a field changed on both sides (default server-wins)"),
             Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", …}"#),
-            Option("--watch", value: "SECONDS", help: "sync again every SECONDS until interrupted"),
+            Option("--watch", value: "SECONDS", help: "sync again every SECONDS (0.1 to 86400) until interrupted"),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
         ]
     ) {
