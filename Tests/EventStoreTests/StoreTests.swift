@@ -84,6 +84,32 @@ struct StoreTests {
         }
     }
 
+    @Test("random values, long and precise number literals included, come back from the log and the views byte for byte")
+    func randomValuesRoundTrip() throws {
+        try withTemporaryDirectory { directory in
+            let schema = #"{"title": "Thing", "properties": {"v": {}, "w": {}}}"#
+            try schema.write(to: directory.appendingPathComponent("thing.schema.json"), atomically: true, encoding: .utf8)
+            try withTemporaryStore(schemas: try SchemaRegistry(directory: directory.path)) { store, _ in
+                var random = SplitMix64(seed: 0x11)
+                var expected: [String: JSONObject] = [:]
+                for index in 0..<200 {
+                    let fields: JSONObject = ["v": RandomJSON.value(depth: 0, using: &random), "w": .number(RandomJSON.number(using: &random))]
+                    try store.add("Thing", id: "t\(index)", fields: fields)
+                    expected["t\(index)"] = fields
+                }
+                for check in [false, true] {
+                    if check { #expect(try store.rebuildViews() == 200) }
+                    for record in try store.records("Thing") {
+                        #expect(JSONWriter.encodeObject(record.fields) == JSONWriter.encodeObject(try #require(expected[record.id])))
+                    }
+                }
+                for event in try store.lastEvents(200) {
+                    #expect(JSONWriter.encodeObject(event.set) == JSONWriter.encodeObject(try #require(expected[event.recordID])))
+                }
+            }
+        }
+    }
+
     @Test("values nested past the limit are refused, in any field: they could not be read back")
     func tooDeepValues() throws {
         // NaN and infinity cannot even be made: JSON cannot hold them.
