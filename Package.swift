@@ -5,7 +5,7 @@ import PackageDescription
 // the compiler keeps the direction (docs/architecture.md):
 //
 //   evsync (CLI) → KintoAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
-//                        ↘ CCurl
+//       ↘ CPrctl         ↘ CCurl
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
 // particular server; KintoAdapter is one remote among possible others.
@@ -18,6 +18,8 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // prctl(2), for the CLI to keep credentials out of core dumps (a header only: it is in libc).
+        .systemLibrary(name: "CPrctl"),
         // LMDB calls that return an error rather than crash when a damaged data file sends LMDB astray.
         .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
         // The local store: LMDB wrapper, JSON, log, views, schemas, the Store API and its ingest API for sync batches.
@@ -26,11 +28,14 @@ let package = Package(
         .target(name: "EventSync", dependencies: ["EventStore"]),
         // The Kinto remote: HTTP over libcurl, retries, Kinto's protocol.
         .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "CCurl"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "CPrctl"]),
+        // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
+        .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
+                          exclude: ["Corpus"]),
         // What the test targets share: processes, temporary directories, seeded random, a clock.
         .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/Support"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "TestSupport"]),
-        .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "TestSupport"]),
+        .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "evsync-fuzz", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -46,10 +46,10 @@ DATASET_VERSION = "v1"     # bump when the generator changes (invalidates cached
 # The 1M-record pull is ~1 min per run; peak RSS barely moves between runs: 1 run.
 DEFAULTS = dict(runs=3, import_records=1_000_000, pull_records=100_000, push_records=10_000,
                 history_small=1_000, history_large=None, rebuild_events=None,
-                memory_records=1_000_000, memory_runs=1)
+                memory_records=1_000_000, memory_runs=1, footprint_records=100_000)
 QUICK = dict(runs=3, import_records=20_000, pull_records=5_000, push_records=100,
              history_small=1_000, history_large=None, rebuild_events=None,
-             memory_records=20_000, memory_runs=None)
+             memory_records=20_000, memory_runs=None, footprint_records=5_000)
 
 METHOD_NOTES = [
     "Every case runs its contenders interleaved, every other round in reverse (A B C, C B A, …), so drift "
@@ -87,6 +87,8 @@ CASE_TITLES = {
     5: "sync, nothing to do",
     6: "history of one record",
     7: "peak memory of a first pull",
+    8: "bytes on disk per record",
+    9: "reads: list all records, history of one record, against the SQLite-with-audit peer",
 }
 
 
@@ -414,6 +416,63 @@ def nth_id(path, index):
     raise ValueError(f"{path} has fewer than {index + 1} lines")
 
 
+# --------------------------------------------------------------------------- the SQLite peers
+
+# What a developer writes instead of evsync for "a local table with an audit trail": the table,
+# plus a history table filled by triggers, in WAL mode (issue 13's peer).
+SQLITE_AUDIT_SCHEMA = """PRAGMA journal_mode=WAL;
+CREATE TABLE holiday (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, date TEXT NOT NULL,
+  details TEXT, observedBy TEXT, wikipediaLink TEXT, image TEXT);
+CREATE TABLE history (seq INTEGER PRIMARY KEY, at TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
+  origin TEXT NOT NULL, by TEXT NOT NULL, data TEXT);
+CREATE INDEX history_id ON history(id);
+CREATE TRIGGER holiday_created AFTER INSERT ON holiday BEGIN
+  INSERT INTO history (at, id, kind, origin, by, data) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ'), NEW.id, 'created',
+    'local', 'bench@host', json_object('name', NEW.name, 'date', NEW.date, 'details', NEW.details,
+    'observedBy', json(NEW.observedBy), 'wikipediaLink', NEW.wikipediaLink, 'image', NEW.image));
+END;
+CREATE TRIGGER holiday_updated AFTER UPDATE ON holiday BEGIN
+  INSERT INTO history (at, id, kind, origin, by, data) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ'), NEW.id, 'updated',
+    'local', 'bench@host', json_object('name', NEW.name, 'date', NEW.date, 'details', NEW.details,
+    'observedBy', json(NEW.observedBy), 'wikipediaLink', NEW.wikipediaLink, 'image', NEW.image));
+END;
+CREATE TRIGGER holiday_deleted AFTER DELETE ON holiday BEGIN
+  INSERT INTO history (at, id, kind, origin, by, data) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ'), OLD.id, 'deleted',
+    'local', 'bench@host', NULL);
+END;
+"""
+
+# The plain table: the floor of what the records alone take in SQLite.
+SQLITE_PLAIN_SCHEMA = """CREATE TABLE holiday (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, date TEXT NOT NULL,
+  details TEXT, observedBy TEXT, wikipediaLink TEXT, image TEXT);
+"""
+
+
+def sqlite_import_script(schema, data):
+    """A sqlite3 script: the schema, then the JSONL imported in one transaction."""
+    return f""".bail on
+.mode list
+.separator "\\037" "\\n"
+{schema}
+BEGIN;
+CREATE TEMP TABLE raw (line TEXT);
+.import '{data}' raw
+INSERT INTO holiday (id, name, date, details, observedBy, wikipediaLink, image)
+  SELECT json_extract(line, '$.id'), json_extract(line, '$.name'), json_extract(line, '$.date'),
+  json_extract(line, '$.details'), json_extract(line, '$.observedBy'), json_extract(line, '$.wikipediaLink'),
+  json_extract(line, '$.image') FROM raw;
+COMMIT;
+PRAGMA wal_checkpoint(TRUNCATE);
+"""
+
+
+def disk_bytes(path):
+    """Bytes a file or a directory's files take on disk (allocated blocks), and their apparent size."""
+    path = Path(path)
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return sum(p.stat().st_blocks * 512 for p in files), sum(p.stat().st_size for p in files)
+
+
 # --------------------------------------------------------------------------- Kinto
 
 class Kinto:
@@ -581,6 +640,32 @@ class Kinto:
         self.seeded[bucket, collection] = n
         log(f"seeded {fmt_n(n)} records into {parent} via PostgreSQL COPY in {time.perf_counter() - t0:.1f} s")
 
+    def edit_all(self, bucket, collection, round_):
+        """Changes `details` of every record of the collection, straight in PostgreSQL, with a new
+        last_modified each (distinct, after every earlier one, one millisecond apart): what another
+        device editing every record once looks like to a pull."""
+        parent = f"/buckets/{bucket}/collections/{collection}"
+        conn = self.pg_connect()
+        try:
+            with conn:
+                with conn.cursor() as cur:
+                    cur.execute("SELECT max(as_epoch(last_modified)) FROM objects WHERE parent_id = %s", (parent,))
+                    start = max(cur.fetchone()[0] + 1, int(time.time() * 1000) - 3_600_000)
+                    cur.execute("ALTER TABLE objects DISABLE TRIGGER tgr_objects_last_modified")
+                    cur.execute(
+                        "UPDATE objects o SET data = jsonb_set(o.data, '{details}', to_jsonb(%s || (o.data->>'details'))), "
+                        "last_modified = TIMESTAMP '1970-01-01' + (%s + n.i) * INTERVAL '1 millisecond' "
+                        "FROM (SELECT id, row_number() OVER (ORDER BY last_modified) - 1 AS i FROM objects "
+                        "      WHERE parent_id = %s AND resource_name = 'record' AND NOT deleted) n "
+                        "WHERE o.id = n.id AND o.parent_id = %s AND o.resource_name = 'record'",
+                        (f"edit {round_}: ", start, parent, parent))
+                    edited = cur.rowcount
+                    cur.execute("ALTER TABLE objects ENABLE TRIGGER tgr_objects_last_modified")
+                    cur.execute("DELETE FROM timestamps WHERE parent_id = %s AND resource_name = 'record'", (parent,))
+        finally:
+            conn.close()
+        return edited
+
 
 # The transport floor of a pull: curl, one process per page, following Next-Page.
 # Credentials go to curl as a -K config on stdin (a here-string), never on argv.
@@ -621,6 +706,8 @@ class Bench:
         self.notes = []
         self.kinto = None
         self.log_stores = {}       # events -> store dir holding that many import events
+        self.footprint = []        # case 8: (what, records, bytes on disk, apparent bytes)
+        self.edited = None         # case 8's stores after the edits: (evsync store, SQLite-with-audit DB)
 
     # ---- helpers
     def ev(self, store, *args):
@@ -700,6 +787,12 @@ COMMIT;
                     "commit every 100 records)")
         sq = Series("sqlite3", "sqlite3 DB <script: BEGIN; .import the JSONL as one text column into a TEMP "
                     "table; INSERT INTO holiday SELECT json_extract(...)..., 'pending'; COMMIT (fresh DB)")
+        audit_db = self.work / "holiday-audit.sqlite"
+        audit_script = self.work / "sqlite-audit-import.sql"
+        audit_script.write_text(sqlite_import_script(SQLITE_AUDIT_SCHEMA, data))
+        sa = Series("sqlite3 + audit triggers", "sqlite3 DB <script: WAL; the holiday table and a history(seq, at, "
+                    "id, kind, origin, by, data) table indexed on id, filled by AFTER INSERT/UPDATE/DELETE triggers; "
+                    "BEGIN; .import into a TEMP table; INSERT INTO holiday SELECT json_extract(...); COMMIT (fresh DB)")
 
         def run_evsync(r):
             self.fresh(store)
@@ -736,9 +829,21 @@ COMMIT;
             self.measure(f"run {r + 1} sqlite3", sq, ["sqlite3", db], stdin_path=script,
                          check=check if r == 0 else None)
 
-        self.rounds(self.a.runs, [run_evsync, run_mdb_load, run_mdb_load_nosync, run_sqlite])
-        self.rows += [Row(1, title, ev, ml), Row(1, title, ev, mn), Row(1, title, ev, sq)]
-        self.series.update(import_ev=ev, import_mdb=ml, import_mdb_nosync=mn, import_sqlite=sq)
+        def run_sqlite_audit(r):
+            for f in (audit_db, Path(f"{audit_db}-wal"), Path(f"{audit_db}-shm")):
+                f.unlink(missing_ok=True)
+
+            def check(s):
+                got = run_quiet(["sqlite3", audit_db, "SELECT count(*) FROM holiday; SELECT count(*) FROM history"]).stdout
+                return None if got.decode().split() == [str(n), str(n)] else f"sqlite3 has {got!r} rows"
+            self.measure(f"run {r + 1} sqlite3 + audit", sa, ["sqlite3", audit_db], stdin_path=audit_script,
+                         check=check if r == 0 else None)
+
+        self.rounds(self.a.runs, [run_evsync, run_mdb_load, run_mdb_load_nosync, run_sqlite, run_sqlite_audit])
+        self.rows += [Row(1, title, ev, ml), Row(1, title, ev, mn), Row(1, title, ev, sq), Row(1, title, ev, sa)]
+        self.series.update(import_ev=ev, import_mdb=ml, import_mdb_nosync=mn, import_sqlite=sq, import_audit=sa)
+        for f in (audit_db, Path(f"{audit_db}-wal"), Path(f"{audit_db}-shm")):
+            f.unlink(missing_ok=True)
         self.fresh(env_dir)
         db.unlink(missing_ok=True)
         dump.unlink(missing_ok=True)
@@ -983,6 +1088,91 @@ COMMIT;
         self.series.update(memory_big=ev, memory_small=small_series)
         self.fresh(store)
 
+    # ---- case 8
+    def case_footprint(self):
+        n = self.a.footprint_records
+        log(f"8. bytes on disk for {fmt_n(n)} Holiday records, then after 3 edits of each")
+        data = dataset(self.datadir, n)
+        store = self.fresh(self.work / "footprint-import")
+        audit, plain = self.work / "footprint-audit.sqlite", self.work / "footprint-plain.sqlite"
+        for db in (audit, plain):
+            db.unlink(missing_ok=True)
+
+        def note(what, path):
+            on_disk, apparent = disk_bytes(path)
+            self.footprint.append((what, n, on_disk, apparent))
+            log(f"  {what}: {fmt_mib(on_disk)} on disk, {on_disk / n:,.0f} B a record")
+
+        note("the JSON Lines input", data)
+        run_quiet(self.ev(store, "import", "Holiday", data))
+        note("evsync store after `import` (log + views)", store)
+        for db, schema in ((audit, SQLITE_AUDIT_SCHEMA), (plain, SQLITE_PLAIN_SCHEMA)):
+            script = self.work / "footprint.sql"
+            script.write_text(sqlite_import_script(schema, data))
+            with open(script, "rb") as f:
+                run_quiet(["sqlite3", db], stdin_bytes=f.read())
+        note("SQLite with audit triggers (WAL, checkpointed)", audit)
+        note("plain SQLite table", plain)
+        shutil.rmtree(store, ignore_errors=True)
+
+        # The edits come from another device through the server: the CLI edits one record per
+        # process, and 3 × 100,000 processes would take most of an hour. A pulled edit is an
+        # `updated` event with the fields that changed and the server's version, as a local one is.
+        k = self.need_kinto()
+        k.seed("footprint", "holidays", data, n)
+        remote = f"{k.url}/buckets/footprint"
+        pulled = self.fresh(self.work / "footprint-pulled")
+        sync = self.ev(pulled, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json")
+        run_quiet(sync)
+        note("evsync store after a first pull of the same records", pulled)
+        for round_ in (1, 2, 3):
+            if k.edit_all("footprint", "holidays", round_) != n:
+                raise CommandFailed(f"edit round {round_} did not change {n} records on the server")
+            out = json.loads(run_quiet(sync).stdout)
+            if out.get("pulled") != n:
+                raise CommandFailed(f"edit round {round_}: sync said {out}")
+        note("evsync store after 3 edits of every record (pulled)", pulled)
+        edits = "".join(f"BEGIN; UPDATE holiday SET details = 'edit {r}: ' || details; COMMIT;\n" for r in (1, 2, 3))
+        run_quiet(["sqlite3", audit], stdin_bytes=(edits + "PRAGMA wal_checkpoint(TRUNCATE);\n").encode())
+        note("SQLite with audit triggers after 3 edits of every record", audit)
+        plain.unlink(missing_ok=True)
+        self.edited = (pulled, audit)
+
+    # ---- case 9
+    def case_reads(self):
+        if not self.edited:
+            self.case_footprint()
+        store, audit = self.edited
+        n = self.a.footprint_records
+        rid = nth_id(dataset(self.datadir, n), n // 2)
+        assert all(c in "0123456789abcdef-" for c in rid)   # a UUID of our own data set, safe in SQL text
+        runs = self.a.runs * 5
+        title = f"9. list all {fmt_n(n)} records as JSON, each edited 3 times"
+        ev = Series("evsync list --json", "evsync list Holiday --json > /dev/null")
+        sq = Series("sqlite3 + audit: SELECT all", "sqlite3 -json DB 'SELECT * FROM holiday ORDER BY id' > /dev/null")
+        self.rounds(self.a.runs, [
+            lambda r: self.measure(f"run {r + 1} evsync list", ev, ["bash", "-c", 'exec "$@" >/dev/null', "list",
+                                                                   *map(str, self.ev(store, "list", "Holiday", "--json"))]),
+            lambda r: self.measure(f"run {r + 1} sqlite3 select", sq, ["bash", "-c", 'exec "$@" >/dev/null', "select",
+                                                                      "sqlite3", "-json", str(audit),
+                                                                      "SELECT * FROM holiday ORDER BY id"]),
+        ])
+        self.rows.append(Row(9, title, ev, sq))
+        title = f"9. history of one record (4 events) among {fmt_n(n)} records"
+        eh = Series("evsync history", "evsync history ID")
+        sh = Series("sqlite3 + audit: history", "sqlite3 DB \"SELECT * FROM history WHERE id = 'ID' ORDER BY seq\"")
+
+        def four(s):
+            return None if s.stdout.count("\n") >= 4 else "fewer than 4 history lines"
+        self.rounds(runs, [
+            lambda r: self.measure(f"run {r + 1} evsync history", eh, self.ev(store, "history", rid), check=four),
+            lambda r: self.measure(f"run {r + 1} sqlite3 history", sh,
+                                   ["sqlite3", audit, f"SELECT * FROM history WHERE id = '{rid}' ORDER BY seq"],
+                                   check=four),
+        ])
+        self.rows.append(Row(9, title, eh, sh))
+        self.series.update(list_ev=ev, list_audit=sq, history_ev=eh, history_audit=sh)
+
     # ---- targets
     def targets(self):
         s = self.series
@@ -1002,6 +1192,11 @@ COMMIT;
                 f"mdb_load {n / s['import_mdb_nosync'].wall:,.0f} rec/s (evsync at {1 / r2:.2f}×)")
             add("import faster than sqlite3", s["import_ev"].wall < s["import_sqlite"].wall,
                 f"{fmt_t(s['import_ev'].wall)} vs {fmt_t(s['import_sqlite'].wall)}")
+            add("import ≥ 0.8× mdb_load's records/s (round 2)", r <= 1 / 0.8, f"evsync at {1 / r:.2f}× of mdb_load's rate")
+            if "import_audit" in s:
+                r3 = s["import_audit"].wall / s["import_ev"].wall
+                add("import ≥ 3× the SQLite-with-audit peer", r3 >= 3, f"evsync {r3:.2f}× as fast")
+            add(f"import of {fmt_n(n)} peak RSS ≤ 256 MiB", s["import_ev"].rss <= 256 * 1048576, fmt_mib(s["import_ev"].rss))
         if "rebuild_ev" in s:
             r = s["rebuild_ev"].wall / s["rebuild_dl"].wall
             add("rebuild within 3× of mdb_dump | mdb_load", r <= 3, f"{r:.2f}×")
@@ -1032,6 +1227,14 @@ COMMIT;
                 add("(informative) the same two on anonymous memory only (sampled RssAnon, without "
                     "LMDB's mapped file pages)", ab <= 1.25 * asm and ab < 100 * 1048576,
                     f"{fmt_mib(ab)} vs {fmt_mib(asm)} ({ab / asm:.2f}×)")
+        fp = {what: on_disk / records for what, records, on_disk, _ in self.footprint}
+        ours, peer = fp.get("evsync store after `import` (log + views)"), fp.get("SQLite with audit triggers (WAL, checkpointed)")
+        if ours and peer:
+            add("bytes a record after import ≤ the SQLite-with-audit peer's", ours <= peer, f"{ours:,.0f} B vs {peer:,.0f} B")
+        ours = fp.get("evsync store after 3 edits of every record (pulled)")
+        peer = fp.get("SQLite with audit triggers after 3 edits of every record")
+        if ours and peer:
+            add("bytes a record after 3 edits ≤ the SQLite-with-audit peer's", ours <= peer, f"{ours:,.0f} B vs {peer:,.0f} B")
         return out
 
     # ---- report
@@ -1054,6 +1257,10 @@ COMMIT;
             cells = [row.title, row.alt.label, fmt_range(row.evsync), fmt_range(row.alt), row.ratio_cell,
                      fmt_t(row.evsync.cpu), fmt_t(row.alt.cpu), fmt_rss(row.evsync), fmt_rss(row.alt)]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        if self.footprint:
+            lines += ["", "## Bytes on disk", "", "| what | records | on disk | a record | apparent size |", "|---|---:|---:|---:|---:|"]
+            for what, records, on_disk, apparent in self.footprint:
+                lines.append(f"| {what} | {fmt_n(records)} | {fmt_mib(on_disk)} | {on_disk / records:,.0f} B | {fmt_mib(apparent)} |")
         lines.append("")
         lines.append("## Targets")
         lines.append("")
@@ -1089,10 +1296,11 @@ COMMIT;
             "meta": meta,
             "sizes": {k: getattr(self.a, k) for k in ("runs", "import_records", "rebuild_events", "pull_records",
                                                        "push_records", "history_small", "history_large",
-                                                       "memory_records", "memory_runs", "quick")},
+                                                       "memory_records", "memory_runs", "footprint_records", "quick")},
             "rows": [{"case": r.case, "title": r.title, "evsync": r.evsync.as_json(), "alternative": r.alt.as_json(),
                       "ratio": r.ratio, "ratio_of": r.by} for r in self.rows],
             "targets": [{"target": n, "result": v, "measured": d} for n, v, d in self.targets()],
+            "footprint": [{"what": w, "records": r, "bytes_on_disk": b, "apparent_bytes": a} for w, r, b, a in self.footprint],
             "notes": self.notes,
         }
 
@@ -1130,7 +1338,7 @@ def parse_args(argv):
         prog="Tools/bench",
         description="Benchmark evsync against side-by-side alternatives measured in the same run.",
         epilog="Cases: 1 import, 2 rebuild-views, 3 first pull, 4 push, 5 nothing-to-do sync, 6 history, "
-               "7 peak memory of a pull. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
+               "7 peak memory of a pull, 8 bytes on disk, 9 reads against the SQLite-with-audit peer. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
                                                               DEFAULTS.items() if v is not None)
                + "; --quick: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in QUICK.items() if v is not None)
                + ". --rebuild-events and --history-large default to --import-records (the case-1 log is reused).")
@@ -1145,7 +1353,8 @@ def parse_args(argv):
     ap.add_argument("--history-large", type=int, help="case 6: events in the large log (default: --import-records)")
     ap.add_argument("--memory-records", type=int, help="case 7: records in the large pull (default 1,000,000)")
     ap.add_argument("--memory-runs", type=int, help="case 7: runs of the large pull (default 1; --quick: --runs)")
-    ap.add_argument("--cases", default="1,2,3,4,5,6,7", help="comma-separated case numbers (default all)")
+    ap.add_argument("--footprint-records", type=int, help="cases 8 and 9: records (default 100,000)")
+    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9", help="comma-separated case numbers (default all)")
     ap.add_argument("--port", type=int, default=8897, help="Kinto port (PostgreSQL uses port+10000; default 8897)")
     ap.add_argument("--workdir", default=str(REPO / ".tools" / "bench"),
                     help="scratch space: generated data (kept as a cache), stores (removed); default .tools/bench")
@@ -1164,9 +1373,9 @@ def parse_args(argv):
     except ValueError:
         ap.error("--cases takes numbers, e.g. 1,3,5")
     if not set(a.cases) <= set(CASE_TITLES):
-        ap.error("cases are 1..7")
+        ap.error("cases are 1..9")
     for k in ("runs", "import_records", "rebuild_events", "pull_records", "push_records", "history_small",
-              "history_large", "memory_records", "memory_runs"):
+              "history_large", "memory_records", "memory_runs", "footprint_records"):
         if getattr(a, k) < 1:
             ap.error(f"--{k.replace('_', '-')} must be at least 1")
     if a.history_large < a.history_small or a.history_small < 2:
@@ -1198,7 +1407,8 @@ def main(argv=None):
         f"{fmt_n(a.history_small)}/{fmt_n(a.history_large)}, memory {fmt_n(a.memory_records)} "
         f"(×{a.memory_runs}); load average {load_start}")
     order = [(1, b.case_import), (2, b.case_rebuild), (6, b.case_history),
-             (3, b.case_pull), (5, b.case_noop), (4, b.case_push), (7, b.case_memory)]
+             (3, b.case_pull), (5, b.case_noop), (4, b.case_push), (7, b.case_memory),
+             (8, b.case_footprint), (9, b.case_reads)]
     try:
         for case, fn in order:
             if case in a.cases:
@@ -1217,10 +1427,12 @@ def main(argv=None):
                 pass
         if b.kinto:
             b.kinto.stop()
-        for store in ["pull-store", "pull-big-store", "push-store", "mdb-load-env", "dump-load-env",
+        for store in ["pull-store", "pull-big-store", "push-store", "mdb-load-env", "dump-load-env", "footprint-import",
+                      "footprint-pulled",
                       *[p.name for p in b.work.glob("log-*")]]:
             shutil.rmtree(b.work / store, ignore_errors=True)
-        for f in ["events.dump", "holiday.sqlite"]:
+        for f in ["events.dump", "holiday.sqlite", "holiday-audit.sqlite", "footprint-audit.sqlite",
+                  "footprint-plain.sqlite", "footprint-audit.sqlite-wal", "footprint-audit.sqlite-shm"]:
             (b.work / f).unlink(missing_ok=True)
 
     elapsed = time.time() - started

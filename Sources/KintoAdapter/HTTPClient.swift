@@ -20,9 +20,33 @@ struct HTTPResponse: Sendable {
 
 /// A transport failure: nothing usable came back from the server.
 struct TransportError: Error, Sendable, CustomStringConvertible {
+    enum Kind: Sendable {
+        /// No connection, or it broke: worth trying again.
+        case unreachable
+        /// The transfer fell below the minimum rate: worth trying again.
+        case tooSlow
+        /// The response outgrew `HTTPClient.maximumResponseBytes`: it would again.
+        case tooLarge
+    }
+
+    let kind: Kind
     let url: String
     let reason: String
-    var description: String { "cannot reach \(url): \(reason)" }
+
+    init(_ kind: Kind = .unreachable, url: String, reason: String) {
+        self.kind = kind
+        self.url = url
+        self.reason = reason
+    }
+
+    var isRetryable: Bool { kind != .tooLarge }
+
+    var description: String {
+        switch kind {
+        case .unreachable: "cannot reach \(url): \(reason)"
+        case .tooSlow, .tooLarge: "the server at \(url) \(reason)"
+        }
+    }
 }
 
 /// A thin, blocking HTTP client on one libcurl easy handle.
@@ -32,13 +56,32 @@ struct TransportError: Error, Sendable, CustomStringConvertible {
 /// verification is left at libcurl's default: on. Credentials go through
 /// `CURLOPT_USERNAME`/`PASSWORD`, never into a URL. Not thread-safe: one
 /// client per sync.
+///
+/// Two limits keep a hostile or broken server from holding a sync (and its
+/// lock) forever or from filling memory:
+/// - a minimum rate: a transfer that averages less than `minimumRate` bytes a
+///   second for `slowTime` seconds is abandoned (libcurl's
+///   `CURLOPT_LOW_SPEED_LIMIT`/`TIME`; its average runs over the last few
+///   seconds, so a server that trickles or stalls is caught alike, and one
+///   that thinks for less than `slowTime` before answering is not). 1 KiB/s
+///   is far below any working link (a page of 1,000 holidays is ~150 KiB),
+///   so only a broken or hostile server trips it;
+/// - a size cap: a response body larger than `maximumResponseBytes` is cut off
+///   in the write callback. A Kinto page holds at most the `_limit` records
+///   asked for (1,000) and a batch response at most `batch_max_requests`
+///   records, so 256 MiB is over 250 KiB a record: far above any page we
+///   ask for, still well inside memory.
 final class HTTPClient {
     private let handle: UnsafeMutableRawPointer
     private let credentials: Credentials?
     /// Connection attempts fail after this many seconds.
     var connectTimeout = 10
-    /// A transfer that moves less than 1 byte a second for this long is abandoned.
-    var stallTimeout = 30
+    /// Bytes a second a transfer must keep up, averaged over `slowTime`.
+    var minimumRate = 1024
+    /// Seconds a transfer may stay below `minimumRate` before it is abandoned.
+    var slowTime = HTTPClient.debugOverride("EVSYNC_SLOW_TIME") ?? 30
+    /// The largest response body accepted, in bytes.
+    var maximumResponseBytes = HTTPClient.debugOverride("EVSYNC_MAX_RESPONSE") ?? 256 << 20
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
@@ -53,8 +96,19 @@ final class HTTPClient {
         curl_easy_cleanup(handle)
     }
 
+    /// A positive integer from the environment, read by debug builds only:
+    /// the tests shorten `slowTime` and shrink `maximumResponseBytes` so that
+    /// a trickling or oversized server is caught in seconds. Release builds
+    /// always use the documented numbers.
+    private static func debugOverride(_ name: String) -> Int? {
+        #if DEBUG
+        if let text = ProcessInfo.processInfo.environment[name], let value = Int(text), value > 0 { return value }
+        #endif
+        return nil
+    }
+
     func send(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
-        let collector = ResponseCollector()
+        let collector = ResponseCollector(limit: maximumResponseBytes)
         let context = Unmanaged.passUnretained(collector).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
@@ -71,8 +125,8 @@ final class HTTPClient {
         evsync_curl_set_string(handle, CURLOPT_URL, request.url.absoluteString)
         evsync_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         evsync_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, connectTimeout)
-        evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
-        evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, stallTimeout)
+        evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, minimumRate)
+        evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, slowTime)
         evsync_curl_set_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
         evsync_curl_set_string(handle, CURLOPT_USERAGENT, EvsyncVersion.userAgent)
         if let credentials {
@@ -86,8 +140,8 @@ final class HTTPClient {
         evsync_curl_set_write_function(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             guard let data, let context else { return 0 }
             let collector = Unmanaged<ResponseCollector>.fromOpaque(context).takeUnretainedValue()
-            collector.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
-            return size * count
+            // Returning less than was given makes libcurl stop with CURLE_WRITE_ERROR.
+            return collector.append(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
         }
         evsync_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
         evsync_curl_set_write_function(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
@@ -109,11 +163,34 @@ final class HTTPClient {
             return curl_easy_perform(handle)
         }
         guard code == CURLE_OK else {
-            throw TransportError(url: Self.describe(request.url), reason: String(cString: curl_easy_strerror(code)))
+            let url = Self.describe(request.url)
+            if collector.overflowed {
+                throw TransportError(.tooLarge, url: url, reason: "sent a response larger than \(Self.size(maximumResponseBytes)); refusing it")
+            }
+            if code == CURLE_OPERATION_TIMEDOUT, requestWasSent() {
+                throw TransportError(.tooSlow, url: url,
+                                     reason: "was too slow: less than \(Self.size(minimumRate))/s for \(slowTime) s")
+            }
+            throw TransportError(url: url, reason: String(cString: curl_easy_strerror(code)))
         }
         var status = 0
         evsync_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return HTTPResponse(status: status, headers: collector.headers, body: collector.body)
+    }
+
+    /// Whether any of the last request reached the server: a timeout after that is the
+    /// minimum rate's (the server was too slow), before it the connect timeout's.
+    private func requestWasSent() -> Bool {
+        var sent = 0
+        evsync_curl_get_long(handle, CURLINFO_REQUEST_SIZE, &sent)
+        return sent > 0
+    }
+
+    /// Bytes for messages: `256 MiB`, `1 KiB`, `100 bytes`.
+    static func size(_ bytes: Int) -> String {
+        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return "\(bytes) bytes"
     }
 
     /// A URL for messages: scheme, host, port and path only.
@@ -146,6 +223,23 @@ public struct Credentials: Sendable, CustomStringConvertible {
 private final class ResponseCollector {
     var body: [UInt8] = []
     var headers: [String: String] = [:]
+    /// The body outgrew `limit`, and the transfer was stopped.
+    private(set) var overflowed = false
+    private let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Adds body bytes; false (stop the transfer) when they would pass the limit.
+    func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard body.count + bytes.count <= limit else {
+            overflowed = true
+            return false
+        }
+        body.append(contentsOf: bytes)
+        return true
+    }
 
     func addHeaderLine(_ bytes: UnsafeRawBufferPointer) {
         let line = String(decoding: bytes, as: UTF8.self)

@@ -26,7 +26,7 @@ extension KintoRemote {
 
     /// A list response (`{"data": [records…], …}`) as a page, read without
     /// building the records: their fields go straight to canonical JSON.
-    static func page(from body: [UInt8], collection: String) throws(KintoError) -> RemotePage {
+    package static func page(from body: [UInt8], collection: String) throws(KintoError) -> RemotePage {
         var page = RemotePage()
         var id: [UInt8] = []
         var sawData = false

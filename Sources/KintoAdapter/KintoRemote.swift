@@ -36,9 +36,17 @@ public final class KintoRemote: SyncRemote {
     /// Kinto's `Backoff` header asks clients to wait before their next request.
     private var backoffUntil: Date?
 
-    /// - Parameter bucketURL: the bucket's URL, e.g. `http://127.0.0.1:8888/v1/buckets/evsync`.
-    public init(bucketURL: String, credentials: Credentials?) throws(KintoError) {
+    /// - Parameters:
+    ///   - bucketURL: the bucket's URL, e.g. `http://127.0.0.1:8888/v1/buckets/evsync`.
+    ///   - allowingInsecureCredentials: send `credentials` over plain `http` to a
+    ///     host that is not this machine, where anyone on the way can read them.
+    ///     Refused unless this is true (the URL is checked before anything is sent).
+    public init(bucketURL: String, credentials: Credentials?, allowingInsecureCredentials: Bool = false) throws(KintoError) {
         let (server, bucket) = try Self.parse(bucketURL)
+        if credentials != nil, !allowingInsecureCredentials, server.scheme == "http", let host = server.host, !Self.isLoopback(host) {
+            throw KintoError(.invalidRemote, "refusing to send credentials unencrypted over http to \(host), which is not this machine: "
+                + "use https (or, accepting that anyone on the way can read them, --allow-insecure-auth or EVSYNC_ALLOW_INSECURE_AUTH=1)")
+        }
         self.server = server
         self.bucket = bucket
         self.address = server.absoluteString + "/buckets/" + bucket
@@ -76,6 +84,21 @@ public final class KintoRemote: SyncRemote {
         root.path = segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
         guard let url = root.url else { throw KintoError(.invalidRemote, "cannot use the remote URL \(text)") }
         return (url, bucket)
+    }
+
+    /// Whether a URL's host is this machine: `localhost`, 127.0.0.0/8 or `::1`.
+    /// Only the literal forms count (`127.1` or a name in /etc/hosts do not), so
+    /// a doubtful host is treated as remote.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
+        }
+        return false
     }
 
     // MARK: URLs, built from validated path segments and encoded query items
@@ -192,6 +215,9 @@ public final class KintoRemote: SyncRemote {
         return url
     }
 
+    /// A batch the server finds too large (`413`: waitress's `max_request_body_size`,
+    /// a proxy's body limit) is sent again in halves, down to single writes; a
+    /// single write still too large is rejected alone, so it never holds back the others.
     public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws(KintoError) -> [RemoteOutcome] {
         let collection = Self.collection(for: entity)
         guard !operations.isEmpty else { return [] }
@@ -217,13 +243,27 @@ public final class KintoRemote: SyncRemote {
         // The batch is one server transaction and every write in it is
         // conditional, so retrying a whole batch after a 5xx is safe.
         let response = try send(HTTPRequest(method: "POST", url: url(["batch"]), body: body))
-        try expect(response, [200], doing: "pushing to \(collection)")
-        guard let responses = try json(response, doing: "pushing to \(collection)").objectValue?["responses"]?.arrayValue,
-              responses.count == operations.count
-        else {
-            throw KintoError(.server, "the server's batch response does not match the \(operations.count) requests sent")
+        if response.status == 413 {
+            guard operations.count > 1 else {
+                return [.rejected(status: 413, message: "HTTP 413: the record is larger than the server accepts in one request")]
+            }
+            let half = operations.count / 2
+            return try push(Array(operations[..<half]), of: entity) + push(Array(operations[half...]), of: entity)
         }
-        return try responses.map { sub throws(KintoError) in try Self.outcome(of: sub.objectValue ?? [:]) }
+        try expect(response, [200], doing: "pushing to \(collection)")
+        return try Self.outcomes(ofBatch: response.body, requestCount: operations.count, collection: collection)
+    }
+
+    /// The outcome of each write of a batch, in the order sent, from the batch's response body.
+    package static func outcomes(ofBatch body: [UInt8], requestCount: Int, collection: String) throws(KintoError) -> [RemoteOutcome] {
+        let parsed: JSONValue
+        do { parsed = try JSONParser.parse(body) } catch {
+            throw KintoError(.server, "the server sent invalid JSON while pushing to \(collection): \(error)")
+        }
+        guard let responses = parsed.objectValue?["responses"]?.arrayValue, responses.count == requestCount else {
+            throw KintoError(.server, "the server's batch response does not match the \(requestCount) requests sent")
+        }
+        return try responses.map { sub throws(KintoError) in try outcome(of: sub.objectValue ?? [:]) }
     }
 
     private static func outcome(of response: JSONObject) throws(KintoError) -> RemoteOutcome {
@@ -302,6 +342,8 @@ public final class KintoRemote: SyncRemote {
                 let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
                 failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status)\(message.map { ": \($0)" } ?? "")"
             } catch {
+                // A response too large to keep would be as large again.
+                guard error.isRetryable else { throw KintoError(.server, error.description) }
                 failure = error.description
             }
             guard attempt < retry.attempts else {

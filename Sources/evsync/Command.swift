@@ -22,6 +22,7 @@ struct Command: Sendable {
         case records = "Records"
         case log = "Log"
         case server = "Server"
+        case setup = "Setup"
     }
 
     /// The words that name it: `add`, or `log tail` for a command with a subcommand.

@@ -48,17 +48,20 @@ extension CommandLine {
         }
         var rest = Array(words)
         if word == "help" {
-            print(rest.first.flatMap(Commands.named).map(Help.text) ?? Help.overview)
+            // `help --man`: the man page, for Tools/install and packagers.
+            if rest.first == "--man" { print(ManPage.text, terminator: ""); return }
+            print(rest.first.flatMap { Commands.named($0, then: rest.dropFirst().first) }.map(Help.text) ?? Help.overview)
             return
         }
-        guard let command = Commands.named(word) else { throw CLIError(.usage, "unknown command '\(word)' (see evsync --help)") }
+        guard let command = Commands.named(word, then: rest.first) else { throw CLIError(.usage, "unknown command '\(word)' (see evsync --help)") }
         let wantsHelp = rest.contains { Help.helpOption.names.contains($0) }
         // A command named by more than one word (`log tail`) needs them all, unless help is asked for.
         for subcommand in command.words.dropFirst() {
             if rest.first == subcommand {
                 rest.removeFirst()
             } else if !wantsHelp {
-                throw CLIError(.usage, "expected `\(command.name)`; usage: \(command.usage)")
+                let group = Commands.all.filter { $0.words.first == word }.map { "`\($0.name)`" }
+                throw CLIError(.usage, "expected \(group.joined(separator: " or ")); usage: \(command.usage)")
             }
         }
         if wantsHelp {

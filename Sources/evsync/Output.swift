@@ -72,9 +72,9 @@ enum Output {
         return ([line(header)] + rows.map(line)).joined(separator: "\n")
     }
 
-    /// An event as one JSON object: the stored form (`seq`, `kind`, `origin`, `at`, `entity`, `id`, `set`, …).
+    /// An event as one JSON object (`format`, `seq`, `kind`, `origin`, `at`, `entity`, `id`, `set`, …): `EventJSON`, whatever its stored form.
     static func json(_ event: Event) -> String {
-        String(decoding: EventCoding.encode(event), as: UTF8.self)
+        String(decoding: EventJSON.encode(event), as: UTF8.self)
     }
 
     /// An event as one line for people: `#12  2026-…Z  updated  local  Holiday/abc  by root@host  name="X"`.

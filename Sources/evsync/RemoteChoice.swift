@@ -62,12 +62,13 @@ struct RemoteChoice: Sendable {
     /// A new adapter for the remote; called once per sync.
     ///
     /// - Parameters:
+    ///   - allowInsecureAuth: the user's explicit consent to send credentials over plain http to another machine.
     ///   - wantsTotals: ask the server for record counts first, to show progress.
     ///   - retries: attempts per request, when not the adapter's default.
-    func makeRemote(credentials: Credentials?, wantsTotals: Bool, retries: Int?) throws -> any SyncRemote {
+    func makeRemote(credentials: Credentials?, allowInsecureAuth: Bool, wantsTotals: Bool, retries: Int?) throws -> any SyncRemote {
         switch kind {
         case .kinto:
-            let remote = try KintoRemote(bucketURL: url, credentials: credentials)
+            let remote = try KintoRemote(bucketURL: url, credentials: credentials, allowingInsecureCredentials: allowInsecureAuth)
             remote.wantsTotals = wantsTotals
             if let retries { remote.retry.attempts = retries }
             return remote

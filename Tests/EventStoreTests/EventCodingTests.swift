@@ -47,30 +47,32 @@ struct EventCodingTests {
         return events
     }
 
-    @Test("every event round-trips")
+    @Test("every event round-trips, in the stored format and as JSON (format 1, as older stores hold it)")
     func roundTrip() throws {
         let samples = Self.samples
         #expect(Set(samples.map(\.kind)) == Set(Event.Kind.allCases))
         #expect(Set(samples.map(\.origin)) == Set(Event.Origin.allCases))
         for event in samples {
-            let bytes = EventCoding.encode(event)
-            let decoded = try EventCoding.decode(bytes)
-            #expect(decoded == event, "\(String(decoding: bytes, as: UTF8.self))")
-            // Encoding is deterministic.
-            #expect(EventCoding.encode(decoded) == bytes)
+            for encode in [EventCoding.encode(_:encodedSet:), EventJSON.encode(_:encodedSet:)] {
+                let bytes = encode(event, nil)
+                let decoded = try EventCoding.decode(bytes)
+                #expect(decoded == event, "\(bytes)")
+                // Encoding is deterministic.
+                #expect(encode(decoded, nil) == bytes)
+            }
         }
     }
 
     @Test("optional fields are written only when present")
     func optionalFields() throws {
         let bare = Event(seq: 3, eventID: "e", at: 0, entity: "Holiday", recordID: "a", kind: .deleted, origin: .local, author: "me")
-        let text = String(decoding: EventCoding.encode(bare), as: UTF8.self)
+        let text = String(decoding: EventJSON.encode(bare), as: UTF8.self)
         #expect(text == #"{"format":1,"seq":3,"event":"e","at":"1970-01-01T00:00:00.000Z","entity":"Holiday","id":"a","kind":"deleted","origin":"local","by":"me"}"#)
 
         let full = Event(seq: 4, eventID: "e", at: 1, entity: "Holiday", recordID: "a", kind: .conflict, origin: .remote, author: "srv",
                          set: ["x": 1], unset: ["y"], version: 2, server: .absent, local: .present(["z": true]),
                          resolved: .present([:]), policy: .clientWins)
-        let object = try #require(try JSONParser.parse(EventCoding.encode(full)).objectValue)
+        let object = try #require(try JSONParser.parse(EventJSON.encode(full)).objectValue)
         #expect(object["server"] == .null)
         #expect(object["local"] == .object(["z": true]))
         #expect(object["resolved"] == .object([:]))
@@ -84,7 +86,7 @@ struct EventCodingTests {
         #expect(decoded.resolved == .present([:]))
     }
 
-    @Test("events use exactly the envelope of Schemas/event.schema.json")
+    @Test("events as JSON use exactly the envelope of Schemas/event.schema.json")
     func matchesEventSchema() throws {
         let schemaURL = RepositoryRoot.url.appendingPathComponent("Schemas/event.schema.json")
         let schema = try #require(try JSONParser.parse(Array(Data(contentsOf: schemaURL))).objectValue)
@@ -96,20 +98,20 @@ struct EventCodingTests {
         #expect(origins == Set(Event.Origin.allCases.map(\.rawValue)))
         var seen = Set<String>()
         for event in Self.samples {
-            let object = try #require(try JSONParser.parse(EventCoding.encode(event)).objectValue)
+            let object = try #require(try JSONParser.parse(EventJSON.encode(event)).objectValue)
             let keys = Set(object.keys)
             #expect(keys.isSubset(of: properties), "unknown keys \(keys.subtracting(properties))")
             #expect(required.isSubset(of: keys), "missing keys \(required.subtracting(keys))")
-            #expect(object["format"] == .number(JSONNumber(EventCoding.formatVersion)))
+            #expect(object["format"] == 1, "the JSON shape stays format 1, whatever the stored form")
             seen.formUnion(keys)
         }
         #expect(seen == properties, "the samples should exercise every property")
     }
 
-    @Test("refuses events of a newer format")
+    @Test("refuses JSON events of a newer format")
     func newerFormat() throws {
         let event = Self.samples[0]
-        let text = String(decoding: EventCoding.encode(event), as: UTF8.self)
+        let text = String(decoding: EventJSON.encode(event), as: UTF8.self)
         #expect(text.hasPrefix(#"{"format":1,"#))
         let newer = text.replacingOccurrences(of: #"{"format":1,"#, with: #"{"format":2,"#)
         let error = try #require(throws: EventDecodingError.self) { try EventCoding.decode(Array(newer.utf8)) }

@@ -121,8 +121,10 @@ struct StoreErrorTests {
         try withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("store").path
             do {
+                // Of format 1, JSON, which has no checksum: damage shows as JSON that does not parse.
                 let store = try Store(directory: path, create: true)
-                try store.add("Holiday", id: "h", fields: ["name": "Christmas", "date": "2026-12-25"])
+                try store.appendAsFormat1([Event(eventID: "e", at: 0, entity: "Holiday", recordID: "h", kind: .created, origin: .local,
+                                                 author: "me", set: ["name": "Christmas", "date": "2026-12-25"])])
             }
             #expect(try patchDataFile(ofStore: path, #"{"format":1,"seq":1,"#, #"{"format":1,"seq";1,"#) > 0)
             let store = try Store(directory: path)
@@ -130,7 +132,7 @@ struct StoreErrorTests {
             #expect(error.code == .corrupt)
             let cause = try #require(error.cause as? EventDecodingError)
             #expect(!cause.inViews && !cause.isNewerFormat)
-            #expect(error.message == "the store at \(path) is damaged (corrupt event in the log: event is not valid JSON "
+            #expect(error.message == "the store at \(path) is damaged (corrupt event 1 in the log: event is not valid JSON "
                 + "(at byte 17: expected ':')): rebuild-views cannot help; restore it from a backup")
             #expect(try store.record("Holiday", id: "h") != nil, "the views still answer")
         }

@@ -10,42 +10,13 @@ import Testing
 /// transaction made every `add`, `edit` and `delete` queue behind the server.
 @Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct SlowServerTests {
-    /// `Tools/slow-proxy` in front of the test server, holding every response back `delay` seconds.
-    private final class SlowProxy: Sendable {
-        let url: String
-        private let process: RunningProcess
-        private let directory: TemporaryDirectory
-
-        init(delay: Double) async throws {
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            let serverURL = try #require(TestServer.url)
-            let server = try #require(URLComponents(string: serverURL))
-            let host = try #require(server.host), port = try #require(server.port)
-            let target = "http://\(host):\(port)"
-            directory = try TemporaryDirectory("synctests-proxy")
-            let portFile = directory.file("url")
-            process = try RunningProcess(executable: root.appendingPathComponent("Tools/slow-proxy").path,
-                                         arguments: ["--target", target, "--delay", String(delay), "--port-file", portFile],
-                                         environment: ProcessInfo.processInfo.environment)
-            var written: String?
-            for _ in 0..<100 where written == nil {
-                try await Task.sleep(for: .milliseconds(50))
-                written = try? String(contentsOfFile: portFile, encoding: .utf8)
-            }
-            let base = try #require(written?.trimmingCharacters(in: .whitespacesAndNewlines), "the proxy did not start")
-            url = base + server.path
-        }
-
-        deinit { process.signal(SIGTERM) }
-    }
-
     @Test func localChangesDuringASlowSyncReturnAtOnceAndArePushedByTheNextSync() async throws {
         let fx = try SyncFixture()
         try await fx.web.createBucket()
         // Three pages to pull, each answered `delay` seconds late.
         try await fx.web.seed((0..<2_500).map { (newID(), holiday("Seeded \($0)")) })
         let delay = 3.0
-        let proxy = try await SlowProxy(delay: delay)
+        let proxy = try await SlowProxy(["--delay", String(delay)])
         let slowRemote = proxy.url + "/buckets/" + fx.web.bucket
         let kept = newID(), gone = newID()
         try await fx.cli.add(id: kept, ["name=Kept", "date=2026-01-01"])

@@ -37,7 +37,10 @@ struct CommandDeclarationTests {
     func declarations() {
         let names = Commands.all.map(\.name)
         #expect(Set(names).count == names.count, "\(names)")
-        #expect(Set(Commands.all.compactMap(\.words.first)).count == names.count, "first words name one command each")
+        // A first word names one command, or a group whose commands all have a second word (`log tail`, `log verify`).
+        for (word, group) in Dictionary(grouping: Commands.all, by: { $0.words[0] }) where group.count > 1 {
+            #expect(group.allSatisfy { $0.words.count == 2 }, "\(word): \(group.map(\.name))")
+        }
         for command in Commands.all {
             #expect(command.usage.hasPrefix("evsync \(command.name)"), "\(command.usage)")
             let words = Set(command.usage.split(whereSeparator: { " []".contains($0) }).map(String.init))
@@ -67,7 +70,9 @@ struct CommandDeclarationTests {
     func commandHelp(name: String) throws {
         let command = try #require(Commands.all.first { $0.name == name })
         try withSandbox { sandbox in
-            for arguments in [command.words + ["--help"], [command.words[0], "-h"], ["help", command.words[0]]] {
+            // A command of a group (`log verify`) is named in full; `log -h` is the group's first one's help.
+            let name = Commands.named(command.words[0])?.name == command.name ? [command.words[0]] : command.words
+            for arguments in [command.words + ["--help"], name + ["-h"], ["help"] + name] {
                 let result = try sandbox.run(arguments)
                 #expect(result.status == Exit.ok, "\(arguments): \(result)")
                 #expect(result.lines.first == "Usage: \(command.usage)", "\(arguments): \(result)")

@@ -177,14 +177,17 @@ struct StoreFailureCLITests {
         }
     }
 
-    @Test("an event that is not JSON: reading the log says the store is damaged, exit 74; the views still answer")
+    @Test("an event whose bytes changed: reading the log says the store is damaged, exit 74; the views still answer")
     func undecodableEvent() throws {
         try withSandbox { sandbox in
             try Self.seedMany(sandbox, count: 10)
-            #expect(try patchDataFile(ofStore: sandbox.store.path, #"{"format":1,"seq":3,"#, #"{"format":1,"seq";3,"#) > 0)
-            let line = "evsync: the store at \(sandbox.store.path) is damaged (corrupt event in the log: event is not valid JSON "
-                + "(at byte 17: expected ':')): rebuild-views cannot help; restore it from a backup\n"
-            for words in [["log", "tail", "-n", "100"], ["rebuild-views"], ["rebuild-views", "--verify"]] {
+            let stored = try #require(try sandbox.storedEvent(3))
+            var changed = stored
+            changed[changed.count - 3] ^= 0x20
+            #expect(try patchDataFile(ofStore: sandbox.store.path, stored, changed) > 0)
+            let line = "evsync: the store at \(sandbox.store.path) is damaged (corrupt event 3 in the log: its checksum does not match its bytes): "
+                + "rebuild-views cannot help; restore it from a backup\n"
+            for words in [["log", "tail", "-n", "100"], ["log", "verify"], ["rebuild-views"], ["rebuild-views", "--verify"]] {
                 let result = try sandbox.run(words)
                 #expect(result.status == Exit.damaged, "\(words.joined(separator: " ")): \(result)")
                 #expect(result.stderr == line, "\(words.joined(separator: " "))")

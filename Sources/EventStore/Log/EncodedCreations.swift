@@ -35,8 +35,7 @@ struct EncodedCreations: Sendable {
         let key = append(Keys.record(entity: event.entity, id: event.recordID))
         let historyKey = append(Keys.history(entity: event.entity, id: event.recordID))
         let start = bytes.count
-        var set: Range<Int>?
-        JSONWriter.append(to: &bytes) { set = EventCoding.write(event, to: &$0) }
+        let set = EventCoding.write(event, to: &bytes)
         let stored = start..<bytes.count
         let entryStart = bytes.count
         RecordEntry.startPendingCreation(in: &bytes)

@@ -1,4 +1,4 @@
-/// The append-only log: `seq` (8 bytes, big-endian) → event JSON.
+/// The append-only log: `seq` (8 bytes, big-endian) → the event (`EventCoding`).
 ///
 /// Appending assigns the next sequence number inside the write transaction
 /// (LMDB allows one writer at a time, across processes), writes the event
@@ -14,7 +14,7 @@ struct EventLog: Sendable {
         let transaction: Transaction
         private(set) var nextSeq: UInt64
         /// Where `appendServerCreation` encodes, kept from one event to the next.
-        private var encoded = JSONWriter(capacity: 1024)
+        private var encoded: [UInt8] = []
         /// Where `appendServerCreation` builds the record's view entry, likewise.
         private var entry: [UInt8] = []
 
@@ -54,9 +54,9 @@ struct EventLog: Sendable {
             }) else { return false }
             var stored = event
             stored.seq = nextSeq
-            encoded.removeAll()
+            encoded.removeAll(keepingCapacity: true)
             EventCoding.write(stored, encodedSet: fields, to: &encoded)
-            try encoded.bytes.withUnsafeBytes { value in
+            try encoded.withUnsafeBytes { value in
                 try withUnsafeBytes(of: nextSeq.bigEndian) { try transaction.put($0, value, in: log.events, append: true) }
             }
             nextSeq += 1
@@ -90,17 +90,54 @@ struct EventLog: Sendable {
     }
 
     func event(seq: UInt64, in transaction: Transaction) throws -> Event? {
-        try transaction.withValue(Keys.sequence(seq), in: events) { try EventCoding.decode($0) }
+        try Keys.sequence(seq).withUnsafeBytes { key in
+            try transaction.withValue(key, in: events) { value in
+                var encodedSet: [UInt8]?
+                return try Self.decode(key: key, value: value, expecting: seq, encodedSet: &encodedSet)
+            }
+        }
     }
 
     /// Calls `body` with each event from `seq` on, in order, until it returns false.
+    /// - Throws: `EventDecodingError` naming the first event that is damaged or missing.
     func forEach(from seq: UInt64 = 1, in transaction: Transaction, _ body: (Event) throws -> Bool) throws {
         let cursor = try transaction.cursor(events)
         var entry = try cursor.seek(atLeast: Keys.sequence(seq))
+        var expected = seq
+        var encodedSet: [UInt8]?
         while let current = entry {
-            guard try body(try EventCoding.decode(current.value)) else { return }
+            guard try body(try Self.decode(key: current.key, value: current.value, expecting: expected, encodedSet: &encodedSet)) else { return }
+            expected += 1
             entry = try cursor.next()
         }
+    }
+
+    /// Decodes the event stored under `key`, checking that it is the one
+    /// expected there: its key is `expected` (the log has no gap), and the
+    /// event says it is that event.
+    /// - Throws: `EventDecodingError` naming the damaged (or missing) event's seq.
+    static func decode(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, expecting expected: UInt64?,
+                       encodedSet: inout [UInt8]?) throws -> Event {
+        guard key.count == 8 else {
+            throw EventDecodingError(reason: "the log has a key of \(key.count) bytes, not 8", seq: expected)
+        }
+        let seq = Keys.sequence(from: key)
+        if let expected, seq != expected {
+            throw EventDecodingError(reason: seq > expected ? "event is missing (the log goes on at event \(seq))"
+                                                            : "event is missing (the log has event \(seq) in its place)",
+                                     seq: expected)
+        }
+        let event: Event
+        do {
+            event = try EventCoding.decode(value, encodedSet: &encodedSet)
+        } catch var error as EventDecodingError {
+            error.seq = seq
+            throw error
+        }
+        guard event.seq == seq else {
+            throw EventDecodingError(reason: "event stored as \(seq) says it is event \(event.seq)", seq: seq)
+        }
+        return event
     }
 
     /// Whether an event after `seq` is of `entity`, looking at no more of
@@ -112,7 +149,12 @@ struct EventLog: Sendable {
         let cursor = try transaction.cursor(events)
         var entry = try cursor.seek(atLeast: Keys.sequence(seq + 1))
         while let current = entry {
-            if try EventCoding.isEvent(current.value, of: name, scratch: &scratch) { return true }
+            do {
+                if try EventCoding.isEvent(current.value, of: name, scratch: &scratch) { return true }
+            } catch var error as EventDecodingError {
+                error.seq = Keys.sequence(from: current.key)
+                throw error
+            }
             entry = try cursor.next()
         }
         return false
@@ -124,8 +166,11 @@ struct EventLog: Sendable {
         let cursor = try transaction.cursor(events)
         var result: [Event] = []
         var entry = try cursor.last()
+        var encodedSet: [UInt8]?
         while let current = entry, result.count < count {
-            result.append(try EventCoding.decode(current.value))
+            // Walking back from the last event, each one must be one before the previous.
+            let expected = result.last.map { $0.seq - 1 }
+            result.append(try Self.decode(key: current.key, value: current.value, expecting: expected, encodedSet: &encodedSet))
             entry = try cursor.previous()
         }
         return result.reversed()

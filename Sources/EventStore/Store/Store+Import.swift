@@ -130,7 +130,7 @@ extension Store {
     }
 
     /// The creation event that one input line asks for.
-    private static func importedCreation(_ line: UnsafeRawBufferPointer, number: Int, schema: EntitySchema,
+    package static func importedCreation(_ line: UnsafeRawBufferPointer, number: Int, schema: EntitySchema,
                                          at: Int64, author: String) throws(StoreError) -> Event {
         do {
             guard case .object(var fields) = try JSONParser.parse(line) else {

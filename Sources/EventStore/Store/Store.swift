@@ -30,7 +30,13 @@ public final class Store: Sendable {
     /// Version of the store's database layout, kept in `meta`. Layout 1 kept
     /// each record's row and shadow in two databases, `rows` and `shadow`;
     /// its log is the same, so its views are replayed into layout 2 on opening.
-    static let layoutVersion = "2"
+    /// Layout 3 is layout 2 whose log may hold events of format 2
+    /// (`EventCoding`): a layout-2 store is marked 3 by the first write that
+    /// appends events, so that an evsync which reads only format 1 refuses
+    /// it as "written by a newer evsync" instead of finding its events damaged.
+    static let layoutVersion = "3"
+    /// Layouts opened as they are: a layout-2 store becomes layout 3 when it is next written.
+    private static let currentLayouts: Set<String> = ["2", layoutVersion]
 
     /// Opens the store in `directory`.
     /// - Parameters:
@@ -123,7 +129,7 @@ public final class Store: Sendable {
             let flag = create ? MDBFlags.create : 0
             let meta = try environment.openDatabase("meta", flags: flag, in: transaction)
             let layout = try transaction.get(Array("layout".utf8), in: meta).map { String(decoding: $0, as: UTF8.self) }
-            if let layout, layout != layoutVersion {
+            if let layout, !currentLayouts.contains(layout) {
                 guard layout == "1" else {
                     let store = "the store at \(directory)"
                     if let number = Int(layout), number > Int(layoutVersion)! {
@@ -197,12 +203,20 @@ public final class Store: Sendable {
     func write<T>(_ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
         do {
             return try environment.write { transaction in
+                try markLayout(in: transaction)
                 var appender = try EventLog.Appender(log: log, transaction: transaction)
                 return try body(&appender)
             }
         } catch {
             throw wrap(error)
         }
+    }
+
+    /// Marks a layout-2 store as layout 3 before events of format 2 are appended to it (see `layoutVersion`).
+    private func markLayout(in transaction: Transaction) throws {
+        let key = Array("layout".utf8)
+        let layout = Array(Self.layoutVersion.utf8)
+        if try transaction.get(key, in: meta) != layout { try transaction.put(key, layout, in: meta) }
     }
 
     func localEvent(_ kind: Event.Kind, entity: String, id: String, set: JSONObject = [:], unset: [String] = []) -> Event {

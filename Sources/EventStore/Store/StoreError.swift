@@ -84,7 +84,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     private static func decoding(_ error: EventDecodingError, in context: Context?) -> StoreError {
         let store = name(context)
         if error.isNewerFormat {
-            return StoreError(.corrupt, "\(store) was written by a newer evsync (\(error.reason)): use that evsync or a newer one",
+            let event = error.seq.map { "event \($0): " } ?? ""
+            return StoreError(.corrupt, "\(store) was written by a newer evsync (\(event)\(error.reason)): use that evsync or a newer one",
                               directory: context?.directory, cause: error)
         }
         if error.inViews {

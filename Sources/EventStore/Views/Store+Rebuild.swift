@@ -100,7 +100,7 @@ extension Store {
         while entry != nil || !chunk.isEmpty {
             if let current = entry, chunk.count < Self.importChunk {
                 var encodedSet: [UInt8]?
-                let event = try EventCoding.decode(current.value, encodedSet: &encodedSet)
+                let event = try EventLog.decode(key: current.key, value: current.value, expecting: count + 1, encodedSet: &encodedSet)
                 chunk.append((event, encodedSet))
                 count += 1
                 entry = try cursor.next()

@@ -9,13 +9,17 @@ enum Commands {
         RecordCommands.importLines,
         LogCommands.history,
         LogCommands.tail,
+        LogCommands.verify,
         LogCommands.rebuildViews,
         LogCommands.status,
         SyncCommand.sync,
+        CompletionsCommand.completions,
     ]
 
-    /// The command whose name starts with `word` (`log` finds `log tail`).
-    static func named(_ word: String) -> Command? {
-        all.first { $0.words.first == word }
+    /// The command named by `word`, then `next` when `word` names a group
+    /// (`log tail`, `log verify`); without a matching `next`, the group's first (`log` finds `log tail`).
+    static func named(_ word: String, then next: String? = nil) -> Command? {
+        let group = all.filter { $0.words.first == word }
+        return group.first { $0.words.dropFirst().first == next } ?? group.first
     }
 }

@@ -1,7 +1,7 @@
 import EventStore
 import Foundation
 
-/// history, log tail, rebuild-views, status.
+/// history, log tail, log verify, rebuild-views, status.
 enum LogCommands {
     static let history = Command(
         name: "history", section: .log,
@@ -54,6 +54,43 @@ enum LogCommands {
                 fflush(nil)
             }
         }
+    }
+
+    static let verify = Command(
+        name: "log verify", section: .log,
+        usage: "evsync log verify [--json]",
+        summary: "check every event for damage",
+        description: """
+        Reads every event of the log and checks its checksum, that it decodes, and that the events are
+        numbered without a gap. Prints a summary and exits 0, or names the first damaged event and exits 74.
+        Takes no write lock and changes nothing. Events written before events had a checksum
+        (evsync's format 1) can only be checked to decode; the summary counts them.
+        """,
+        positionals: 0...0,
+        options: [Option("--json", help: "one object (store, events, withoutChecksum, damaged: null or {seq, problem})")]
+    ) { arguments, global in
+        let store = try global.openStore(create: false)
+        let result = try store.verifyLog()
+        if arguments.has("--json") {
+            let damaged: JSONValue = result.damage.map { ["seq": .number(JSONNumber($0.seq)), "problem": .string($0.problem)] } ?? .null
+            print(Output.json(.object([
+                "store": .string(store.directory),
+                "events": .number(JSONNumber(result.eventsChecked)),
+                "withoutChecksum": .number(JSONNumber(result.withoutChecksum)),
+                "damaged": damaged,
+            ])))
+        }
+        if let damage = result.damage {
+            // Worded as every other command words the same damage (`StoreError`).
+            let what = damage.isNewerFormat
+                ? "was written by a newer evsync (event \(damage.seq): \(damage.problem)): use that evsync or a newer one"
+                : "is damaged (corrupt event \(damage.seq) in the log: \(damage.problem)): rebuild-views cannot help; restore it from a backup"
+            throw CLIError(.damaged, "the store at \(store.directory) \(what)")
+        }
+        guard !arguments.has("--json") else { return }
+        let unchecked = result.withoutChecksum == 0 ? ""
+            : "; \(result.withoutChecksum) of them, written before events had a checksum, were only checked to decode"
+        print("log is sound: \(result.eventsChecked) event\(result.eventsChecked == 1 ? "" : "s") checked\(unchecked)")
     }
 
     static let rebuildViews = Command(

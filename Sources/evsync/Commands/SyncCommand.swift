@@ -1,6 +1,7 @@
 import EventStore
 import EventSync
 import KintoAdapter
+import CPrctl
 import Foundation
 import Synchronization
 
@@ -8,13 +9,15 @@ import Synchronization
 enum SyncCommand {
     static let sync = Command(
         name: "sync", section: .server,
-        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE]",
+        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth]",
         summary: "pull, then push",
         description: """
         Pulls what changed on the server, then pushes what changed here.
         The remote's URL says what server it is (a Kinto bucket URL ends in /buckets/<bucket id>);
         --remote-type TYPE (or EVSYNC_REMOTE_TYPE) says it where the URL cannot. Known types: \(RemoteChoice.Kind.known).
-        Credentials: EVSYNC_AUTH=user:password or --auth-file FILE holding user:password.
+        Credentials: EVSYNC_AUTH=user:password or --auth-file FILE holding user:password (warned about when
+        others can read it). They are not sent over plain http to another machine unless --allow-insecure-auth
+        (or EVSYNC_ALLOW_INSECURE_AUTH=1) is given.
         Exit 69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
         75 when a sync is already running.
         """,
@@ -27,6 +30,7 @@ enum SyncCommand {
             Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", …}"#),
             Option("--watch", value: "SECONDS", help: "sync again every SECONDS (0.1 to 86400) until interrupted"),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
+            Option("--allow-insecure-auth", help: "send credentials over plain http to another machine (or EVSYNC_ALLOW_INSECURE_AUTH=1)"),
         ]
     ) {
         try run($0, $1)
@@ -48,11 +52,12 @@ enum SyncCommand {
         let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
         let givenType = try RemoteChoice.Kind.given(option: arguments.value("--remote-type"), environment: environment["EVSYNC_REMOTE_TYPE"])
         let credentials = try SyncCommand.credentials(authFile: arguments.value("--auth-file"))
+        let allowInsecureAuth = arguments.has("--allow-insecure-auth") || environment["EVSYNC_ALLOW_INSECURE_AUTH"] == "1"
         // The adapter refuses a URL it cannot use before anything else: a remote given here
         // before the store is opened (or created), a remembered one right after.
         func checked(_ url: String) throws -> RemoteChoice {
             let choice = try RemoteChoice(url: url, given: givenType)
-            _ = try choice.makeRemote(credentials: credentials, wantsTotals: false, retries: nil)
+            _ = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: nil)
             return choice
         }
         let given = try (arguments.value("--remote") ?? environment["EVSYNC_REMOTE"]).map(checked)
@@ -63,7 +68,7 @@ enum SyncCommand {
         let showProgress = isatty(STDERR_FILENO) == 1
         let retries = environment["EVSYNC_RETRIES"].flatMap(Int.init)
         let engine = SyncEngine(store: store) {
-            try choice.makeRemote(credentials: credentials, wantsTotals: showProgress, retries: retries)
+            try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: showProgress, retries: retries)
         }
         let interruption = Interruption()
         let progress: ((SyncProgress) -> Void)? = showProgress ? { SyncCommand.showProgress($0) } : nil
@@ -102,18 +107,41 @@ enum SyncCommand {
     /// The intervals `--watch` accepts, in seconds.
     static let watchRange = 0.1...86_400.0
 
-    /// `EVSYNC_AUTH`, else `--auth-file`; both hold `user:password`. Never echoed.
+    /// `--auth-file`, else `EVSYNC_AUTH`; both hold `user:password`. Never echoed.
+    ///
+    /// Once credentials are in memory the process is made undumpable
+    /// (`PR_SET_DUMPABLE` 0): a crash or a SIGQUIT leaves no core file holding
+    /// the password, and no other process of the user can read it through
+    /// ptrace or /proc. Marking only the buffer that holds them
+    /// (`MADV_DONTDUMP`) would not do: Swift copies strings freely, libcurl
+    /// keeps its own copy, and `EVSYNC_AUTH` sits in the environment block.
     static func credentials(authFile: String?) throws -> Credentials? {
         if let path = authFile {
+            keepOutOfCoreDumps()
             guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.noInput, "cannot read the auth file \(path)") }
+            warnIfOthersCanRead(path)
             guard let credentials = Credentials(String(decoding: data, as: UTF8.self)) else {
                 throw CLIError(.dataError, "the auth file \(path) must hold user:password")
             }
             return credentials
         }
         guard let text = ProcessInfo.processInfo.environment["EVSYNC_AUTH"], !text.isEmpty else { return nil }
+        keepOutOfCoreDumps()
         guard let credentials = Credentials(text) else { throw CLIError(.dataError, "EVSYNC_AUTH must be user:password") }
         return credentials
+    }
+
+    private static func keepOutOfCoreDumps() {
+        if evsync_prctl_set_undumpable() != 0 {
+            printError("evsync: warning: cannot keep the credentials out of core dumps (prctl: \(String(cString: strerror(errno))))")
+        }
+    }
+
+    /// A password others can read is no longer secret: say so, as ssh and curl's netrc do (a warning, not a refusal).
+    private static func warnIfOthersCanRead(_ path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o044 != 0 else { return }
+        printError("evsync: warning: the auth file \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))): chmod 600 it")
     }
 
     static func json(_ report: SyncReport) -> String {

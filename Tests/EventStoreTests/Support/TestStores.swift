@@ -40,3 +40,31 @@ enum RepositoryRoot {
         .deletingLastPathComponent()  // Tests
         .deletingLastPathComponent()
 }
+
+extension Store {
+    /// Appends `events` as an evsync of format 1 stored them (JSON; the
+    /// store marked layout 2), numbered on from the last event: a store as
+    /// older evsyncs left it, which must stay readable.
+    /// - Returns: the events as stored.
+    @discardableResult
+    func appendAsFormat1(_ events: [Event]) throws -> [Event] {
+        try environment.write { transaction in
+            var seq = try log.lastSeq(in: transaction)
+            let stored = try events.map { event in
+                var event = event
+                seq += 1
+                event.seq = seq
+                try transaction.put(Keys.sequence(seq), EventJSON.encode(event), in: log.events, append: true)
+                try log.views.apply(event, in: transaction)
+                return event
+            }
+            try transaction.put(Array("layout".utf8), Array("2".utf8), in: meta)
+            return stored
+        }
+    }
+
+    /// The stored bytes of event `seq`.
+    func storedEvent(_ seq: UInt64) throws -> [UInt8]? {
+        try environment.read { try $0.get(Keys.sequence(seq), in: log.events) }
+    }
+}

@@ -226,6 +226,12 @@ struct Sandbox {
         return result
     }
 
+    /// The stored bytes of event `seq`, read in this process (which lets go of the store before returning).
+    func storedEvent(_ seq: UInt64) throws -> [UInt8]? {
+        let opened = try Store(directory: store.path)
+        return try opened.environment.read { try $0.get(Keys.sequence(seq), in: opened.log.events) }
+    }
+
     /// `status --json`, parsed.
     func status(sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONObject {
         let result = try succeed(["status", "--json"], sourceLocation: sourceLocation)

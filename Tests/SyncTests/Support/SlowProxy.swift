@@ -1,0 +1,36 @@
+import TestSupport
+import Foundation
+import Testing
+
+/// `Tools/slow-proxy` in front of the test server, with its options: `--delay
+/// SECONDS` holds every response back, `--trickle BYTES_PER_SECOND` sends
+/// bodies that slowly, `--max-body BYTES` answers 413 to larger requests.
+final class SlowProxy: Sendable {
+    /// The proxy's URL with the test server's path, e.g. `http://127.0.0.1:PORT/v1`.
+    let url: String
+    private let process: RunningProcess
+    private let directory: TemporaryDirectory
+
+    init(_ options: [String]) async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let serverURL = try #require(TestServer.url)
+        let server = try #require(URLComponents(string: serverURL))
+        let host = try #require(server.host), port = try #require(server.port)
+        let target = "http://\(host):\(port)"
+        directory = try TemporaryDirectory("synctests-proxy")
+        let portFile = directory.file("url")
+        process = try RunningProcess(executable: root.appendingPathComponent("Tools/slow-proxy").path,
+                                     arguments: ["--target", target, "--port-file", portFile] + options,
+                                     environment: ProcessInfo.processInfo.environment)
+        var written: String?
+        for _ in 0..<100 where written == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            written = try? String(contentsOfFile: portFile, encoding: .utf8)
+        }
+        let base = try #require(written?.trimmingCharacters(in: .whitespacesAndNewlines), "the proxy did not start")
+        url = base + server.path
+    }
+
+    deinit { process.signal(SIGTERM) }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import evsync
+
+/// What `Tools/install` puts on a machine: the completions, the man page and
+/// the layout, each generated from the commands' declarations and tried in
+/// the real shells and in man.
+@Suite("Install: completions, man page, layout")
+struct InstallTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+
+    /// Runs `script` in `shell`, which must be installed (Tools/test installs bash, zsh, fish and groff).
+    static func run(_ shell: String, _ arguments: [String]) async throws -> ProcessOutput {
+        let path = try #require(ProcessRunner.which(shell), "\(shell) is not installed (Tools/test installs it)")
+        return try await ProcessRunner.run(path, arguments, environment: environment)
+    }
+
+    /// What bash offers for the words typed, through the generated completion function.
+    static func bashCompletions(_ script: URL, _ words: [String]) async throws -> [String] {
+        let typed = words.map { "'\($0)'" }.joined(separator: " ")
+        let program = """
+            cd \(repository.path) && source \(script.path)
+            COMP_WORDS=(\(typed)); COMP_CWORD=\(words.count - 1); COMPREPLY=(); _evsync; printf '%s\\n' "${COMPREPLY[@]}"
+            """
+        let run = try await Self.run("bash", ["-c", program])
+        #expect(run.status == 0, "\(run)")
+        return run.stdoutLines
+    }
+
+    @Test("bash completes commands, subcommands, options, option values, entities and files")
+    func bash() async throws {
+        let temporary = try TemporaryDirectory("install")
+        let directory = URL(fileURLWithPath: temporary.path)
+        let script = directory.appendingPathComponent("evsync.bash")
+        try Completion.script(for: .bash).write(to: script, atomically: true, encoding: .utf8)
+        #expect(try await Self.bashCompletions(script, ["evsync", ""]) == ["add", "edit", "delete", "show", "list", "import",
+            "history", "log", "rebuild-views", "status", "sync", "completions"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "--store", "/tmp", "sy"]) == ["sync"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "log", ""]) == ["tail", "verify"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "log", "verify", "--j"]) == ["--json"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "log", "tail", "--f"]) == ["--follow"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "add", "Ho"]) == ["Holiday"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "edit", "--unset", "x", ""]) == ["Birthday", "Holiday"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "sync", "--conflicts", ""]) == ["server-wins", "client-wins"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "sync", "--remote-type", ""]) == ["kinto"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "completions", "z"]) == ["zsh"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "import", "Holiday", "Packag"]) == ["Package.swift"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "--schemas", "Schem"]) == ["Schemas"])
+    }
+
+    @Test("fish completes the commands with their summaries, and each command's options and values")
+    func fish() async throws {
+        let temporary = try TemporaryDirectory("install")
+        let directory = URL(fileURLWithPath: temporary.path)
+        let script = directory.appendingPathComponent("evsync.fish")
+        try Completion.script(for: .fish).write(to: script, atomically: true, encoding: .utf8)
+        func complete(_ line: String) async throws -> [String] {
+            let run = try await Self.run("fish", ["--no-config", "-c", "source \(script.path); complete -C '\(line)'"])
+            #expect(run.status == 0, "\(run)")
+            return run.stdoutLines.map { String($0.split(separator: "\t")[0]) }
+        }
+        #expect(Set(try await complete("evsync ")) == Set(Commands.all.map { $0.words[0] }))
+        #expect(try await complete("evsync log ") == ["tail", "verify"])
+        #expect(try await complete("evsync log tail --fo") == ["--follow"])
+        #expect(Set(try await complete("evsync sync --conflicts ")) == ["server-wins", "client-wins"])
+        #expect(Set(try await complete("evsync show ")) == ["Holiday", "Birthday"])
+    }
+
+    @Test("the zsh completion parses, and scans the words as the bash one does")
+    func zsh() async throws {
+        let temporary = try TemporaryDirectory("install")
+        let directory = URL(fileURLWithPath: temporary.path)
+        let script = directory.appendingPathComponent("_evsync")
+        let text = Completion.script(for: .zsh)
+        try text.write(to: script, atomically: true, encoding: .utf8)
+        let run = try await Self.run("zsh", ["-n", script.path])
+        #expect(run.status == 0, "\(run)")
+        #expect(text.hasPrefix("#compdef evsync\n"))
+        for command in Commands.all { #expect(text.contains("\"\(command.name)\")"), "no case for \(command.name)") }
+    }
+
+    @Test("the man page renders without a warning and documents every command, option and exit code")
+    func manPage() async throws {
+        let temporary = try TemporaryDirectory("install")
+        let directory = URL(fileURLWithPath: temporary.path)
+        let page = directory.appendingPathComponent("evsync.1")
+        try ManPage.text.write(to: page, atomically: true, encoding: .utf8)
+        let lint = try await Self.run("groff", ["-man", "-ww", "-z", page.path])
+        #expect(lint.status == 0 && lint.stderr.isEmpty, "\(lint)")
+        let rendered = try await Self.run("groff", ["-man", "-Tutf8", "-P-cbou", page.path])
+        let text = rendered.stdout.replacingOccurrences(of: "\u{2010}", with: "-").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for command in Commands.all {
+            #expect(text.contains(command.usage), "the man page lacks \(command.usage)")
+            for option in command.options { #expect(text.contains(option.synopsis), "\(command.name): no \(option.synopsis)") }
+        }
+        for (code, _) in ManPage.exitCodes { #expect(text.contains("\(code) "), "no exit code \(code)") }
+        for (name, _) in ManPage.environment { #expect(text.contains(name), "no \(name)") }
+    }
+
+    @Test("every exit code the CLI can return is documented in the man page and the README")
+    func exitCodes() throws {
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let documented = Set(ManPage.exitCodes.map(\.code))
+        for code in [CLIError.Code.failure, .usage, .dataError, .noInput, .unavailable, .cannotWrite, .damaged, .tempFail, .noPermission] {
+            #expect(documented.contains(code.rawValue), "the man page lacks exit code \(code.rawValue)")
+            #expect(readme.contains(" \(code.rawValue) "), "the README lacks exit code \(code.rawValue)")
+        }
+    }
+
+    @Test("Tools/install puts the binary, the man page and the completions under DESTDIR/PREFIX")
+    func install() async throws {
+        let temporary = try TemporaryDirectory("install")
+        let directory = URL(fileURLWithPath: temporary.path)
+        let script = Self.repository.appendingPathComponent("Tools/install").path
+        var environment = Self.environment
+        environment["DESTDIR"] = directory.path
+        let run = try await ProcessRunner.run(script, ["--prefix", "/opt/ev", "--binary", EvsyncBinary.url.path],
+                                              environment: environment)
+        #expect(run.status == 0, "\(run)")
+        let root = directory.appendingPathComponent("opt/ev")
+        let installed = root.appendingPathComponent("bin/evsync").path
+        let version = try await ProcessRunner.run(installed, ["--version"], environment: Self.environment)
+        #expect(version.stdout == Help.version + "\n")
+        func file(_ path: String) throws -> String {
+            try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+        }
+        #expect(try file("share/man/man1/evsync.1") == ManPage.text)
+        #expect(try file("share/bash-completion/completions/evsync") == Completion.script(for: .bash))
+        #expect(try file("share/zsh/site-functions/_evsync") == Completion.script(for: .zsh))
+        #expect(try file("share/fish/vendor_completions.d/evsync.fish") == Completion.script(for: .fish))
+        let relative = try await ProcessRunner.run(script, ["--prefix", "opt"], environment: environment)
+        #expect(relative.status == 64 && relative.stderr.contains("absolute"), "\(relative)")
+    }
+}
