@@ -2,10 +2,22 @@ import EventStore
 import Foundation
 
 extension CommandLine {
+    /// The arguments after the program's name; nil in their place when one is
+    /// not valid UTF-8. `CommandLine.arguments` would have replaced the bad
+    /// bytes with U+FFFD, a value nobody typed (and a path that is not the file).
+    static var validUTF8Arguments: [String?] {
+        (1..<Int(argc)).map { index in unsafeArgv[index].flatMap { String(validatingCString: $0) } }
+    }
+
     /// Runs one command and returns its exit status; errors become one line on stderr.
-    static func run(_ words: [String]) -> Int32 {
+    static func run(_ words: [String?]) -> Int32 {
         do {
-            try dispatch(words)
+            var valid: [String] = []
+            for (position, word) in words.enumerated() {
+                guard let word else { throw CLIError(.dataError, "argument \(position + 1) is not valid UTF-8") }
+                valid.append(word)
+            }
+            try dispatch(valid)
             return 0
         } catch {
             let error = CLIError(error)
@@ -108,6 +120,8 @@ struct GlobalOptions {
     }
 }
 
+/// One line on stderr. Messages quote values, ids and URLs that may come from a
+/// server, so control characters are shown escaped and the line stays one line.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    FileHandle.standardError.write(Data((Output.safe(message) + "\n").utf8))
 }

@@ -2,19 +2,60 @@ import EventStore
 import Foundation
 
 /// How records and events are shown: JSON for scripts, aligned text for people.
+///
+/// Text for people never carries what a terminal would act on or hide: every
+/// string from the store or a server goes through `safe` (or `display`), while
+/// `--json` keeps strings exact (JSON escapes their control characters anyway).
 enum Output {
     static func json(_ value: JSONValue) -> String { JSONWriter.string(value) }
 
-    /// A value as a table cell: strings bare, everything else as JSON, long ones shortened.
+    /// A value as JSON, for people: strings quoted, and safe (see `safe`).
+    static func display(_ value: JSONValue) -> String { safe(json(value)) }
+
+    /// `text` with every character a terminal would act on, or that would
+    /// disguise the line, made visible as an escape: C0 controls (ESC starts
+    /// the sequences that retitle a window or move the cursor; CR rewrites
+    /// the line), DEL and C1 controls as `\n`, `\r`, `\t` or `\u001b`, and
+    /// the bidirectional controls that reorder a line's display (U+061C,
+    /// U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) as `\u202e`. Backslashes
+    /// stay as they are: in JSON text (`display`) escapes are JSON's own.
+    static func safe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": result.append(contentsOf: #"\n"#.unicodeScalars)
+            case "\r": result.append(contentsOf: #"\r"#.unicodeScalars)
+            case "\t": result.append(contentsOf: #"\t"#.unicodeScalars)
+            case _ where isUnsafe(scalar):
+                let hex = String(scalar.value, radix: 16)
+                result.append(contentsOf: ("\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex).unicodeScalars)
+            default: result.append(scalar)
+            }
+        }
+        return String(result)
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x61C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    /// A value as a table cell: strings bare, everything else as JSON, long ones shortened; safe.
     static func cell(_ value: JSONValue?, width: Int = 40) -> String {
         let text: String
         switch value {
         case nil: text = ""
-        case .string(let string)?: text = string
-        case let value?: text = json(value)
+        case .string(let string)?: text = safe(string)
+        case let value?: text = display(value)
         }
-        let flat = text.replacingOccurrences(of: "\n", with: " ")
-        return flat.count > width ? String(flat.prefix(width - 1)) + "…" : flat
+        return shortened(text, to: width)
+    }
+
+    static func shortened(_ text: String, to width: Int) -> String {
+        text.count > width ? String(text.prefix(width - 1)) + "…" : text
     }
 
     /// Rows of cells as a table with a header and aligned columns.
@@ -37,11 +78,13 @@ enum Output {
     }
 
     /// An event as one line for people: `#12  2026-…Z  updated  local  Holiday/abc  by root@host  name="X"`.
+    /// Values are JSON (so a string is quoted, spaces and all), shortened, and safe.
     static func line(_ event: Event) -> String {
         var parts = ["#\(event.seq)", Timestamp.iso8601(milliseconds: event.at), event.kind.rawValue, event.origin.rawValue,
-                     "\(event.entity)/\(event.recordID)", "by \(event.author)"]
-        if let version = event.version { parts.append("v\(version)") }
-        let changes = event.set.keys.sorted().map { "\($0)=\(cell(event.set[$0], width: 30))" } + event.unset.map { "-\($0)" }
+                     safe("\(event.entity)/\(event.recordID)"), "by \(safe(event.author))"]
+        if let version = event.version { parts.append(safe("v\(version)")) }
+        let changes = event.set.keys.sorted().map { "\(safe($0))=\(shortened(event.set[$0].map(display) ?? "", to: 30))" }
+            + event.unset.map { "-\(safe($0))" }
         if !changes.isEmpty { parts.append(changes.joined(separator: " ")) }
         if let policy = event.policy { parts.append("(\(policy))") }
         if let reason = event.reason { parts.append("(\(reason))") }
@@ -58,15 +101,15 @@ enum Output {
             var after = before
             after.apply(event)
             states[key] = after
-            var header = "#\(event.seq)  \(Timestamp.iso8601(milliseconds: event.at))  \(event.kind.rawValue)  \(event.origin.rawValue)  \(event.entity)  by \(event.author)"
-            if let version = event.version { header += "  server version \(version)" }
+            var header = "#\(event.seq)  \(Timestamp.iso8601(milliseconds: event.at))  \(event.kind.rawValue)  \(event.origin.rawValue)  \(safe(event.entity))  by \(safe(event.author))"
+            if let version = event.version { header += safe("  server version \(version)") }
             if let policy = event.policy { header += "  resolved \(policy)" }
             lines.append(header)
             lines.append(contentsOf: fieldChanges(from: before.row, to: after.row).map { "    " + $0 })
             if let reason = event.reason { lines.append("    not stored: \(reason)") }
             if event.kind == .conflict {
-                lines.append("    local was:  \(event.local?.fields.map { json(.object($0)) } ?? "deleted")")
-                lines.append("    server had: \(event.server?.fields.map { json(.object($0)) } ?? "deleted")")
+                lines.append("    local was:  \(event.local?.fields.map { display(.object($0)) } ?? "deleted")")
+                lines.append("    server had: \(event.server?.fields.map { display(.object($0)) } ?? "deleted")")
             }
         }
         return lines.joined(separator: "\n")
@@ -82,9 +125,9 @@ enum Output {
         return Set(old.keys).union(new.keys).sorted().compactMap { field in
             switch (old[field], new[field]) {
             case let (a, b) where a == b: nil
-            case (nil, let b?): "\(field): \(json(b))"
-            case (let a?, nil): "\(field): \(json(a)) → (unset)"
-            case let (a?, b?): "\(field): \(json(a)) → \(json(b))"
+            case (nil, let b?): "\(safe(field)): \(display(b))"
+            case (let a?, nil): "\(safe(field)): \(display(a)) → (unset)"
+            case let (a?, b?): "\(safe(field)): \(display(a)) → \(display(b))"
             default: nil
             }
         }

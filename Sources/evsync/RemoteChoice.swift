@@ -1,3 +1,4 @@
+import EventStore
 import EventSync
 import Foundation
 import KintoAdapter
@@ -44,6 +45,9 @@ struct RemoteChoice: Sendable {
     /// - Parameter given: the type given with `--remote-type` or `EVSYNC_REMOTE_TYPE`, which wins over the URL's shape.
     init(url: String, given: Kind?) throws(CLIError) {
         // Checked before the URL can appear in any message: a password in it must not reach stderr.
+        guard url.utf8.count <= Store.maxRemoteAddressLength else {
+            throw CLIError(.usage, "the remote URL is too long (\(url.utf8.count) bytes; evsync takes at most \(Store.maxRemoteAddressLength))")
+        }
         if let components = URLComponents(string: url), components.user != nil || components.password != nil {
             throw CLIError(.usage, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
         }

@@ -142,6 +142,30 @@ struct SchemaTests {
         (#"{"title": "Book", "properties": {"a": {}}, "required": ["b"]}"#, "required field 'b'"),
         (#"{"title": "Book", "properties": {}, "x-evsync-collection": ""}"#, "x-evsync-collection"),
         (#"{"title": "Book", "properties": {"a": {"type": "array", "items": {"type": "nope"}}}}"#, "unknown type 'nope'"),
+        // Keywords evsync does not read refuse the schema, rather than letting anything through.
+        (##"{"title": "Book", "properties": {"a": {"$ref": "#/$defs/name"}}}"##, "property 'a': keyword '$ref' is not supported"),
+        (#"{"title": "Book", "properties": {"a": {"type": "string", "pattern": "^[a-z]+$"}}}"#, "keyword 'pattern' is not supported"),
+        (#"{"title": "Book", "properties": {"a": {"type": "object", "properties": {"b": {}}}}}"#, "keyword 'properties' is not supported"),
+        (#"{"title": "Book", "properties": {"a": {"type": "array", "items": {"type": "string", "format": "email", "minItems": 1}}}}"#, "keyword 'minItems'"),
+        (#"{"title": "Book", "properties": {"a": {"default": 1}}}"#, "keyword 'default' is not supported"),
+        (#"{"title": "Book", "properties": {}, "$defs": {}}"#, "keyword '$defs' is not supported"),
+        (#"{"title": "Book", "properties": {}, "allOf": []}"#, "keyword 'allOf' is not supported"),
+        (#"{"title": "Book", "properties": {}, "additionalProperties": true}"#, "'additionalProperties' can only be false"),
+        (#"{"title": "Book", "type": "array", "properties": {}}"#, "'type' must be \"object\""),
+        (#"{"title": "Book", "properties": {}, "required": ["a", 1]}"#, "'required' must be an array of field names"),
+        (#"{"title": "Book", "properties": {}, "required": "a"}"#, "'required' must be an array of field names"),
+        // Keywords of the wrong type.
+        (#"{"title": "Book", "properties": {"a": {"enum": "red"}}}"#, "'enum' must be an array"),
+        (#"{"title": "Book", "properties": {"a": {"enum": []}}}"#, "'enum' must be an array"),
+        (#"{"title": "Book", "properties": {"a": {"type": "string", "maxLength": "5"}}}"#, "'maxLength' must be a whole number"),
+        (#"{"title": "Book", "properties": {"a": {"type": "string", "maxLength": 2.5}}}"#, "'maxLength' must be a whole number"),
+        (#"{"title": "Book", "properties": {"a": {"type": "string", "minLength": -1}}}"#, "'minLength' must be a whole number"),
+        (#"{"title": "Book", "properties": {"a": {"type": "number", "minimum": "0"}}}"#, "'minimum' must be a number"),
+        (#"{"title": "Book", "properties": {"a": {"type": ["string", 1]}}}"#, "'type' must be a string or an array of strings"),
+        (#"{"title": "Book", "properties": {"a": {"format": 1}}}"#, "'format' must be a string"),
+        (#"{"title": "Book", "properties": {"a": {"contentEncoding": "base32"}}}"#, "'contentEncoding' can only be \"base64\""),
+        // An entity name goes into LMDB keys: it has a length limit.
+        (#"{"title": "B\#(String(repeating: "o", count: 100))k", "properties": {}}"#, "at most 100 characters"),
     ])
     func brokenSchemas(text: String, message: String) throws {
         try withTemporaryDirectory { directory in
@@ -151,6 +175,24 @@ struct SchemaTests {
             #expect(error.description.contains("broken.schema.json"), "\(error)")
             #expect(error.description.contains(message), "\(error)")
         }
+    }
+
+    @Test("numeric bounds and integers are exact, however long the literals")
+    func exactBounds() throws {
+        let schema = try EntitySchema(json: #"""
+        {"title": "Counter", "properties": {
+          "n": {"type": "integer", "minimum": 9007199254740993, "maximum": 12345678901234567891},
+          "x": {"type": "number", "minimum": 0.1000000000000000000001, "description": "annotations", "$comment": "are fine",
+                "examples": [1], "title": "X"}}}
+        """#, source: "t")
+        for valid in ["9007199254740993", "12345678901234567891", "1.2345678901234567891e19", "9007199254740993.0"] {
+            #expect(throws: Never.self, "\(valid)") { try schema.validate(field: "n", value: try JSONParser.parse(valid)) }
+        }
+        for invalid in ["9007199254740992", "12345678901234567892", "9007199254740993.5", "1e400"] {
+            #expect(throws: SchemaError.self, "\(invalid)") { try schema.validate(field: "n", value: try JSONParser.parse(invalid)) }
+        }
+        #expect(throws: SchemaError.self) { try schema.validate(field: "x", value: try JSONParser.parse("0.1")) }
+        #expect(throws: Never.self) { try schema.validate(field: "x", value: try JSONParser.parse("0.10000000000000000000011")) }
     }
 
     @Test("a missing schema directory is an error")

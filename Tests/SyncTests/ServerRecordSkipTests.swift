@@ -79,7 +79,7 @@ struct ServerRecordSkipTests {
         try await fx.web.put(kept, holiday("Kept"))
         // The newest change is an hour ahead: Kinto takes a last_modified given in the future (up to a day).
         let future = Int64(Date().timeIntervalSince1970 * 1000) + 3_600_000
-        try await fx.web.put(lost, holiday("Lost in the restore").merging(["last_modified": .number(Double(future))]) { $1 })
+        try await fx.web.put(lost, holiday("Lost in the restore").merging(["last_modified": .number(JSONNumber(future))]) { $1 })
         #expect(try await fx.syncReport().pulled == 2)
 
         // The server goes back to an older state: the collection is recreated from a backup

@@ -124,7 +124,7 @@ struct CommandTests {
             let header = lines[0].split(separator: " ").map(String.init)
             #expect(header == ["id", "name", "date", "details", "wikipediaLink", "observedBy", "image"])
             #expect(lines[1].hasPrefix("a  "))
-            #expect(lines[1].contains("Christmas") && lines[1].contains("2026-12-25") && lines[1].contains("Line one line two"))
+            #expect(lines[1].contains("Christmas") && lines[1].contains("2026-12-25") && lines[1].contains(#"Line one\nline two"#), "a newline shows as \\n: \(table)")
             #expect(lines[2].hasPrefix("b  ") && lines[2].contains("Boxing Day"))
             #expect(lines[3] == "(2 Holiday records)")
             // Columns line up: each value starts under its header.
@@ -184,7 +184,7 @@ struct CommandTests {
             let deleted = try #require(tail.lines.last)
             #expect(deleted.contains("deleted") && deleted.contains("local") && deleted.contains("Holiday/h2") && deleted.contains("by \(Sandbox.author)"))
             let updated = tail.lines[8]
-            #expect(updated.contains("updated") && updated.contains("Holiday/h1") && updated.contains("details=x"), "\(updated)")
+            #expect(updated.contains("updated") && updated.contains("Holiday/h1") && updated.contains(#"details="x""#), "\(updated)")
 
             let three = try sandbox.succeed(["log", "tail", "-n", "3"])
             #expect(three.lines.map { $0.prefix(4) } == ["#12 ", "#13 ", "#14 "])
@@ -192,7 +192,7 @@ struct CommandTests {
             let json = try sandbox.succeed(["log", "tail", "-n", "20", "--json"])
             #expect(json.lines.count == 14)
             let events = try json.lines.map { try #require(try JSONParser.parse($0).objectValue) }
-            #expect(events.map { $0["seq"] } == (1...14).map { .number(Double($0)) })
+            #expect(events.map { $0["seq"] } == (1...14).map { .number(JSONNumber($0)) })
             #expect(events[12]["kind"] == "updated")
             #expect(events[12]["set"] == ["details": "x"])
             #expect(events[13]["kind"] == "deleted")

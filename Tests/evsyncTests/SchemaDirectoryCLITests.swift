@@ -111,6 +111,13 @@ struct SchemaDirectoryCLITests {
         #"{"title": "Book", "properties": {"pages": {"type": "int"}}}"#,
         #"{"properties": {"pages": {"type": "integer"}}}"#,
         #"{"title": "Book", "properties": {"id": {"type": "string"}}}"#,
+        // Keywords evsync does not read, or of the wrong type: refused rather than letting anything through.
+        ##"{"title": "Book", "properties": {"pages": {"$ref": "#/$defs/pages"}}}"##,
+        #"{"title": "Book", "properties": {"pages": {"type": "string", "pattern": "^[0-9]+$"}}}"#,
+        #"{"title": "Book", "properties": {"pages": {"type": "object", "properties": {"n": {"type": "integer"}}}}}"#,
+        #"{"title": "Book", "properties": {"pages": {"enum": "one"}}}"#,
+        #"{"title": "Book", "properties": {"pages": {"type": "string", "maxLength": "5"}}}"#,
+        #"{"title": "B\#(String(repeating: "o", count: 600))k", "properties": {}}"#,
     ])
     func brokenSchema(text: String) throws {
         try withSandbox { sandbox in
@@ -122,6 +129,9 @@ struct SchemaDirectoryCLITests {
                 let result = try sandbox.run(arguments, environment: ["EVSYNC_SCHEMAS": schemas])
                 #expect(result.status == Exit.dataError, "\(arguments): \(result)")
                 #expect(result.stderr.hasPrefix("evsync: ") && result.stderr.contains("broken.schema.json"), "\(result)")
+                for keyword in ["$ref", "pattern", "properties", "enum", "maxLength"] where text.contains("\"\(keyword)\": ") && keyword != "properties" {
+                    #expect(result.stderr.contains("'\(keyword)'"), "names the keyword: \(result)")
+                }
                 #expect(result.stderr.split(separator: "\n").count == 1, "\(result)")
             }
             #expect(try sandbox.eventCount() == 1)

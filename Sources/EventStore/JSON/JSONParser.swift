@@ -8,13 +8,22 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 /// A strict RFC 8259 parser over UTF-8 bytes.
 ///
 /// Strings without escapes are decoded straight from the buffer, which is
-/// what almost every record field is; nesting is limited so that hostile
-/// input cannot exhaust the stack.
+/// what almost every record field is. Numbers keep their literal
+/// (`JSONNumber`). A key given twice in one object is an error (RFC 8259
+/// leaves its meaning open; evsync would have to pick one value silently).
+/// Nesting is limited so that hostile input cannot exhaust the stack: to a
+/// record field's limit (`JSONValue.maxFieldNesting`) plus the levels of the
+/// envelopes fields travel in (an event, a view entry, a server's page or
+/// batch response), so whatever a field may hold can always be read back.
 public struct JSONParser: ~Copyable {
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private var depth = 0
-    private static let maxDepth = 256
+    /// The deepest nesting read: a field's limit plus envelope levels.
+    static let maxDepth = JSONValue.maxFieldNesting + envelopeLevels
+    /// The most levels an envelope puts around a field's value (a Kinto batch
+    /// response has 5: `{"responses":[{"body":{"data":{field: value}}}]}`).
+    static let envelopeLevels = 8
     /// `writeCanonicalObject`'s buffers, kept from one object to the next (a nested object makes its own).
     private var canonicalValues: [UInt8] = []
     private var canonicalMembers: [(key: UnsafeRawBufferPointer, value: Range<Int>)] = []
@@ -69,6 +78,54 @@ public struct JSONParser: ~Copyable {
         try parseValue()
     }
 
+    /// Where the parser stands, in bytes from the start, for `rewind(to:)`.
+    package var position: Int { index }
+
+    /// Goes back to a `position` read earlier: to pass over, with `skipValue()`,
+    /// a value that failed to parse (its object's depth is restored by then).
+    package mutating func rewind(to position: Int) { index = position }
+
+    /// Reads the value at the current position without building it and
+    /// without checking keys for duplicates: how a reader passes over a
+    /// value it refuses (a server record with a key given twice) and goes on
+    /// with the next. Bad syntax and nesting past the limit still throw.
+    package mutating func skipValue() throws(JSONParseError) {
+        guard index < bytes.count else { throw error("unexpected end of input") }
+        let close: UInt8
+        switch bytes[index] {
+        case UInt8(ascii: "{"): close = UInt8(ascii: "}")
+        case UInt8(ascii: "["): close = UInt8(ascii: "]")
+        default:
+            _ = try parseValue()
+            return
+        }
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == close {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            if close == UInt8(ascii: "}") {
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+                _ = try parseString()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+                index += 1
+                skipWhitespace()
+            }
+            try skipValue()
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == close { index += 1; return }
+            throw error("expected ',' or '\(Unicode.Scalar(close))'")
+        }
+    }
+
     /// Reads the value at the current position, with its bytes as they stand.
     mutating func valueAndBytes() throws(JSONParseError) -> (JSONValue, UnsafeRawBufferPointer) {
         let start = index
@@ -116,7 +173,7 @@ public struct JSONParser: ~Copyable {
         case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(JSONNumber(checked: try parseNumber()))
         default: throw error("unexpected character '\(Unicode.Scalar(bytes[index]))'")
         }
     }
@@ -133,7 +190,9 @@ public struct JSONParser: ~Copyable {
 
     private mutating func enter() throws(JSONParseError) {
         depth += 1
-        if depth > Self.maxDepth { throw error("nesting deeper than \(Self.maxDepth)") }
+        if depth > Self.maxDepth {
+            throw error("nesting deeper than \(Self.maxDepth) levels (a field's value may nest \(JSONValue.maxFieldNesting))")
+        }
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSONObject {
@@ -150,12 +209,15 @@ public struct JSONParser: ~Copyable {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let keyOffset = index
             let key = try parseString()
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            object[key] = try parseValue()
+            if object.updateValue(try parseValue(), forKey: key) != nil {
+                throw JSONParseError(offset: keyOffset, reason: "duplicate key '\(key)'")
+            }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -280,48 +342,15 @@ public struct JSONParser: ~Copyable {
         scratch.append(contentsOf: String(Character(scalar)).utf8)
     }
 
-    private mutating func parseNumber() throws(JSONParseError) -> Double {
-        let start = index
-        var isInteger = true
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else {
+    /// Reads a number literal, checked against JSON's grammar, and returns its text.
+    private mutating func parseNumber() throws(JSONParseError) -> String {
+        guard let length = JSONNumber.literalLength(in: bytes, from: index) else {
             throw error("invalid number")
         }
-        if bytes[index] == UInt8(ascii: "0") {
-            index += 1
-        } else {
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            isInteger = false
-            index += 1
-            let digits = index
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-            if index == digits { throw error("invalid number") }
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-            isInteger = false
-            index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-            let digits = index
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-            if index == digits { throw error("invalid number") }
-        }
-        let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
-        // Whole numbers up to 15 digits are summed directly: exact, and the common case.
-        if isInteger, text.count <= 16 {
-            var negative = false
-            var value: Int64 = 0
-            for byte in text {
-                if byte == UInt8(ascii: "-") { negative = true; continue }
-                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
-            }
-            return Double(negative ? -value : value)
-        }
-        guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else {
-            throw JSONParseError(offset: start, reason: "number out of range")
-        }
-        return value
+        let text = UnsafeRawBufferPointer(rebasing: bytes[index..<(index + length)])
+        index += length
+        // Up to 15 bytes, a String holds them inline: most numbers cost no allocation.
+        return String(decoding: text, as: UTF8.self)
     }
 }
 
@@ -383,7 +412,7 @@ extension JSONParser {
 
     /// Writes the value at the current position as `JSONWriter` would write
     /// it once parsed, without building it: bytes already in that form (ASCII
-    /// strings without escapes, integers under 10^15, literals) are copied.
+    /// strings without escapes, numbers, literals) are copied.
     /// What a pull does to every field of every record.
     mutating func writeCanonical(to writer: inout JSONWriter) throws(JSONParseError) {
         guard index < bytes.count else { throw error("unexpected end of input") }
@@ -424,17 +453,13 @@ extension JSONParser {
         case UInt8(ascii: "t"): try expectLiteral("true"); writer.raw("true")
         case UInt8(ascii: "f"): try expectLiteral("false"); writer.raw("false")
         case UInt8(ascii: "n"): try expectLiteral("null"); writer.raw("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            // A number is written as its literal.
+            guard let length = JSONNumber.literalLength(in: bytes, from: index) else { throw error("invalid number") }
+            index += length
+            writer.append(raw: UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
         default:
-            let number = try parseNumber()
-            let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
-            let digits = text.count - (number < 0 ? 1 : 0)
-            // Whole and under 10^15, a number's shortest form is its digits; -0 is written 0.
-            if digits <= 15, number.rounded() == number, number != 0 || text.count == 1,
-               !text.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
-                writer.append(raw: text)
-            } else {
-                writer.write(number: number)
-            }
+            throw error("unexpected character '\(Unicode.Scalar(bytes[index]))'")
         }
     }
 
@@ -467,7 +492,11 @@ extension JSONParser {
                     _ = try parser.value()
                     return
                 }
-                if try take(key, &parser) { return }
+                // A member `take` read is kept with no value, so that a key given twice is noticed all the same.
+                if try take(key, &parser) {
+                    members.append((key, 0..<0))
+                    return
+                }
                 let valueStart = values.bytes.count
                 try parser.writeCanonical(to: &values)
                 members.append((key, valueStart..<values.bytes.count))
@@ -481,16 +510,16 @@ extension JSONParser {
         } catch {
             throw self.error("\(error)")
         }
-        // Sorted by key, and by position among equal keys (values lie in input
-        // order): the last one wins, as in a parsed object.
-        members.sort { a, b in
-            let order = Self.compare(a.key, b.key)
-            return order == 0 ? a.value.lowerBound < b.value.lowerBound : order < 0
+        members.sort { a, b in Self.compare(a.key, b.key) < 0 }
+        for position in members.indices.dropFirst() where Self.compare(members[position - 1].key, members[position].key) == 0 {
+            let key = members[position].key
+            let offset = key.baseAddress.flatMap { key in bytes.baseAddress.map { key - $0 - 1 } } ?? 0
+            throw JSONParseError(offset: offset,
+                                 reason: "duplicate key '\(String(decoding: key, as: UTF8.self))'")
         }
         writer.append(byte: UInt8(ascii: "{"))
         var first = true
-        for (position, member) in members.enumerated() {
-            if position + 1 < members.count, Self.compare(member.key, members[position + 1].key) == 0 { continue }
+        for member in members where !member.value.isEmpty {
             if !first { writer.append(byte: UInt8(ascii: ",")) }
             first = false
             // A plain key is its own JSON string.

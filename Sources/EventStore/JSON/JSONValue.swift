@@ -2,13 +2,13 @@
 ///
 /// evsync carries its own small JSON layer instead of Foundation's
 /// `JSONSerialization`: every event and view row goes through it on the hot
-/// paths (import, rebuild, pull), the values are `Sendable`, and numbers and
-/// key order come out the same on every run, so equal records encode to
-/// equal bytes.
+/// paths (import, rebuild, pull), the values are `Sendable`, key order comes
+/// out the same on every run, and numbers keep the literal they were written
+/// as (`JSONNumber`).
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
-    case number(Double)
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -33,10 +33,13 @@ extension JSONValue {
         return nil
     }
 
-    public var doubleValue: Double? {
+    public var numberValue: JSONNumber? {
         if case .number(let value) = self { return value }
         return nil
     }
+
+    /// The nearest `Double` to a number.
+    public var doubleValue: Double? { numberValue?.doubleValue }
 
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
@@ -44,10 +47,23 @@ extension JSONValue {
     }
 
     /// The value as a whole number, when it is one that an `Int64` holds exactly.
-    public var int64Value: Int64? {
-        guard case .number(let value) = self, value.rounded() == value,
-              abs(value) < 9_007_199_254_740_992 else { return nil }
-        return Int64(value)
+    public var int64Value: Int64? { numberValue?.int64Value }
+
+    /// The deepest nesting a record field's value may have (arrays and
+    /// objects within one another; `[[1]]` nests 2). Kinto takes values up
+    /// to 479 deep; readers of stored events, view entries and server pages
+    /// allow this plus their envelopes' levels, so whatever a field may hold
+    /// can always be read back. Input deeper than this is refused.
+    public static let maxFieldNesting = 512
+
+    /// Whether arrays and objects nest in this value more than `limit` deep.
+    /// Stops looking one level past `limit`, however deep the value goes.
+    public func nests(deeperThan limit: Int) -> Bool {
+        switch self {
+        case .array(let elements): limit == 0 || elements.contains { $0.nests(deeperThan: limit - 1) }
+        case .object(let members): limit == 0 || members.values.contains { $0.nests(deeperThan: limit - 1) }
+        case .null, .bool, .number, .string: false
+        }
     }
 
     /// The name of the JSON type, for error messages.
@@ -67,8 +83,8 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral
 {
     public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(integerLiteral value: Int) { self = .number(JSONNumber(value)) }
+    public init(floatLiteral value: Double) { self = .number(JSONNumber(floatLiteral: value)) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(nilLiteral: ()) { self = .null }

@@ -1,5 +1,5 @@
-/// Writes JSON as compact UTF-8 with object keys sorted, so equal values
-/// always encode to equal bytes.
+/// Writes JSON as compact UTF-8 with object keys sorted and numbers as
+/// their literals, so equal values written alike encode to equal bytes.
 public struct JSONWriter {
     public internal(set) var bytes: [UInt8] = []
 
@@ -75,12 +75,9 @@ public struct JSONWriter {
     /// Appends bytes that are already JSON.
     mutating func append(raw more: UnsafeRawBufferPointer) { bytes.append(contentsOf: more) }
 
-    public mutating func write(number: Double) {
-        if number.rounded() == number, abs(number) < 1e15 {
-            write(integer: Int64(number))
-        } else {
-            bytes.append(contentsOf: number.description.utf8)
-        }
+    /// A number is written exactly as its literal.
+    public mutating func write(number: JSONNumber) {
+        bytes.append(contentsOf: number.text.utf8)
     }
 
     public mutating func write(integer: Int64) {

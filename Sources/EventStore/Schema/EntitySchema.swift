@@ -4,10 +4,14 @@ import Foundation
 /// should give it, and the rules every record must satisfy.
 ///
 /// evsync reads the subset of JSON Schema that describes flat records:
-/// `type` (one or several), `format` (`date`, `date-time`, `uri`),
+/// `type` (one or several), `format` (`date`, `date-time`, `uri`, `uuid`),
 /// `contentEncoding: base64`, `minLength`/`maxLength`, `minimum`/`maximum`,
 /// `enum`, `items`, `required`. Fields not declared under `properties` are
-/// always refused, so a typo never reaches the log.
+/// always refused, so a typo never reaches the log. Any other keyword
+/// (`$ref`, `pattern`, nested `properties`, …) refuses the schema: evsync
+/// would otherwise accept values the schema's author meant to refuse.
+/// Annotations that constrain nothing (`title`, `description`, `$comment`,
+/// `examples`, and `$schema`/`$id` at the top) are allowed.
 public struct EntitySchema: Sendable {
     /// The entity's name as the schema's `title` spells it, e.g. `Holiday`.
     public let name: String
@@ -30,8 +34,17 @@ public struct EntitySchema: Sendable {
             throw SchemaError("\(source): \(error)")
         }
         guard case .object(let root) = document else { throw SchemaError("\(source): a schema must be a JSON object") }
+        if let keyword = root.keys.sorted().first(where: { !Self.rootKeywords.contains($0) }) {
+            throw SchemaError("\(source): keyword '\(keyword)' is not supported (evsync reads \(Self.rootKeywords.sorted().joined(separator: ", ")))")
+        }
         guard let title = root["title"]?.stringValue, Self.isValidName(title) else {
-            throw SchemaError("\(source): 'title' must name the entity (letters, digits, '_', starting with a letter)")
+            throw SchemaError("\(source): 'title' must name the entity (letters, digits, '_', starting with a letter, at most \(Self.maxNameLength) characters)")
+        }
+        if let type = root["type"], type != "object" {
+            throw SchemaError("\(source): 'type' must be \"object\": an entity's records are objects")
+        }
+        if let additional = root["additionalProperties"], additional != false {
+            throw SchemaError("\(source): 'additionalProperties' can only be false: fields not under 'properties' are always refused")
         }
         guard case .object(let properties)? = root["properties"] else {
             throw SchemaError("\(source): 'properties' must be an object")
@@ -43,7 +56,13 @@ public struct EntitySchema: Sendable {
             }
             rules[field] = try Rule(definition, path: "\(source): property '\(field)'")
         }
-        let required = Set(root["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        var required: Set<String> = []
+        if let given = root["required"] {
+            guard let names = given.arrayValue?.compactMap(\.stringValue), names.count == given.arrayValue?.count else {
+                throw SchemaError("\(source): 'required' must be an array of field names")
+            }
+            required = Set(names)
+        }
         if let missing = required.first(where: { rules[$0] == nil }) {
             throw SchemaError("\(source): required field '\(missing)' is not among the properties")
         }
@@ -57,8 +76,17 @@ public struct EntitySchema: Sendable {
         self.fieldNames = Self.declarationOrder(of: properties.keys, in: text)
     }
 
+    /// What a schema's top level may hold.
+    static let rootKeywords: Set<String> = [
+        "$schema", "$id", "$comment", "title", "description", "examples", "type", "properties", "required",
+        "additionalProperties", "x-evsync-collection",
+    ]
+
+    /// The longest entity name: it is part of LMDB keys (at most 511 bytes, with a record's id or a remote's URL).
+    public static let maxNameLength = 100
+
     static func isValidName(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+        guard name.utf8.count <= maxNameLength, let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
         return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
     }
 
@@ -89,8 +117,10 @@ public struct EntitySchema: Sendable {
             let known = fieldNames.joined(separator: ", ")
             throw SchemaError("\(name) has no field '\(field)' (fields: \(known))")
         }
-        // JSON has no NaN or infinity: written to the log, they would make it unreadable.
-        guard value.isFiniteEverywhere else { throw SchemaError("\(name).\(field) must not hold NaN or infinity") }
+        // Deeper, it could not be read back (nor would Kinto take it).
+        if value.nests(deeperThan: JSONValue.maxFieldNesting) {
+            throw SchemaError("\(name).\(field) nests arrays and objects more than \(JSONValue.maxFieldNesting) deep")
+        }
         // Capture the name, not `self`: the path closure would copy the whole schema per field.
         let entity = name
         try rule.check(value, path: "\(entity).\(field)")
@@ -114,33 +144,61 @@ final class Rule: Sendable {
     let base64: Bool
     let minLength: Int?
     let maxLength: Int?
-    let minimum: Double?
-    let maximum: Double?
+    let minimum: JSONNumber?
+    let maximum: JSONNumber?
     let allowed: [JSONValue]?
     let items: Rule?
 
     static let knownTypes: Set<String> = ["string", "number", "integer", "boolean", "array", "object", "null"]
 
+    /// What a field's definition may hold.
+    static let keywords: Set<String> = [
+        "type", "format", "contentEncoding", "minLength", "maxLength", "minimum", "maximum", "enum", "items",
+        "title", "description", "$comment", "examples",
+    ]
+
     init(_ definition: JSONValue, path: String) throws(SchemaError) {
         guard case .object(let object) = definition else { throw SchemaError("\(path) must be an object") }
+        if let keyword = object.keys.sorted().first(where: { !Self.keywords.contains($0) }) {
+            throw SchemaError("\(path): keyword '\(keyword)' is not supported (evsync reads \(Self.keywords.sorted().joined(separator: ", ")))")
+        }
         switch object["type"] {
         case .string(let type)?: types = [type]
-        case .array(let list)?: types = Set(list.compactMap(\.stringValue))
+        case .array(let list)? where list.allSatisfy({ $0.stringValue != nil }): types = Set(list.compactMap(\.stringValue))
         case nil: types = []
         default: throw SchemaError("\(path): 'type' must be a string or an array of strings")
         }
         if let unknown = types.first(where: { !Self.knownTypes.contains($0) }) {
             throw SchemaError("\(path): unknown type '\(unknown)'")
         }
+        if let given = object["format"], given.stringValue == nil { throw SchemaError("\(path): 'format' must be a string") }
         format = object["format"]?.stringValue
         if let format, !["date", "date-time", "uri", "uuid"].contains(format) {
             throw SchemaError("\(path): unsupported format '\(format)'")
         }
-        base64 = object["contentEncoding"]?.stringValue == "base64"
-        minLength = object["minLength"]?.int64Value.map(Int.init)
-        maxLength = object["maxLength"]?.int64Value.map(Int.init)
-        minimum = object["minimum"]?.doubleValue
-        maximum = object["maximum"]?.doubleValue
+        if let encoding = object["contentEncoding"], encoding != "base64" {
+            throw SchemaError("\(path): 'contentEncoding' can only be \"base64\"")
+        }
+        base64 = object["contentEncoding"] != nil
+        func length(_ keyword: String) throws(SchemaError) -> Int? {
+            guard let value = object[keyword] else { return nil }
+            guard let length = value.int64Value, length >= 0, length <= Int32.max else {
+                throw SchemaError("\(path): '\(keyword)' must be a whole number of characters, not \(JSONWriter.string(value))")
+            }
+            return Int(length)
+        }
+        minLength = try length("minLength")
+        maxLength = try length("maxLength")
+        func bound(_ keyword: String) throws(SchemaError) -> JSONNumber? {
+            guard let value = object[keyword] else { return nil }
+            guard let number = value.numberValue else { throw SchemaError("\(path): '\(keyword)' must be a number, not \(value.typeName)") }
+            return number
+        }
+        minimum = try bound("minimum")
+        maximum = try bound("maximum")
+        if let given = object["enum"], given.arrayValue?.isEmpty != false {
+            throw SchemaError("\(path): 'enum' must be an array of the values allowed")
+        }
         allowed = object["enum"]?.arrayValue
         items = try object["items"].map { definition throws(SchemaError) in try Rule(definition, path: "\(path) items") }
     }
@@ -160,6 +218,7 @@ final class Rule: Sendable {
             if let format { try Self.checkFormat(format, string, path: path()) }
             if base64, Data(base64Encoded: string) == nil { throw SchemaError("\(path()) must be base64-encoded bytes") }
         case .number(let number):
+            // Compared exactly, however long the literals.
             if let minimum, number < minimum { throw SchemaError("\(path()) must be at least \(minimum)") }
             if let maximum, number > maximum { throw SchemaError("\(path()) must be at most \(maximum)") }
         case .array(let elements):
@@ -179,7 +238,7 @@ final class Rule: Sendable {
              ("object", .object), ("null", .null):
             true
         case ("integer", .number(let number)):
-            number.rounded() == number
+            number.isIntegral
         default:
             false
         }
@@ -223,18 +282,6 @@ final class Rule: Sendable {
             guard UUID(uuidString: string) != nil else { throw SchemaError("\(path()) must be a UUID, not '\(string)'") }
         default:
             break
-        }
-    }
-}
-
-extension JSONValue {
-    /// False when a number in the value, at any depth, is NaN or infinite.
-    fileprivate var isFiniteEverywhere: Bool {
-        switch self {
-        case .number(let number): number.isFinite
-        case .array(let elements): elements.allSatisfy(\.isFiniteEverywhere)
-        case .object(let fields): fields.values.allSatisfy(\.isFiniteEverywhere)
-        case .null, .bool, .string: true
         }
     }
 }

@@ -34,8 +34,16 @@ extension Store {
         try read { try meta(MetaKey.remote, in: $0) }
     }
 
+    /// The longest remote address a store takes: pull cursors are keyed by it
+    /// and the entity's name (`EntitySchema.maxNameLength`), and LMDB keys
+    /// hold at most 511 bytes.
+    public static let maxRemoteAddressLength = 400
+
     /// Remembers the remote a sync talks to, for the next plain `sync`.
     package func rememberRemote(_ address: String) throws(StoreError) {
+        guard address.utf8.count <= Self.maxRemoteAddressLength else {
+            throw StoreError(.invalidData, "the remote address is too long (\(address.utf8.count) bytes; at most \(Self.maxRemoteAddressLength))")
+        }
         if try rememberedRemote() != address { try writeMeta(MetaKey.remote, address) }
     }
 

@@ -72,11 +72,11 @@ enum LogCommands {
         let store = try global.openStore(create: false)
         let result = try store.verifyLog()
         if arguments.has("--json") {
-            let damaged: JSONValue = result.damage.map { ["seq": .number(Double($0.seq)), "problem": .string($0.problem)] } ?? .null
+            let damaged: JSONValue = result.damage.map { ["seq": .number(JSONNumber($0.seq)), "problem": .string($0.problem)] } ?? .null
             print(Output.json(.object([
                 "store": .string(store.directory),
-                "events": .number(Double(result.eventsChecked)),
-                "withoutChecksum": .number(Double(result.withoutChecksum)),
+                "events": .number(JSONNumber(result.eventsChecked)),
+                "withoutChecksum": .number(JSONNumber(result.withoutChecksum)),
                 "damaged": damaged,
             ])))
         }
@@ -133,11 +133,11 @@ enum LogCommands {
         if arguments.has("--json") {
             var object: JSONObject = [
                 "store": .string(store.directory),
-                "events": .number(Double(status.events)),
-                "records": .object(status.records.mapValues { .number(Double($0)) }),
-                "pendingRecords": .number(Double(status.pendingRecords)),
-                "unacknowledgedEvents": .number(Double(status.unacknowledgedEvents)),
-                "skippedRecords": .number(Double(status.skippedRecords)),
+                "events": .number(JSONNumber(status.events)),
+                "records": .object(status.records.mapValues { .number(JSONNumber($0)) }),
+                "pendingRecords": .number(JSONNumber(status.pendingRecords)),
+                "unacknowledgedEvents": .number(JSONNumber(status.unacknowledgedEvents)),
+                "skippedRecords": .number(JSONNumber(status.skippedRecords)),
                 "remote": remote.map(JSONValue.string) ?? .null,
                 "lastSync": lastSync.map { ["at": .string($0.iso8601), "result": .string($0.result.rawValue)] } ?? .null,
             ]
@@ -149,7 +149,7 @@ enum LogCommands {
             if status.skippedRecords > 0 {
                 rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
             }
-            rows.append(["remote", remote ?? "none yet (evsync sync --remote URL)"])
+            rows.append(["remote", remote.map(Output.safe) ?? "none yet (evsync sync --remote URL)"])
             rows.append(["last sync", lastSync.map { "\($0.iso8601) (\($0.result.rawValue))" } ?? "never"])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
         }

@@ -99,7 +99,7 @@ enum RecordCommands {
             print(Output.json(.array(records.map { .object($0.json) })))
         } else {
             let schema = try store.entity(words[0])
-            let rows = records.map { record in [record.id] + schema.fieldNames.map { Output.cell(record.fields[$0]) } }
+            let rows = records.map { record in [Output.safe(record.id)] + schema.fieldNames.map { Output.cell(record.fields[$0]) } }
             print(Output.table(header: ["id"] + schema.fieldNames, rows: rows))
             print("(\(records.count) \(schema.name) record\(records.count == 1 ? "" : "s"))")
         }

@@ -28,7 +28,7 @@ enum SyncCommand {
             Option("--conflicts", value: "server-wins|client-wins",
                    help: "who wins a field changed on both sides (default server-wins)"),
             Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", "skipped", …}"#),
-            Option("--watch", value: "SECONDS", help: "sync again every SECONDS until interrupted"),
+            Option("--watch", value: "SECONDS", help: "sync again every SECONDS (0.1 to 86400) until interrupted"),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
             Option("--allow-insecure-auth", help: "send credentials over plain http to another machine (or EVSYNC_ALLOW_INSECURE_AUTH=1)"),
         ]
@@ -43,7 +43,10 @@ enum SyncCommand {
         }
         var interval: Double?
         if let text = arguments.value("--watch") {
-            guard let seconds = Double(text), seconds > 0 else { throw CLIError(.usage, "--watch takes a number of seconds, not '\(text)'") }
+            // Below a tenth of a second a watcher busy-loops on the server; past a day, cron does the job better.
+            guard let seconds = Double(text), Self.watchRange.contains(seconds) else {
+                throw CLIError(.usage, "--watch takes a number of seconds from \(Self.watchRange.lowerBound) to \(Int(Self.watchRange.upperBound)) (a day), not '\(text)'")
+            }
             interval = seconds
         }
         let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
@@ -83,7 +86,7 @@ enum SyncCommand {
                 }
                 // A watcher rides out an unreachable or failing server; anything else ends it.
                 guard let interval, error.code == .unavailable || error.code == .server, !interruption.requested() else { throw error }
-                printError("evsync: \(error.message); trying again in \(Int(interval)) s")
+                printError("evsync: \(Output.safe(error.message)); trying again in \(String(format: "%g", interval)) s")
                 interruption.wait(seconds: interval)
                 if interruption.requested() { return }
                 continue
@@ -101,6 +104,9 @@ enum SyncCommand {
             if interruption.requested() { return }
         }
     }
+
+    /// The intervals `--watch` accepts, in seconds.
+    static let watchRange = 0.1...86_400.0
 
     /// `--auth-file`, else `EVSYNC_AUTH`; both hold `user:password`. Never echoed.
     ///
@@ -142,11 +148,11 @@ enum SyncCommand {
     static func json(_ report: SyncReport) -> String {
         var object: JSONObject = [
             "result": .string(report.result.rawValue),
-            "pulled": .number(Double(report.pulled)),
-            "pushed": .number(Double(report.pushed)),
-            "deletedHere": .number(Double(report.deletedHere)),
-            "deletedThere": .number(Double(report.deletedThere)),
-            "conflicts": .number(Double(report.conflicts)),
+            "pulled": .number(JSONNumber(report.pulled)),
+            "pushed": .number(JSONNumber(report.pushed)),
+            "deletedHere": .number(JSONNumber(report.deletedHere)),
+            "deletedThere": .number(JSONNumber(report.deletedThere)),
+            "conflicts": .number(JSONNumber(report.conflicts)),
             "rejected": .array(report.rejected.map { .string($0.description) }),
             "skipped": .array(report.skipped.map { skip in
                 ["entity": .string(skip.entity), "id": skip.id.map(JSONValue.string) ?? .null, "reason": .string(skip.reason)]
