@@ -28,7 +28,7 @@ extension KintoRemote {
     /// building the records: their fields go straight to canonical JSON.
     ///
     /// A record the store cannot hold (not an object, no usable `id`, no
-    /// `last_modified`, a value nested too deep to read) is put in the page's
+    /// `last_modified`, a value nested too deep to read, a key given twice) is put in the page's
     /// `skipped` with the reason, and the rest of the page is read: one bad
     /// record written by another client must not stop every sync. Only a page
     /// that is not JSON at all fails. The cursor moves past skipped records too.
@@ -52,11 +52,11 @@ extension KintoRemote {
                                 return (RemoteVersion(version), isTombstone)
                             }
                         } catch let error as JSONParseError {
-                            // Valid JSON that is not an object, or nested deeper than the parser
-                            // reads: step over the element whole. Anything else is a broken page.
+                            // Valid JSON that is not an object, nests deeper than the parser reads,
+                            // or has a key twice: step over the element whole. Anything else is a broken page.
                             let isDeep = try parser.skipValue(startingAt: start)
                             let element = UnsafeRawBufferPointer(rebasing: bytes[start..<parser.offset])
-                            guard isDeep || element.first != UInt8(ascii: "{") else { throw error }
+                            guard isDeep || error.isDuplicateKey || element.first != UInt8(ascii: "{") else { throw error }
                             reading = .skipped(unreadable(element, error))
                         }
                         switch reading {

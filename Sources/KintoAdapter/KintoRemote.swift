@@ -290,18 +290,18 @@ public final class KintoRemote: SyncRemote {
         return try zip(operations, responses).map { operation, sub throws(KintoError) in
             switch sub {
             case .answer(let answer): try outcome(of: operation, answer)
-            case .unreadable(let status):
-                // One record the server holds nested too deep to read (a 412's `existing`):
+            case .unreadable(let status, let reason):
+                // One record the server holds that cannot be read (a 412's `existing`):
                 // that write stays pending, and the batch's others are logged.
-                .rejected(status: status, message: "HTTP \(status): the server's record is nested deeper than evsync reads")
+                .rejected(status: status, message: "HTTP \(status): the server's record cannot be read (\(reason))")
             }
         }
     }
 
-    /// One answer of a batch response, or the status of one nested too deep to read.
+    /// One answer of a batch response, or the status of one that cannot be read and why.
     enum BatchAnswer {
         case answer(JSONObject)
-        case unreadable(status: Int)
+        case unreadable(status: Int, reason: String)
     }
 
     /// The `responses` of a batch response, read one by one: an answer nested
@@ -319,13 +319,13 @@ public final class KintoRemote: SyncRemote {
                         do {
                             list.append(.answer(try parser.value().objectValue ?? [:]))
                         } catch let error as JSONParseError {
-                            guard try parser.skipValue(startingAt: start) else { throw error }
+                            guard try parser.skipValue(startingAt: start) || error.isDuplicateKey else { throw error }
                             var status: Int64 = 0
                             try? JSONParser.scanObject(UnsafeRawBufferPointer(rebasing: bytes[start..<parser.offset])) { key, parser in
                                 if key.equals("status") { status = try parser.value().int64Value ?? 0 } else { try parser.skipValue(startingAt: parser.offset) }
                                 return true
                             }
-                            list.append(.unreadable(status: Int(status)))
+                            list.append(.unreadable(status: Int(status), reason: error.reason))
                         }
                     }
                     answers = list

@@ -97,11 +97,6 @@ struct KintoPageTests {
             (#"{"data":[{"id":"a","last_modified":9,"b":01}]}"#, "invalid JSON"),
             ("{\"data\":[{\"id\":\"a\",\"last_modified\":9,\"b\":\"\u{01}\"}]}", "invalid JSON"),
             ("{\"data\":[{\"id\":\"a\",\"last_modified\":9,\"\u{01}\":1}]}", "invalid JSON"),
-            // A key given twice is not guessed at (the poison-record handling decides what to do with the record).
-            (#"{"data":[{"id":"a","last_modified":9,"b":1,"b":2}]}"#, "duplicate key 'b'"),
-            (#"{"data":[{"id":"a","id":"b","last_modified":9}]}"#, "duplicate key 'id'"),
-            (#"{"data":[{"id":"a","last_modified":9,"c":{"k":1,"k":[3]}}]}"#, "duplicate key 'k'"),
-            (#"{"data":[{"id":"a","last_modified":9,"é":1,"é":2}]}"#, "duplicate key 'é'"),
         ] {
             #expect {
                 try KintoRemote.page(from: Array(body.utf8), collection: "c")
@@ -109,11 +104,24 @@ struct KintoPageTests {
                 (error as? KintoError)?.message.contains(message) == true
             }
         }
+        // A key given twice is not guessed at: that record is skipped, the page's others are read.
+        for (record, key) in [
+            (#"{"id":"a","last_modified":9,"b":1,"b":2}"#, "b"),
+            (#"{"id":"a","id":"b","last_modified":9}"#, "id"),
+            (#"{"id":"a","last_modified":9,"c":{"k":1,"k":[3]}}"#, "k"),
+            (#"{"id":"a","last_modified":9,"é":1,"é":2}"#, "é"),
+        ] {
+            let page = try KintoRemote.page(from: Array(#"{"data":[\#(record),{"id":"ok","last_modified":10}]}"#.utf8), collection: "c")
+            #expect(page.entries.map { page.id(of: $0) } == ["ok"], "\(record)")
+            #expect(page.skipped.count == 1 && page.skipped[0].reason.contains("duplicate key '\(key)'"), "\(page.skipped)")
+            #expect(page.cursor == RemoteCursor("10"))
+        }
     }
 
     @Test("a record the store cannot hold is skipped with its reason; the rest of the page is read")
     func poisonRecordsAreSkipped() throws {
-        let deep = String(repeating: "[", count: 300) + "1" + String(repeating: "]", count: 300)
+        let levels = JSONParser.maxDepth + 1
+        let deep = String(repeating: "[", count: levels) + "1" + String(repeating: "]", count: levels)
         let records = [
             #"{"id":"good1","last_modified":10,"name":"A"}"#,
             #"{"last_modified":11,"a":1}"#,
@@ -159,6 +167,24 @@ struct KintoPageTests {
         // Invalid JSON inside a record is still a broken page, not a record to skip.
         #expect(throws: KintoError.self) {
             try KintoRemote.page(from: Array(#"{"data":[{"id":"a","last_modified":9,"b":[1,}]}"#.utf8), collection: "c")
+        }
+    }
+
+    @Test("a batch answer that cannot be read refuses its own write only")
+    func unreadableBatchAnswer() throws {
+        let levels = JSONParser.maxDepth + 1
+        let deep = String(repeating: "[", count: levels) + "1" + String(repeating: "]", count: levels)
+        let body = #"{"responses":[{"status":201,"body":{"data":{"id":"a","last_modified":5,"name":"A"}}},"#
+            + #"{"status":412,"body":{"details":{"existing":{"id":"b","last_modified":6,"deep":\#(deep)}}}},"#
+            + #"{"status":412,"body":{"details":{"existing":{"id":"c","last_modified":7,"k":1,"k":2}}}}]}"#
+        let sent: [RemoteOperation] = [.create(id: "a", fields: ["name": "A"]),
+                                       .update(id: "b", fields: ["name": "B"], version: RemoteVersion(1)),
+                                       .update(id: "c", fields: ["name": "C"], version: RemoteVersion(1))]
+        let outcomes = try KintoRemote.outcomes(ofBatch: Array(body.utf8), for: sent, collection: "things")
+        #expect(outcomes.first == .applied(version: RemoteVersion(5)))
+        for (outcome, why) in zip(outcomes.dropFirst(), ["nesting deeper than", "duplicate key 'k'"]) {
+            guard case .rejected(let status, let message) = outcome else { Issue.record("\(outcome)"); continue }
+            #expect(status == 412 && message.contains("cannot be read") && message.contains(why), "\(message)")
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
 /// and servers that go backwards: against a real Kinto server, through the CLI.
 @Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct ServerRecordSkipTests {
-    /// A value nested `levels` deep: Kinto accepts 300; evsync's parser reads fewer.
+    /// A value nested `levels` deep.
     private func nested(_ levels: Int) -> JSONValue {
         var value: JSONValue = 1
         for _ in 0..<levels { value = .array([value]) }
@@ -28,6 +28,7 @@ struct ServerRecordSkipTests {
         try await fx.web.createBucket()
         let good = newID()
         try await fx.web.put(good, holiday("Good"))
+        // Nested 300 deep (Kinto takes up to ~479 in one PUT): evsync holds what Kinto holds.
         try await putRaw(fx, "deep1", ["name": "Deep", "date": "2026-01-01", "deep": nested(300)])
         try await putRaw(fx, "abc%0A", holiday("Id ending in a newline"))  // Kinto's id check lets "abc\n" through
         try await fx.cli.add(id: "local1", ["name=Local", "date=2026-03-03"])
@@ -36,40 +37,23 @@ struct ServerRecordSkipTests {
         #expect(output.status == 0, "a sync that skipped records did what it could: \(output)")
         let report = try SyncJSON(try #require(output.stdoutLines.last))
         #expect(report.result == "newData")
-        #expect(report.pulled == 1)
+        #expect(report.pulled == 2)
         #expect(report.pushed == 1, "the push still runs")
         #expect(try await fx.web.get("local1")?.fields == holiday("Local", date: "2026-03-03"))
-        #expect(report.skipped.count == 2, "\(report.skipped)")
-        let deep = try #require(report.skipped.first { $0.id == "deep1" })
-        #expect(deep.entity == "Holiday" && deep.reason.contains("cannot be read"), "\(deep)")
-        let newline = try #require(report.skipped.first { $0.id == nil })
-        #expect(newline.reason.contains(#""abc\n" is not a valid Kinto id"#), "\(newline)")
-        #expect(output.stderr.contains("evsync: skipped a server record that cannot be stored: Holiday deep1: it cannot be read"),
-                "\(output.stderr)")
-
-        #expect(try await fx.cli.status().skippedRecords == 2)
-        #expect(try await fx.cli.show("Holiday", "deep1") == nil, "a skipped record is in no table")
-        let history = try await fx.cli.history("deep1")
-        #expect(history.count == 1)
-        #expect(history.first?["kind"] == "skipped")
-        #expect(history.first?["origin"] == "remote")
-        #expect(history.first?["reason"]?.stringValue?.contains("cannot be read") == true)
-        let text = try await fx.cli.ok(["history", "deep1"])
-        #expect(text.contains("skipped") && text.contains("not stored: it cannot be read"), "\(text)")
+        #expect(report.skipped.count == 1, "\(report.skipped)")
+        let newline = try #require(report.skipped.first)
+        #expect(newline.id == nil && newline.reason.contains(#""abc\n" is not a valid Kinto id"#), "\(newline)")
+        #expect(output.stderr.contains(#"evsync: skipped a server record that cannot be stored: Holiday"#)
+                && output.stderr.contains(#"is not a valid Kinto id"#), "\(output.stderr)")
+        #expect(try await fx.cli.status().skippedRecords == 1)
+        #expect(try await fx.cli.show("Holiday", "deep1")?["deep"] == nested(300))
         #expect(try await fx.cli.verifyViews().status == 0)
 
-        // The cursor moved past them: the next sync records nothing again.
+        // The cursor moved past the skipped record: the next sync records nothing again.
         let events = try await fx.cli.status().events
         let again = try await fx.syncReport()
         #expect(again.result == "noData" && again.skipped.isEmpty, "\(again)")
         #expect(try await fx.cli.status().events == events)
-
-        // A later version the store can hold is stored as usual.
-        try await fx.web.put("deep1", holiday("Deep, fixed"))
-        let fixed = try await fx.syncReport()
-        #expect(fixed.pulled == 1 && fixed.skipped.isEmpty, "\(fixed)")
-        #expect(try await fx.cli.show("Holiday", "deep1") == holiday("Deep, fixed"))
-        #expect(try await fx.cli.status().skippedRecords == 2)
     }
 
     @Test func aServerRestoredFromABackupIsReadAgainFromTheStart() async throws {
@@ -143,28 +127,5 @@ struct LongServerIDTests {
         // A new id made here keeps the store's own rule.
         let refused = try await fx.cli.run(["add", "Holiday", "--id", long, "name=X", "date=2026-01-01"])
         #expect(refused.status == 65 && refused.stderr.contains("at most 128 characters"), "\(refused)")
-    }
-}
-
-extension ServerRecordSkipTests {
-    @Test func aPushMetByARecordTooDeepToReadIsRefusedAloneAndTheOthersGoThrough() async throws {
-        let fx = try SyncFixture()
-        try await fx.web.createBucket()
-        try await fx.web.put("shared", holiday("Shared"))
-        #expect(try await fx.syncReport().pulled == 1)
-        // Another client makes the record unreadable to evsync; here it is edited meanwhile.
-        try await putRaw(fx, "shared", ["name": "Deep", "date": "2026-01-01", "deep": nested(300)])
-        try await fx.cli.edit("shared", ["details=edited here"])
-        try await fx.cli.add(id: "other", ["name=Other", "date=2026-02-02"])
-
-        let output = try await fx.sync()
-        let report = try SyncJSON(try #require(output.stdoutLines.last))
-        #expect(report.skipped.map(\.id) == ["shared"], "\(report)")
-        #expect(report.pushed == 1, "the other write of the batch went through: \(report)")
-        #expect(report.rejected.count == 1 && report.rejected[0].contains("nested deeper than evsync reads"), "\(report)")
-        #expect(output.status == 1, "a refused change stays pending, as the README says: \(output)")
-        #expect(try await fx.web.get("other")?.fields == holiday("Other", date: "2026-02-02"))
-        #expect(try await fx.cli.show("Holiday", "shared") == holiday("Shared", details: "edited here"))
-        #expect(try await fx.cli.status().pendingRecords == 1)
     }
 }

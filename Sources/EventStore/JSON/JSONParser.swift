@@ -2,6 +2,9 @@
 public struct JSONParseError: Error, Sendable, CustomStringConvertible {
     public let offset: Int
     public let reason: String
+    /// The text is valid JSON but an object has a key twice: a reader of many
+    /// values (a server's page) can pass over this one and read the others.
+    public var isDuplicateKey = false
     public var description: String { "invalid JSON at byte \(offset): \(reason)" }
 }
 
@@ -76,54 +79,6 @@ public struct JSONParser: ~Copyable {
     /// Reads the value at the current position (inside `parseObject`'s `member`).
     package mutating func value() throws(JSONParseError) -> JSONValue {
         try parseValue()
-    }
-
-    /// Where the parser stands, in bytes from the start, for `rewind(to:)`.
-    package var position: Int { index }
-
-    /// Goes back to a `position` read earlier: to pass over, with `skipValue()`,
-    /// a value that failed to parse (its object's depth is restored by then).
-    package mutating func rewind(to position: Int) { index = position }
-
-    /// Reads the value at the current position without building it and
-    /// without checking keys for duplicates: how a reader passes over a
-    /// value it refuses (a server record with a key given twice) and goes on
-    /// with the next. Bad syntax and nesting past the limit still throw.
-    package mutating func skipValue() throws(JSONParseError) {
-        guard index < bytes.count else { throw error("unexpected end of input") }
-        let close: UInt8
-        switch bytes[index] {
-        case UInt8(ascii: "{"): close = UInt8(ascii: "}")
-        case UInt8(ascii: "["): close = UInt8(ascii: "]")
-        default:
-            _ = try parseValue()
-            return
-        }
-        try enter()
-        defer { depth -= 1 }
-        index += 1
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == close {
-            index += 1
-            return
-        }
-        while true {
-            skipWhitespace()
-            if close == UInt8(ascii: "}") {
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
-                _ = try parseString()
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
-                index += 1
-                skipWhitespace()
-            }
-            try skipValue()
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of input") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == close { index += 1; return }
-            throw error("expected ',' or '\(Unicode.Scalar(close))'")
-        }
     }
 
     /// Reads the value at the current position, with its bytes as they stand.
@@ -216,7 +171,7 @@ public struct JSONParser: ~Copyable {
             index += 1
             skipWhitespace()
             if object.updateValue(try parseValue(), forKey: key) != nil {
-                throw JSONParseError(offset: keyOffset, reason: "duplicate key '\(key)'")
+                throw JSONParseError(offset: keyOffset, reason: "duplicate key '\(key)'", isDuplicateKey: true)
             }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
@@ -515,7 +470,7 @@ extension JSONParser {
             let key = members[position].key
             let offset = key.baseAddress.flatMap { key in bytes.baseAddress.map { key - $0 - 1 } } ?? 0
             throw JSONParseError(offset: offset,
-                                 reason: "duplicate key '\(String(decoding: key, as: UTF8.self))'")
+                                 reason: "duplicate key '\(String(decoding: key, as: UTF8.self))'", isDuplicateKey: true)
         }
         writer.append(byte: UInt8(ascii: "{"))
         var first = true
