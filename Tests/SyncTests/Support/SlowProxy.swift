@@ -4,7 +4,8 @@ import Testing
 
 /// `Tools/slow-proxy` in front of the test server, with its options: `--delay
 /// SECONDS` holds every response back, `--trickle BYTES_PER_SECOND` sends
-/// bodies that slowly, `--max-body BYTES` answers 413 to larger requests.
+/// bodies that slowly, `--max-body BYTES` answers 413 to larger requests,
+/// `--rewrite-accepted JSON` changes the records accepted writes are answered with.
 final class SlowProxy: Sendable {
     /// The proxy's URL with the test server's path, e.g. `http://127.0.0.1:PORT/v1`.
     let url: String
