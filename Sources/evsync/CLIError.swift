@@ -3,8 +3,8 @@ import EventSync
 
 /// A failure the CLI reports as one line on stderr and an exit code.
 struct CLIError: Error {
-    /// The documented exit codes (from sysexits.h).
-    enum Code: Int32 {
+    /// The documented exit codes (from sysexits.h), as `--help` and the man page list them.
+    enum Code: Int32, CaseIterable {
         case failure = 1
         case usage = 64
         case dataError = 65
@@ -16,6 +16,36 @@ struct CLIError: Error {
         case damaged = 74
         case tempFail = 75
         case noPermission = 77
+
+        /// A few words for `--help`.
+        var summary: String {
+            switch self {
+            case .failure: "anything else"
+            case .usage: "bad usage"
+            case .dataError: "bad data"
+            case .noInput: "missing file, store or record"
+            case .unavailable: "server unavailable"
+            case .cannotWrite: "store cannot be written (read-only, disk or map full)"
+            case .damaged: "store damaged"
+            case .tempFail: "sync already in progress"
+            case .noPermission: "credentials refused"
+            }
+        }
+
+        /// What it means, for the man page.
+        var meaning: String {
+            switch self {
+            case .failure: "anything else, including rebuild-views --verify finding a difference"
+            case .usage: "bad usage"
+            case .dataError: "bad data: invalid JSON, a schema violation, an unknown field or entity, a bad or existing id"
+            case .noInput: "a missing file, store or record"
+            case .unavailable: "the server cannot be reached or keeps failing"
+            case .cannotWrite: "the store cannot be written: read-only, its device full, or its map full"
+            case .damaged: "the store is damaged, or was written by a newer evsync"
+            case .tempFail: "a sync is already in progress"
+            case .noPermission: "the server refused the credentials"
+            }
+        }
     }
 
     let code: Code

@@ -28,9 +28,14 @@ enum Help {
         lines.append("Options:")
         lines += optionLines(GlobalOptions.options + [helpOption, Option("--version", help: "print the version")])
         lines.append("")
-        lines.append("Exit codes: 0 ok, 64 bad usage, 65 bad data, 66 missing file, store or record,")
-        lines.append("69 server unavailable, 73 store cannot be written (read-only, disk or map full), 74 store damaged,")
-        lines.append("75 sync already in progress, 77 credentials refused, 1 anything else.")
+        // The codes in order, 1 ("anything else") last.
+        let codes = CLIError.Code.allCases.filter { $0 != .failure } + [.failure]
+        var line = "Exit codes: 0 ok,"
+        for (index, code) in codes.enumerated() {
+            let item = " \(code.rawValue) \(code.summary)" + (index == codes.count - 1 ? "." : ",")
+            if line.count + item.count > 100 { lines.append(line); line = String(item.dropFirst()) } else { line += item }
+        }
+        lines.append(line)
         return lines.joined(separator: "\n")
     }
 

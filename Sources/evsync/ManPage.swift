@@ -5,20 +5,6 @@ import Foundation
 /// (`Commands.all`, `GlobalOptions.options`) and the contract's exit codes
 /// and environment. `evsync help --man` prints it; `Tools/install` installs it.
 enum ManPage {
-    /// The exit codes of the contract (README, "Contract"), as the man page and `--help` list them.
-    static let exitCodes: [(code: Int32, meaning: String)] = [
-        (0, "success"),
-        (1, "anything else, including rebuild-views --verify finding a difference"),
-        (64, "bad usage"),
-        (65, "bad data: invalid JSON, a schema violation, an unknown field or entity, a bad or existing id"),
-        (66, "a missing file, store or record"),
-        (69, "the server cannot be reached or keeps failing"),
-        (73, "the store cannot be written: read-only, its device full, or its map full"),
-        (74, "the store is damaged, or was written by a newer evsync"),
-        (75, "a sync is already in progress"),
-        (77, "the server refused the credentials"),
-    ]
-
     static let environment: [(name: String, meaning: String)] = [
         ("EVSYNC_STORE", "the store directory (default ./.evsync)"),
         ("EVSYNC_SCHEMAS", "a directory of extra entity schemas"),
@@ -64,7 +50,8 @@ enum ManPage {
             lines += entry(for: option)
         }
         lines.append(".SH EXIT STATUS")
-        for (code, meaning) in exitCodes { lines += [".TP", ".B \(code)", escape(meaning)] }
+        lines += [".TP", ".B 0", "success"]
+        for code in CLIError.Code.allCases { lines += [".TP", ".B \(code.rawValue)", escape(code.meaning)] }
         lines.append(".SH ENVIRONMENT")
         for (name, meaning) in environment { lines += [".TP", ".B \(name)", escape(meaning)] }
         lines += [
