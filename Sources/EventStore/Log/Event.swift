@@ -30,7 +30,7 @@ public struct Event: Sendable, Equatable {
     public var seq: UInt64
     /// A unique id of this event (a UUID).
     public var eventID: String
-    /// When the event was appended, in milliseconds since 1970 (UTC).
+    /// When the event was appended, in milliseconds since 1970 (UTC); `date` is the same moment as a `Date`.
     public var at: Int64
     /// The entity's canonical name, as its schema spells it (`Holiday`).
     public var entity: String

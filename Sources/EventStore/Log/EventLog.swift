@@ -140,6 +140,32 @@ struct EventLog: Sendable {
         return event
     }
 
+    /// The ids of the records of `entity` that have events after `seq`, each
+    /// once, in the order of their first such event. Decodes only that
+    /// entity's events (see `EventCoding.isEvent`), so other entities' cost next to nothing.
+    func recordIDs(of entity: String, after seq: UInt64, in transaction: Transaction) throws -> [String] {
+        let name = Array(entity.utf8)
+        var scratch: [UInt8] = []
+        var encodedSet: [UInt8]?
+        var ids: [String] = []
+        var seen: Set<String> = []
+        let cursor = try transaction.cursor(events)
+        var entry = try cursor.seek(atLeast: Keys.sequence(seq + 1))
+        while let current = entry {
+            do {
+                if try EventCoding.isEvent(current.value, of: name, scratch: &scratch) {
+                    let event = try Self.decode(key: current.key, value: current.value, expecting: nil, encodedSet: &encodedSet)
+                    if !event.recordID.isEmpty, seen.insert(event.recordID).inserted { ids.append(event.recordID) }
+                }
+            } catch var error as EventDecodingError {
+                error.seq = Keys.sequence(from: current.key)
+                throw error
+            }
+            entry = try cursor.next()
+        }
+        return ids
+    }
+
     /// Whether an event after `seq` is of `entity`, looking at no more of
     /// each event than its envelope's first members (see `EventCoding.isEvent`)
     /// and stopping at the first one that is.

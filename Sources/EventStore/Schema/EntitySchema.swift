@@ -127,6 +127,9 @@ public struct EntitySchema: Sendable {
     }
 
     public func hasField(_ field: String) -> Bool { rules[field] != nil }
+
+    /// The `format` a field declares (`date`, `date-time`, …), if any.
+    func format(of field: String) -> String? { rules[field]?.format }
 }
 
 /// A schema that cannot be read, or a record that breaks one.

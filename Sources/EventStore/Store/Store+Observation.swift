@@ -82,6 +82,95 @@ extension Store {
         observeRecords(entity, every: interval, probe: nil)
     }
 
+    /// The changes to an entity's records after event `seq`, as they happen
+    /// (by this process or another): which records were inserted, updated and
+    /// deleted, for a table to apply rather than reload.
+    ///
+    /// ```swift
+    /// let (holidays, seq) = try store.recordsAndSeq("Holiday")
+    /// for try await changes in store.observeChanges("Holiday", after: seq) {
+    ///     apply(changes.inserted, changes.updated, changes.deleted)
+    /// }
+    /// ```
+    ///
+    /// Each wake-up costs what changed, not the size of the table: it decodes
+    /// only the new events of this entity (others are passed over by their
+    /// first bytes), and reads each changed record's row and its history up to
+    /// the previous point. A change leaving the records as they were (an
+    /// acknowledgement) yields nothing. A consumer slower than the writers gets
+    /// the changes of every event since its last element, merged into one.
+    /// - Throws: (through the stream) `.invalidData` for an unknown entity.
+    public func observeChanges(_ entityName: String, after seq: UInt64,
+                               every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<RecordChanges<Record>, any Error> {
+        let changes = logChanges(every: interval)
+        return AsyncThrowingStream(bufferingPolicy: .unbounded) { continuation in
+            let task = Task {
+                do {
+                    let entity = try self.entity(entityName).name
+                    var seen = seq
+                    for try await newest in changes where newest > seen {
+                        let found = try read { transaction in try self.changes(of: entity, after: seen, in: transaction) }
+                        seen = found.seq
+                        if !found.isEmpty { continuation.yield(found) }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// `observeChanges` with the records as the app's own type.
+    public func observeChanges<Value: EntityRecord>(_ type: Value.Type, after seq: UInt64,
+                                                    every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<RecordChanges<Value>, any Error> {
+        let records = observeChanges(Value.entityName, after: seq, every: interval)
+        return AsyncThrowingStream(bufferingPolicy: .unbounded) { continuation in
+            let task = Task {
+                do {
+                    let coder = try self.coder(for: type)
+                    for try await changes in records {
+                        continuation.yield(RecordChanges(
+                            inserted: try changes.inserted.map { record throws(StoreError) in try coder.decode(type, from: record) },
+                            updated: try changes.updated.map { record throws(StoreError) in try coder.decode(type, from: record) },
+                            deleted: changes.deleted, seq: changes.seq))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The records of an entity and the last event they include, from one snapshot:
+    /// where `observeChanges` should start so that no change is missed or seen twice.
+    public func recordsAndSeq(_ entityName: String) throws(StoreError) -> (records: [Record], seq: UInt64) {
+        let entity = try entity(entityName).name
+        return try read { transaction in (try records(of: entity, in: transaction), try log.lastSeq(in: transaction)) }
+    }
+
+    /// The changes to `entity`'s records between event `seq` and the end of the log in `transaction`.
+    func changes(of entity: String, after seq: UInt64, in transaction: Transaction) throws -> RecordChanges<Record> {
+        var changes = RecordChanges<Record>(seq: try log.lastSeq(in: transaction))
+        for id in try log.recordIDs(of: entity, after: seq, in: transaction) {
+            var before = RecordProjection()
+            for event in try log.history(of: id, in: transaction) where event.entity == entity && event.seq <= seq {
+                before.apply(event)
+            }
+            let now = try log.views.projection(entity: entity, id: id, in: transaction).row
+            switch (before.row, now) {
+            case (nil, let row?): changes.inserted.append(Record(entity: entity, id: id, fields: row))
+            case (let old?, let row?) where old != row: changes.updated.append(Record(entity: entity, id: id, fields: row))
+            case (_?, nil): changes.deleted.append(id)
+            default: break
+            }
+        }
+        return changes
+    }
+
     /// What one wake-up of `observeRecords` did: the log was read up to
     /// `seenThrough`, and the table was read again or not.
     struct ObservationStep: Sendable, Equatable {

@@ -1,0 +1,119 @@
+import Foundation
+
+/// An app's own type for the records of one entity, read and written with
+/// `Codable`: `store.records(Holiday.self)`, `store.add(holiday)`.
+///
+/// ```swift
+/// struct Holiday: EntityRecord {
+///     static let entityName = "Holiday"
+///     var id = Store.newRecordID()
+///     var name: String
+///     var date: Date            // the schema's "format": "date" → "2027-01-01"
+///     var details: String?      // nil: the field is absent
+/// }
+/// ```
+///
+/// `id` is the record's id, shared with the server; it is not one of the
+/// fields. Every other stored property is a field of the entity's schema,
+/// checked against it like any change. `Date` is written as the schema's
+/// format asks for the field: a `date` field as the calendar day in the
+/// current time zone (`2027-01-01`, the day a date picker showed), any other
+/// as an ISO 8601 date-time in UTC with milliseconds; both forms are read
+/// back. `Data` is Base64, which is what `contentEncoding: base64` fields hold.
+/// `JSONObject` stays available for everything else.
+public protocol EntityRecord: Codable, Sendable {
+    /// The entity's name, as its schema's `title` spells it (any case).
+    static var entityName: String { get }
+    /// The record's id, shared with the server.
+    var id: String { get }
+}
+
+/// Converts between an app's `EntityRecord` values and the fields a store
+/// holds: through Foundation's JSON coders, and evsync's own JSON layer.
+struct RecordCoder: Sendable {
+    let schema: EntitySchema
+
+    /// The fields of `record`: everything but its `id`.
+    func fields<Value: EntityRecord>(of record: Value) throws(StoreError) -> JSONObject {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { [schema] date, encoder in
+            var container = encoder.singleValueContainer()
+            let field = encoder.codingPath.last?.stringValue ?? ""
+            try container.encode(schema.format(of: field) == "date" ? Self.day(of: date) : Self.dateTime(of: date))
+        }
+        do {
+            let data = try encoder.encode(record)
+            guard var object = try JSONParser.parse(Array(data)).objectValue else {
+                throw StoreError(.invalidData, "a \(Value.self) must encode as a JSON object (keyed container)")
+            }
+            object["id"] = nil
+            return object
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.invalidData, "cannot encode a \(Value.self): \(Self.describe(error))")
+        }
+    }
+
+    /// `record` as the app's type.
+    func decode<Value: EntityRecord>(_ type: Value.Type, from record: Record) throws(StoreError) -> Value {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = Self.date(from: text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a date (YYYY-MM-DD) or an ISO 8601 date-time")
+            }
+            return date
+        }
+        do {
+            return try decoder.decode(type, from: Data(JSONWriter.encode(.object(record.json))))
+        } catch {
+            throw StoreError(.invalidData, "\(record.entity) '\(record.id)' cannot be read as a \(Value.self): \(Self.describe(error))")
+        }
+    }
+
+    // MARK: Dates
+
+    static func day(of date: Date) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        let (year, month, day) = (parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
+        return String(format: "%04d-%02d-%02d", year, month, day)
+    }
+
+    static func dateTime(of date: Date) -> String {
+        Timestamp.iso8601(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
+    }
+
+    /// A day (`2027-01-01`, midnight in the current time zone) or a date-time with its offset.
+    static func date(from text: String) -> Date? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        if text.utf8.count == 10, parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+           CalendarDate.isValid(year: year, month: month, day: day) {
+            return calendar.date(from: DateComponents(year: year, month: month, day: day))
+        }
+        return Timestamp.parse(text).map { Date(timeIntervalSince1970: Double($0) / 1000) }
+    }
+
+    /// The Gregorian calendar in the current time zone (`TZ`), read each time so a changed zone is honoured.
+    private static var calendar: Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        return calendar
+    }
+
+    /// A coding error in one line: what was wrong, and where.
+    private static func describe(_ error: any Error) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.isEmpty ? "" : " at '" + keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".") + "'"
+        }
+        switch error {
+        case DecodingError.keyNotFound(let key, let context): return "no field '\(key.stringValue)'\(path(context.codingPath))"
+        case DecodingError.typeMismatch(let type, let context): return "expected \(type)\(path(context.codingPath))"
+        case DecodingError.valueNotFound(let type, let context): return "expected \(type), found null\(path(context.codingPath))"
+        case DecodingError.dataCorrupted(let context): return context.debugDescription + path(context.codingPath)
+        case EncodingError.invalidValue(_, let context): return context.debugDescription + path(context.codingPath)
+        default: return String(describing: error)
+        }
+    }
+}

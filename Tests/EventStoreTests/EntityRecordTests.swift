@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+@testable import EventStore
+import TestSupport
+
+/// An app's own Holiday type, as the README and the DocC article declare it.
+private struct Holiday: EntityRecord, Equatable {
+    static let entityName = "Holiday"
+    var id = Store.newRecordID()
+    var name: String
+    var date: Date
+    var details: String?
+}
+
+/// A type that needs a field the schema leaves optional.
+private struct StrictHoliday: EntityRecord {
+    static let entityName = "Holiday"
+    var id: String
+    var name: String
+    var details: String
+}
+
+/// The `Codable` face of the store: `EntityRecord`, `JSONValue` from dates and
+/// interpolation, and `observeChanges`.
+@Suite("Entity records", .timeLimit(.minutes(2)))
+struct EntityRecordTests {
+    /// Midnight of a calendar day in the current time zone: what a date picker gives.
+    static func day(_ year: Int, _ month: Int, _ day: Int) throws -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        return try #require(calendar.date(from: DateComponents(year: year, month: month, day: day)))
+    }
+
+    @Test("a record added as the app's type is stored as schema fields and read back equal")
+    func roundTrip() throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let store = try Store(directory: directory.file("store"), create: true)
+        let newYear = Holiday(name: "New Year's Day", date: try Self.day(2027, 1, 1), details: "Fireworks")
+        try store.add(newYear)
+
+        let stored = try #require(try store.record("Holiday", id: newYear.id))
+        #expect(stored.fields == ["name": "New Year's Day", "date": "2027-01-01", "details": "Fireworks"])
+        #expect(try store.records(Holiday.self) == [newYear])
+        #expect(try store.record(Holiday.self, id: newYear.id) == newYear)
+        #expect(try store.record(Holiday.self, id: "absent") == nil)
+    }
+
+    @Test("update sets what changed, removes what became nil, and writes nothing when equal")
+    func update() throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let store = try Store(directory: directory.file("store"), create: true)
+        var holiday = Holiday(name: "Labour Day", date: try Self.day(2027, 5, 1), details: "Parades")
+        try store.add(holiday)
+
+        holiday.name = "May Day"
+        holiday.details = nil
+        let event = try #require(try store.update(holiday))
+        #expect(event.set == ["name": "May Day"])
+        #expect(event.unset == ["details"])
+        #expect(try store.update(holiday) == nil)
+        #expect(try store.records(Holiday.self) == [holiday])
+
+        try store.delete(holiday)
+        #expect(try store.records(Holiday.self).isEmpty)
+        #expect(throws: StoreError.self) { try store.update(holiday) }
+    }
+
+    @Test("a value the schema refuses, or a stored record the type cannot read, is an error naming it")
+    func errors() throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let store = try Store(directory: directory.file("store"), create: true)
+        let error = #expect(throws: StoreError.self) { try store.add(Holiday(name: "", date: try Self.day(2027, 1, 1))) }
+        #expect(error?.code == .invalidData)
+        #expect(try store.lastSeq() == 0)
+
+        try store.add("Holiday", id: "plain", fields: ["name": "Plain", "date": "2027-02-02"])
+        let unreadable = #expect(throws: StoreError.self) { try store.records(StrictHoliday.self) }
+        #expect(unreadable?.code == .invalidData)
+        #expect(unreadable?.message.contains("Holiday 'plain'") == true, "\(String(describing: unreadable))")
+        #expect(unreadable?.message.contains("details") == true, "\(String(describing: unreadable))")
+    }
+
+    @Test("dates: a date field is the calendar day, a date-time ISO 8601 in UTC; both read back")
+    func dates() throws {
+        let moment = Date(timeIntervalSince1970: 1_798_761_600.25)   // 2027-01-01T00:00:00.250Z
+        #expect(JSONValue(moment) == "2027-01-01T00:00:00.250Z")
+        #expect(JSONValue(moment).dateValue == moment)
+        let day = try Self.day(2027, 3, 14)
+        #expect(JSONValue(day: day) == "2027-03-14")
+        #expect(JSONValue(day: day).dateValue == day)
+        #expect(JSONValue("not a date").dateValue == nil)
+        #expect(JSONValue("2027-02-30").dateValue == nil)
+    }
+
+    @Test("JSON values from string interpolation")
+    func interpolation() {
+        let year = 2027
+        let value: JSONValue = "Holidays of \(year)"
+        #expect(value == .string("Holidays of 2027"))
+    }
+
+    @Test("observeChanges delivers inserted, updated and deleted records of its entity only")
+    func observeChanges() async throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let store = try Store(directory: directory.file("store"), create: true)
+        try store.add("Holiday", id: "kept", fields: ["name": "Kept", "date": "2027-01-01"])
+        try store.add("Holiday", id: "gone", fields: ["name": "Gone", "date": "2027-01-02"])
+        let (records, seq) = try store.recordsAndSeq("Holiday")
+        #expect(records.map(\.id) == ["gone", "kept"])
+        #expect(seq == 2)
+
+        var changes = store.observeChanges("holiday", after: seq, every: .milliseconds(10)).makeAsyncIterator()
+        try store.add("Birthday", id: "b1", fields: ["name": "Ada", "date": "1815-12-10"])
+        try store.add("Holiday", id: "new", fields: ["name": "New", "date": "2027-01-03"])
+        var first = try #require(try await changes.next())
+        // The Birthday is not a change of Holiday; the new Holiday may come alone or with later changes.
+        #expect(first.inserted.map(\.id) == ["new"])
+        #expect(first.deleted.isEmpty)
+
+        try store.edit("Holiday", id: "kept", set: ["details": "Still here"])
+        try store.delete("Holiday", id: "gone")
+        var later = RecordChanges<Record>(seq: first.seq)
+        while later.updated.isEmpty || later.deleted.isEmpty {
+            let next = try #require(try await changes.next())
+            later.updated += next.updated
+            later.deleted += next.deleted
+            later.inserted += next.inserted
+            first = next
+        }
+        #expect(later.updated.map(\.id) == ["kept"])
+        #expect(later.updated.first?.fields["details"] == "Still here")
+        #expect(later.deleted == ["gone"])
+        #expect(later.inserted.isEmpty)
+        #expect(first.seq == 6)
+    }
+
+    @Test("observeChanges of the app's type decodes what changed")
+    func observeTypedChanges() async throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let store = try Store(directory: directory.file("store"), create: true)
+        var changes = store.observeChanges(Holiday.self, after: 0, every: .milliseconds(10)).makeAsyncIterator()
+        let holiday = Holiday(name: "Boxing Day", date: try Self.day(2027, 12, 26))
+        try store.add(holiday)
+        let first = try #require(try await changes.next())
+        #expect(first.inserted == [holiday])
+    }
+
+    @Test("a change that leaves a record as it was, and a create then delete in one step, yield nothing")
+    func noChange() throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let store = try Store(directory: directory.file("store"), create: true)
+        try store.add("Holiday", id: "h", fields: ["name": "H", "date": "2027-01-01"])
+        try store.add("Holiday", id: "brief", fields: ["name": "Brief", "date": "2027-01-01"])
+        try store.delete("Holiday", id: "brief")
+        let changes = try store.read { try store.changes(of: "Holiday", after: 1, in: $0) }
+        #expect(changes.isEmpty)
+        #expect(changes.seq == 3)
+        let fromStart = try store.read { try store.changes(of: "Holiday", after: 0, in: $0) }
+        #expect(fromStart.inserted.map(\.id) == ["h"])
+    }
+}
