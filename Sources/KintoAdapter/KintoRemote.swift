@@ -38,6 +38,7 @@ public final class KintoRemote: SyncRemote {
 
     /// - Parameters:
     ///   - bucketURL: the bucket's URL, e.g. `http://127.0.0.1:8888/v1/buckets/evsync`.
+    ///   - credentials: the account's `user:password` (Basic auth); nil for a server that needs none.
     ///   - allowingInsecureCredentials: send `credentials` over plain `http` to a
     ///     host that is not this machine, where anyone on the way can read them.
     ///     Refused unless this is true (the URL is checked before anything is sent).

@@ -32,7 +32,7 @@
 /// written by a newer evsync. Adding an optional field is one `Tag`, one
 /// line in `write` (`append(event.reason, tag: .reason, to: &bytes)`) and one
 /// case in `decode`; a kind, origin or policy is one entry at the end of its table.
-public enum EventCoding {
+package enum EventCoding {
     /// The format events are written in.
     public static let formatVersion = 2
 
@@ -414,7 +414,7 @@ public enum EventCoding {
 }
 
 /// A stored event, or an entry of the views, that cannot be decoded: the store is damaged (or newer).
-public struct EventDecodingError: Error, Sendable, CustomStringConvertible {
+package struct EventDecodingError: Error, Sendable, CustomStringConvertible {
     public let reason: String
     /// The entry is one of the views' (replaying the log can rebuild it), not an event of the log.
     public let inViews: Bool

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// The shape's `format` member is 1, and stays 1 whatever the stored form:
 /// it names this JSON shape, not how the log stores the event.
-public enum EventJSON {
+package enum EventJSON {
     /// The version of the JSON shape. Readers refuse events of a newer one.
     public static let formatVersion = 1
 

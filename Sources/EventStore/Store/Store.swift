@@ -46,6 +46,8 @@ public final class Store: Sendable {
     /// that ends before the last event committed is `.corrupt`, and so are
     /// missing views (which `rebuildViews` can replay: see `repairingViews`).
     /// - Parameters:
+    ///   - directory: the store's directory (the CLI's `--store`, default `.evsync`).
+    ///   - schemas: the entities it holds (the built-in Holiday and Birthday unless given).
     ///   - create: make the directory and databases if missing; otherwise a missing store is a `.notFound` error.
     ///   - clock: the time events are stamped with, in milliseconds since 1970.
     /// - Throws: `.notFound`; `.corrupt` for a damaged store or one of a newer evsync; `.readOnly` when it

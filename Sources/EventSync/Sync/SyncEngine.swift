@@ -24,7 +24,9 @@ public final class SyncEngine: Sendable {
     private let makeRemote: @Sendable () throws -> any SyncRemote
     private let observers = Mutex<[UUID: AsyncStream<SyncStatus>.Continuation]>([:])
 
-    /// - Parameter remote: makes the remote for one sync (remotes are not shared between syncs).
+    /// - Parameters:
+    ///   - store: the store to sync; one sync at a time runs on it, across processes.
+    ///   - remote: makes the remote for one sync (remotes are not shared between syncs).
     public init(store: Store, remote: @escaping @Sendable () throws -> any SyncRemote) {
         self.store = store
         self.makeRemote = remote
