@@ -55,12 +55,14 @@ public struct Event: Sendable, Equatable {
     public var policy: ConflictPolicy?
     /// Why a server record was skipped (`skipped` events).
     public var reason: String?
+    /// The `seq` of the `conflict` event this local change decides again (`evsync resolve`).
+    public var resolves: UInt64?
 
     public init(
         seq: UInt64 = 0, eventID: String, at: Int64, entity: String, recordID: String, kind: Kind, origin: Origin,
         author: String, set: JSONObject = [:], unset: [String] = [], version: RemoteVersion? = nil,
         server: RecordState? = nil, local: RecordState? = nil, resolved: RecordState? = nil, policy: ConflictPolicy? = nil,
-        reason: String? = nil
+        reason: String? = nil, resolves: UInt64? = nil
     ) {
         self.seq = seq
         self.eventID = eventID
@@ -78,6 +80,7 @@ public struct Event: Sendable, Equatable {
         self.resolved = resolved
         self.policy = policy
         self.reason = reason
+        self.resolves = resolves
     }
 }
 

@@ -57,6 +57,8 @@ public enum EventCoding {
         case policy = 7
         /// string: why a server record was skipped (`skipped` events).
         case reason = 8
+        /// varint: the `seq` of the conflict a local change resolves.
+        case resolves = 9
     }
 
     private static let flagEventUUID: UInt8 = 1
@@ -117,6 +119,7 @@ public enum EventCoding {
         append(event.resolved, tag: .resolved, to: &bytes)
         if let policy = event.policy { bytes.append(Tag.policy.rawValue); bytes.append(code(of: policy, in: policies)) }
         append(event.reason, tag: .reason, to: &bytes)
+        if let resolves = event.resolves { bytes.append(Tag.resolves.rawValue); appendVarint(resolves, to: &bytes) }
         bytes.withUnsafeMutableBytes { buffer in
             let crc = checksum(of: UnsafeRawBufferPointer(rebasing: buffer[start...]))
             buffer.storeBytes(of: crc.littleEndian, toByteOffset: start + 1, as: UInt32.self)
@@ -184,6 +187,8 @@ public enum EventCoding {
                 event.policy = policy
             case .reason:
                 event.reason = try reader.string()
+            case .resolves:
+                event.resolves = try reader.varint()
             }
         }
         return event

@@ -100,6 +100,7 @@ public final class SyncEngine: Sendable {
     private func run(policy: ConflictPolicy, report: inout SyncReport, progress notify: (SyncProgress) -> Void,
                      shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
+        let startedAfter = try store.lastSeq()
         try store.rememberRemote(remote.address)
         let entities = store.schemas.entities
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
@@ -113,7 +114,7 @@ public final class SyncEngine: Sendable {
                 if shouldStop() { report.interrupted = true; break }
             }
         }
-        try store.recordLastSync(report.result)
+        try store.recordLastSync(report.result, startedAfter: startedAfter)
         return report
     }
 
