@@ -250,7 +250,7 @@ public struct Conflict: Sendable, Equatable {
     public let fields: [Field]
     /// Which side had deleted the record, for an update against a delete.
     public let deleted: Side?
-    /// Which side won an update against a delete.
+    /// Which side won: the whole record for an update against a delete, else the fields in conflict.
     public let won: Side
     /// The local change (`evsync resolve`) that decided it again, if any.
     public let resolvedBy: Event?
@@ -261,8 +261,9 @@ public struct Conflict: Sendable, Equatable {
         self.event = event
         self.resolvedBy = resolvedBy
         let local = event.local?.fields, server = event.server?.fields, resolved = event.resolved?.fields
-        won = resolved == server ? .server : .local
         deleted = local == nil ? .local : server == nil ? .server : nil
+        // A merge keeps one-sided changes of both sides: only the fields in conflict follow the policy.
+        won = deleted != nil ? (resolved == server ? .server : .local) : (event.policy == .clientWins ? .local : .server)
         guard let local, let server else {
             fields = []
             return
