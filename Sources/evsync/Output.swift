@@ -106,7 +106,7 @@ enum Output {
             if let policy = event.policy { header += "  resolved \(policy)" }
             lines.append(header)
             lines.append(contentsOf: fieldChanges(from: before.row, to: after.row).map { "    " + $0 })
-            if let reason = event.reason { lines.append("    not stored: \(reason)") }
+            if let reason = event.reason { lines.append("    \(event.kind == .rejected ? "refused" : "not stored"): \(reason)") }
             if event.kind == .conflict {
                 lines.append("    local was:  \(event.local?.fields.map { display(.object($0)) } ?? "deleted")")
                 lines.append("    server had: \(event.server?.fields.map { display(.object($0)) } ?? "deleted")")

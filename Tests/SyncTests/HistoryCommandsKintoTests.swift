@@ -74,4 +74,33 @@ struct HistoryCommandsKintoTests {
         #expect(try await fx.web.get(id)?.fields == holiday("Kept", details: "worth keeping"))
         #expect(try await fx.cli.status().pendingRecords == 0)
     }
+
+    @Test func aRefusedPushIsLoggedOnceAndWhySaysSo() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let proxy = try await SlowProxy(["--max-body", "16384"])
+        let limited = proxy.url + "/buckets/" + fx.web.bucket
+        let id = newID()
+        try await fx.cli.add(id: id, ["name=Oversized", "date=2026-06-02", "details=" + String(repeating: "x", count: 20_000)])
+        let sync = ["sync", "--remote", limited, "--auth-file", fx.authFile, "--json"]
+        #expect(try await fx.cli.run(sync).status == 1)
+
+        let why = try #require(try await fx.cli.json(["why", "Holiday", id, "--json"]).objectValue)
+        #expect(why["pending"] == true && why["state"] == "createdHere")
+        let last = try #require(why["lastExchange"]?.objectValue)
+        #expect(last["kind"] == "rejected" && last["origin"] == "remote", "\(last)")
+        #expect(last["reason"]?.stringValue?.hasPrefix("HTTP 413") == true, "\(last)")
+        let text = try await fx.cli.ok(["why", "Holiday", id])
+        #expect(text.contains("the server refused a push: HTTP 413"), "\(text)")
+
+        // Refused again, the same way: not logged again; still pending, nothing acknowledged.
+        let events = try await fx.cli.status().events
+        #expect(try await fx.cli.run(sync).status == 1)
+        #expect(try await fx.cli.status().events == events)
+        #expect(try await fx.cli.history(id).map { $0["kind"] } == ["created", "rejected"])
+        #expect(try await fx.cli.status().pendingRecords == 1)
+        // Through the server itself, it goes.
+        #expect(try await fx.syncReport().pushed == 1)
+        #expect(try await fx.cli.json(["why", "Holiday", id, "--json"]).objectValue?["state"] == "inStep")
+    }
 }

@@ -19,6 +19,13 @@ public struct Event: Sendable, Equatable {
         /// over so that the rest of the pull goes on. Changes no view but `history`;
         /// `id` is empty when the server gave no usable id (`reason` quotes what it gave).
         case skipped
+        /// A push the server refused (`reason` says why: its status and message). The record
+        /// stays pending; changes no view but `history`. Logged once for the same refusal in a row.
+        case rejected
+
+        /// A note in the record's history (`skipped`, `rejected`): says nothing of the record's state,
+        /// here or on the server, so it changes no view but `history`.
+        public var isNote: Bool { self == .skipped || self == .rejected }
     }
 
     public enum Origin: String, Sendable, CaseIterable {

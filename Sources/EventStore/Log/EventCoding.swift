@@ -37,7 +37,7 @@ public enum EventCoding {
     public static let formatVersion = 2
 
     /// The codes of kinds, origins and policies are their positions in these tables: append only.
-    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped]
+    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped, .rejected]
     static let origins: [Event.Origin] = [.local, .remote]
     static let policies: [ConflictPolicy] = [.serverWins, .clientWins]
 

@@ -92,7 +92,7 @@ extension Store {
             let history = try transaction.cursor(log.views.history)
             try log.forEach(from: start + 1, in: transaction) { event in
                 guard event.seq <= end else { return false }
-                guard event.kind != .skipped, only == nil || event.entity == only,
+                guard !event.kind.isNote, only == nil || event.entity == only,
                       try isLastChange(event, before: end, cursor: history) else { return true }
                 // One fold of the record's events gives both states: at `start`, then at `end`.
                 var projection = RecordProjection()
@@ -173,7 +173,7 @@ extension Store {
                 for field in Self.changedFields(from: before.row, to: projection.row) { setters[field] = event }
                 if !before.isPending, projection.isPending { pendingSince = event }
                 if !projection.isPending { pendingSince = nil }
-                if event.kind == .acknowledged || event.kind == .conflict { lastPush = event }
+                if [.acknowledged, .conflict, .rejected].contains(event.kind) { lastPush = event }
             }
             let fields = projection.isPending
                 ? Self.changedFields(from: projection.shadow, to: projection.row).map { field in
@@ -288,7 +288,8 @@ public struct PendingReason: Sendable, Equatable {
     /// The event after which the record became pending, this time; nil when it is in step.
     public let pendingSince: Event?
     /// The last exchange with the server about this record: the `acknowledged` event of its last
-    /// successful push, or a `conflict` (a push refused because the server had changed, or a pull).
+    /// successful push, the `rejected` event of a push the server refused (with its reason), or a
+    /// `conflict` (a push refused because the server had changed, or a pull).
     public let lastExchange: Event?
     public let lastEvent: Event
 

@@ -266,9 +266,11 @@ enum AuditCommands {
         }
         if let since = reason.pendingSince { print("pending since \(describe(since))") }
         if let last = reason.lastExchange {
-            let outcome = last.kind == .acknowledged
-                ? "the server accepted a push\(last.version.map { " as version \($0)" } ?? "")"
-                : "a conflict with the server's version \(last.version.map(\.token) ?? "?"), settled \(last.policy?.rawValue ?? "")"
+            let outcome = switch last.kind {
+            case .acknowledged: "the server accepted a push\(last.version.map { " as version \($0)" } ?? "")"
+            case .rejected: "the server refused a push: \(last.reason ?? "")"
+            default: "a conflict with the server's version \(last.version.map(\.token) ?? "?"), settled \(last.policy?.rawValue ?? "")"
+            }
             print(Output.safe("last exchange: \(outcome) (#\(last.seq) \(Timestamp.iso8601(milliseconds: last.at)))"))
         } else {
             print("last exchange: none (never pushed, and no conflict)")
@@ -293,6 +295,7 @@ enum AuditCommands {
             "by": .string(event.author), "origin": .string(event.origin.rawValue), "kind": .string(event.kind.rawValue),
         ]
         if let version = event.version { object["version"] = version.integer.map { .number(JSONNumber($0)) } ?? .string(version.token) }
+        if let reason = event.reason { object["reason"] = .string(reason) }
         return object
     }
 
