@@ -163,6 +163,8 @@ struct AuditCLITests {
             #expect(try sandbox.records("Holiday")["may"] == ["name": "Local name", "date": "2026-05-01", "details": "only here"])
             let event = try #require(try sandbox.succeed(["history", "may", "--json"]).json().arrayValue?.last?.objectValue)
             #expect(event["resolves"] == 4 && event["origin"] == "local")
+            let historyText = try sandbox.succeed(["history", "may"])
+            #expect(historyText.lines.contains { $0.hasPrefix("#5  ") && $0.hasSuffix("resolves conflict #4") }, "\(historyText)")
 
             #expect(try sandbox.succeed(["conflicts", "--open", "--json"]).json() == [])
             #expect(try sandbox.succeed(["conflicts", "--json"]).json().arrayValue?.first?.objectValue?["resolvedBy"] == 5)
