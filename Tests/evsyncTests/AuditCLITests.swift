@@ -175,6 +175,41 @@ struct AuditCLITests {
         }
     }
 
+    @Test("an edit here against a deletion there: resolve --take local re-creates the record, pending; --take server deletes it again")
+    func resolveAnUpdateAgainstADelete() throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["add", "Holiday", "--id", "may", "name=May Day", "date=2026-05-01"])   // 1
+            try Self.ingest(sandbox, Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: "Holiday", recordID: "may",
+                                           kind: .acknowledged, origin: .remote, author: "http://server",
+                                           version: RemoteVersion(10), server: .present(["name": "May Day", "date": "2026-05-01"])))  // 2
+            try sandbox.succeed(["edit", "Holiday", "may", "details=edited here"])                     // 3
+            let edited: JSONObject = ["name": "May Day", "date": "2026-05-01", "details": "edited here"]
+            try Self.ingest(sandbox, Event(eventID: RecordID.generate(), at: Timestamp.now(), entity: "Holiday", recordID: "may",
+                                           kind: .conflict, origin: .remote, author: "account:bob", version: RemoteVersion(11),
+                                           server: .absent, local: .present(edited), resolved: .absent, policy: .serverWins))  // 4
+            #expect(try sandbox.records("Holiday")["may"] == nil)
+            let conflict = try #require(try sandbox.succeed(["conflicts", "--open", "--json"]).json().arrayValue?.first?.objectValue)
+            #expect(conflict["deleted"] == "server" && conflict["won"] == "server" && conflict["fields"] == [])
+            let text = try sandbox.succeed(["conflicts"])
+            #expect(text.stdout.contains("deleted on the server, changed here: server won"), "\(text)")
+
+            let local = try #require(try sandbox.succeed(["resolve", "4", "--take", "local", "--json"]).json().objectValue)
+            #expect(local["kind"] == "created" && local["seq"] == 5)
+            #expect(try sandbox.records("Holiday")["may"] == edited)
+            let why = try #require(try sandbox.succeed(["why", "Holiday", "may", "--json"]).json().objectValue)
+            #expect(why["state"] == "createdHere" && why["pending"] == true, "not on the server: the next sync creates it")
+
+            // Decided again the other way: deleted, and nothing left to push.
+            let server = try #require(try sandbox.succeed(["resolve", "4", "--take", "server", "--json"]).json().objectValue)
+            #expect(server["kind"] == "deleted" && server["seq"] == 6)
+            #expect(try sandbox.records("Holiday")["may"] == nil)
+            #expect(try sandbox.succeed(["why", "Holiday", "may", "--json"]).json().objectValue?["pending"] == false)
+            #expect(try sandbox.succeed(["conflicts", "--json"]).json().arrayValue?.first?.objectValue?["resolvedBy"] == 6)
+            // Taking the side it already has still records the decision.
+            #expect(try sandbox.succeed(["resolve", "4", "--take", "server", "--json"]).json().objectValue?["seq"] == 7)
+        }
+    }
+
     /// Appends a remote event through the ingest API, as a sync does.
     static func ingest(_ sandbox: Sandbox, _ event: Event) throws {
         let store = try Store(directory: sandbox.store.path)
