@@ -21,6 +21,7 @@ struct Command: Sendable {
     enum Section: String, CaseIterable, Sendable {
         case records = "Records"
         case log = "Log"
+        case history = "History"
         case server = "Server"
         case setup = "Setup"
     }

@@ -87,6 +87,7 @@ enum Output {
             + event.unset.map { "-\(safe($0))" }
         if !changes.isEmpty { parts.append(changes.joined(separator: " ")) }
         if let policy = event.policy { parts.append("(\(policy))") }
+        if let resolves = event.resolves { parts.append("(resolves #\(resolves))") }
         if let reason = event.reason { parts.append("(\(reason))") }
         return parts.joined(separator: "  ")
     }
@@ -104,9 +105,10 @@ enum Output {
             var header = "#\(event.seq)  \(Timestamp.iso8601(milliseconds: event.at))  \(event.kind.rawValue)  \(event.origin.rawValue)  \(safe(event.entity))  by \(safe(event.author))"
             if let version = event.version { header += safe("  server version \(version)") }
             if let policy = event.policy { header += "  resolved \(policy)" }
+            if let resolves = event.resolves { header += "  resolves conflict #\(resolves)" }
             lines.append(header)
             lines.append(contentsOf: fieldChanges(from: before.row, to: after.row).map { "    " + $0 })
-            if let reason = event.reason { lines.append("    not stored: \(reason)") }
+            if let reason = event.reason { lines.append("    \(event.kind == .rejected ? "refused" : "not stored"): \(reason)") }
             if event.kind == .conflict {
                 lines.append("    local was:  \(event.local?.fields.map { display(.object($0)) } ?? "deleted")")
                 lines.append("    server had: \(event.server?.fields.map { display(.object($0)) } ?? "deleted")")

@@ -13,16 +13,21 @@ struct EventCodingTests {
         var seq: UInt64 = 1
         func event(_ kind: Event.Kind, _ origin: Event.Origin, at: Int64 = 1_795_000_000_123, set: JSONObject = [:],
                    unset: [String] = [], version: RemoteVersion? = nil, server: RecordState? = nil, local: RecordState? = nil,
-                   resolved: RecordState? = nil, policy: ConflictPolicy? = nil, reason: String? = nil, id: String? = nil) {
+                   resolved: RecordState? = nil, policy: ConflictPolicy? = nil, reason: String? = nil, id: String? = nil,
+                   resolves: UInt64? = nil) {
             events.append(Event(seq: seq, eventID: RecordID.generate(), at: at, entity: "Holiday", recordID: id ?? "rec-\(seq)",
                                 kind: kind, origin: origin, author: origin == .local ? "me@host" : "https://kinto.example/v1/buckets/b",
                                 set: set, unset: unset, version: version, server: server, local: local, resolved: resolved,
-                                policy: policy, reason: reason))
+                                policy: policy, reason: reason, resolves: resolves))
             seq += 1
         }
         // A server record skipped: with its id and version, and without (no usable id, none given).
         event(.skipped, .remote, version: 11, reason: "it cannot be read (nesting deeper than 256)")
         event(.skipped, .remote, reason: #"its id "bad id!" is not a valid Kinto id"#, id: "")
+        // A push the server refused; local changes made by `resolve`, linked to their conflict.
+        event(.rejected, .remote, reason: "HTTP 413: the record is larger than the server accepts in one request")
+        event(.updated, .local, set: ["name": "mine"], resolves: 3)
+        event(.deleted, .local, resolves: 1 << 40)
         for origin in Event.Origin.allCases {
             event(.created, origin, set: fields)
             event(.created, origin, set: fields, version: origin == .remote ? 17 : nil)

@@ -19,6 +19,13 @@ public struct Event: Sendable, Equatable {
         /// over so that the rest of the pull goes on. Changes no view but `history`;
         /// `id` is empty when the server gave no usable id (`reason` quotes what it gave).
         case skipped
+        /// A push the server refused (`reason` says why: its status and message). The record
+        /// stays pending; changes no view but `history`. Logged once for the same refusal in a row.
+        case rejected
+
+        /// A note in the record's history (`skipped`, `rejected`): says nothing of the record's state,
+        /// here or on the server, so it changes no view but `history`.
+        public var isNote: Bool { self == .skipped || self == .rejected }
     }
 
     public enum Origin: String, Sendable, CaseIterable {
@@ -55,12 +62,14 @@ public struct Event: Sendable, Equatable {
     public var policy: ConflictPolicy?
     /// Why a server record was skipped (`skipped` events).
     public var reason: String?
+    /// The `seq` of the `conflict` event this local change decides again (`evsync resolve`).
+    public var resolves: UInt64?
 
     public init(
         seq: UInt64 = 0, eventID: String, at: Int64, entity: String, recordID: String, kind: Kind, origin: Origin,
         author: String, set: JSONObject = [:], unset: [String] = [], version: RemoteVersion? = nil,
         server: RecordState? = nil, local: RecordState? = nil, resolved: RecordState? = nil, policy: ConflictPolicy? = nil,
-        reason: String? = nil
+        reason: String? = nil, resolves: UInt64? = nil
     ) {
         self.seq = seq
         self.eventID = eventID
@@ -78,6 +87,7 @@ public struct Event: Sendable, Equatable {
         self.resolved = resolved
         self.policy = policy
         self.reason = reason
+        self.resolves = resolves
     }
 }
 

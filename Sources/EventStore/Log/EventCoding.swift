@@ -37,7 +37,7 @@ package enum EventCoding {
     public static let formatVersion = 2
 
     /// The codes of kinds, origins and policies are their positions in these tables: append only.
-    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped]
+    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped, .rejected]
     static let origins: [Event.Origin] = [.local, .remote]
     static let policies: [ConflictPolicy] = [.serverWins, .clientWins]
 
@@ -57,6 +57,8 @@ package enum EventCoding {
         case policy = 7
         /// string: why a server record was skipped (`skipped` events).
         case reason = 8
+        /// varint: the `seq` of the conflict a local change resolves.
+        case resolves = 9
     }
 
     private static let flagEventUUID: UInt8 = 1
@@ -117,6 +119,7 @@ package enum EventCoding {
         append(event.resolved, tag: .resolved, to: &bytes)
         if let policy = event.policy { bytes.append(Tag.policy.rawValue); bytes.append(code(of: policy, in: policies)) }
         append(event.reason, tag: .reason, to: &bytes)
+        if let resolves = event.resolves { bytes.append(Tag.resolves.rawValue); appendVarint(resolves, to: &bytes) }
         bytes.withUnsafeMutableBytes { buffer in
             let crc = checksum(of: UnsafeRawBufferPointer(rebasing: buffer[start...]))
             buffer.storeBytes(of: crc.littleEndian, toByteOffset: start + 1, as: UInt32.self)
@@ -184,6 +187,8 @@ package enum EventCoding {
                 event.policy = policy
             case .reason:
                 event.reason = try reader.string()
+            case .resolves:
+                event.resolves = try reader.varint()
             }
         }
         return event

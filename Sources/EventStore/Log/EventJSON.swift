@@ -57,6 +57,7 @@ package enum EventJSON {
         if let resolved = event.resolved { writer.raw(",\"resolved\":"); write(resolved, to: &writer) }
         if let policy = event.policy { writer.raw(",\"policy\":"); writer.write(string: policy.rawValue) }
         if let reason = event.reason { writer.raw(",\"reason\":"); writer.write(string: reason) }
+        if let resolves = event.resolves { writer.raw(",\"resolves\":"); writer.write(integer: Int64(clamping: resolves)) }
         writer.open(UInt8(ascii: "}"))
         return set
     }
@@ -81,6 +82,7 @@ package enum EventJSON {
     static func decode(_ bytes: UnsafeRawBufferPointer, encodedSet: inout [UInt8]?) throws -> Event {
         var format: Int64?, seq: Int64?, at: Int64?, version: RemoteVersion?
         var eventID: String?, entity: String?, recordID: String?, author: String?, policy: ConflictPolicy?, reason: String?
+        var resolves: UInt64?
         var kind: Event.Kind?, origin: Event.Origin?
         var set: JSONObject = [:], unset: [String] = []
         var server: RecordState?, local: RecordState?, resolved: RecordState?
@@ -114,6 +116,7 @@ package enum EventJSON {
                 else if key.equals("resolved") { resolved = state(value) }
                 else if key.equals("policy") { policy = value.stringValue.flatMap(ConflictPolicy.init(rawValue:)) }
                 else if key.equals("reason") { reason = value.stringValue }
+                else if key.equals("resolves") { resolves = value.int64Value.flatMap { UInt64(exactly: $0) } }
                 // Anything else: a field added by a later minor revision of format 1.
             }
         } catch let error as JSONParseError {
@@ -134,7 +137,7 @@ package enum EventJSON {
         }
         return Event(seq: UInt64(seq), eventID: eventID, at: at, entity: entity, recordID: recordID, kind: kind, origin: origin,
                      author: author, set: set, unset: unset, version: version, server: server, local: local,
-                     resolved: resolved, policy: policy, reason: reason)
+                     resolved: resolved, policy: policy, reason: reason, resolves: resolves)
     }
 
     public static func decode(_ bytes: [UInt8]) throws -> Event {

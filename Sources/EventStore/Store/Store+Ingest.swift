@@ -127,7 +127,7 @@ extension Store {
             var states: [JSONObject?] = []
             for event in try appender.log.history(of: id, in: appender.transaction) where event.entity == entity {
                 projection.apply(event)
-                if event.origin == .local { states.append(projection.row) } else if event.kind != .skipped { states.removeAll() }
+                if event.origin == .local { states.append(projection.row) } else if !event.kind.isNote { states.removeAll() }
             }
             return states
         }
@@ -135,6 +135,15 @@ extension Store {
         /// Appends `event`; `current` is the record's projection read in this transaction.
         package mutating func append(_ event: Event, current: RecordProjection) throws {
             try appender.append(event, current: current)
+        }
+
+        /// Logs a push the server refused (a `rejected` event), unless the record's last event is already
+        /// this refusal: a record refused at every sync is logged once, not once a sync (`--watch`).
+        package mutating func appendRejected(entity: String, id: String, reason: String, at: Int64, author: String) throws {
+            if let last = try appender.log.lastEvent(entity: entity, id: id, in: appender.transaction),
+               last.kind == .rejected, last.reason == reason { return }
+            try appender.append(Event(eventID: RecordID.generate(), at: at, entity: entity, recordID: id, kind: .rejected,
+                                      origin: .remote, author: author, reason: reason))
         }
 
         /// Logs a server record the store could not hold, unless its last event is already this skip.

@@ -74,16 +74,18 @@ extension Store {
                   let at = object["at"]?.stringValue.flatMap(Timestamp.parse),
                   let result = object["result"]?.stringValue.flatMap(SyncResult.init(rawValue:))
             else { return nil }
-            return LastSync(at: at, result: result)
+            let startedAfter = object["startedAfter"]?.int64Value.flatMap { UInt64(exactly: $0) }
+            return LastSync(at: at, result: result, startedAfter: startedAfter)
         }
     }
 
     /// Records a finished sync, for `status` and `lastSync()`.
-    package func recordLastSync(_ result: SyncResult) throws(StoreError) {
+    /// - Parameter startedAfter: the last event before the sync began (the point `last-sync` names).
+    package func recordLastSync(_ result: SyncResult, startedAfter: UInt64? = nil) throws(StoreError) {
         let at = clock()
-        try writeMeta(MetaKey.lastSync, JSONWriter.string([
-            "at": .string(Timestamp.iso8601(milliseconds: at)), "result": .string(result.rawValue),
-        ]))
+        var object: JSONObject = ["at": .string(Timestamp.iso8601(milliseconds: at)), "result": .string(result.rawValue)]
+        if let startedAfter { object["startedAfter"] = .number(JSONNumber(startedAfter)) }
+        try writeMeta(MetaKey.lastSync, JSONWriter.string(.object(object)))
     }
 }
 
@@ -98,6 +100,9 @@ public struct LastSync: Sendable, Equatable {
     /// When it finished, in milliseconds since 1970 (UTC).
     public let at: Int64
     public let result: SyncResult
+    /// The last event before the sync began: the state before its changes. Nil for a sync
+    /// recorded by an evsync from before `diff --from last-sync`.
+    public var startedAfter: UInt64? = nil
 
     /// `at` as ISO 8601, UTC, with milliseconds.
     public var iso8601: String { Timestamp.iso8601(milliseconds: at) }

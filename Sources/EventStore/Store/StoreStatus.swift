@@ -35,14 +35,14 @@ extension Store {
             // For each record waiting in the outbox, its local events since the server last spoke of it.
             let outbox = try transaction.cursor(log.views.outbox)
             let history = try transaction.cursor(log.views.history)
-            let skippedCode = ViewDatabases.kindCodes[.skipped]
+            let noteCodes = Set(Event.Kind.allCases.filter(\.isNote).compactMap { ViewDatabases.kindCodes[$0] })
             entry = try outbox.first()
             while let current = entry, let (entity, id) = Keys.split(current.key) {
                 status.pendingRecords += 1
                 if try history.seek(exactly: Keys.history(entity: entity, id: id)) != nil {
                     var dup = try history.lastDuplicate()
-                    // Local events back to the server's last word; a skipped record was not one.
-                    while let value = dup?.value, value.count == 10, value[9] == 0 || value[8] == skippedCode {
+                    // Local events back to the server's last word; a skipped record or a refused push was not one.
+                    while let value = dup?.value, value.count == 10, value[9] == 0 || noteCodes.contains(value[8]) {
                         if value[9] == 0 { status.unacknowledgedEvents += 1 }
                         dup = try history.previousDuplicate()
                     }

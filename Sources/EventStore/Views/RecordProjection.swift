@@ -50,7 +50,7 @@ package struct RecordProjection: Sendable, Equatable {
             row = event.resolved?.fields
             shadow = event.server?.fields
             version = event.version
-        case (.skipped, _):
+        case (.skipped, _), (.rejected, _):
             break  // the record was not stored: nothing changes
         }
     }

@@ -64,8 +64,8 @@ struct ViewDatabases: Sendable {
     /// - Parameter current: the record's projection, when the caller has just read it in this transaction.
     /// - Parameter encodedSet: `event.set` encoded, which is the new row of a local creation.
     func apply(_ event: Event, in transaction: Transaction, current: RecordProjection? = nil, encodedSet: [UInt8]? = nil) throws {
-        if event.kind == .skipped {
-            // Only `history` knows of a skipped record; one without a usable id has no entry to ask for.
+        if event.kind.isNote {
+            // Only `history` knows of a skipped record or a refused push; a skipped one without a usable id has no entry to ask for.
             if !event.recordID.isEmpty {
                 try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
             }

@@ -102,6 +102,7 @@ public final class SyncEngine: Sendable {
     private func run(policy: ConflictPolicy, report: inout SyncReport, progress notify: (SyncProgress) -> Void,
                      shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
+        let startedAfter = try store.lastSeq()
         try store.rememberRemote(remote.address)
         let entities = store.schemas.entities
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
@@ -115,7 +116,7 @@ public final class SyncEngine: Sendable {
                 if shouldStop() { report.interrupted = true; break }
             }
         }
-        try store.recordLastSync(report.result)
+        try store.recordLastSync(report.result, startedAfter: startedAfter)
         return report
     }
 
@@ -243,6 +244,13 @@ public final class SyncEngine: Sendable {
                               current: projection)
             if sent == .absent { report.deletedThere += 1 } else { report.pushed += 1 }
         }
+        // A refusal is reported and logged (a `rejected` event: `why` tells the last push's outcome).
+        func reject(status: Int?, _ message: String) throws {
+            let rejection = Rejection(entity: entity, id: operation.id, status: status, message: message)
+            report.rejected.append(rejection)
+            try writer.appendRejected(entity: entity, id: operation.id, reason: message,
+                                      at: store.clock(), author: author)
+        }
         switch outcome {
         case .applied(let version):
             try ack(version)
@@ -257,8 +265,7 @@ public final class SyncEngine: Sendable {
             // Someone else changed it: merge as if we had pulled it. Without
             // the server's record, it is gone there (at the version we knew).
             guard let record = current ?? projection.version.map({ RemoteRecord(id: operation.id, version: $0, fields: nil) }) else {
-                report.rejected.append(Rejection(entity: entity, id: operation.id, status: nil,
-                                                 message: "the server refused the write without saying what it holds"))
+                try reject(status: nil, "the server refused the write without saying what it holds")
                 return false
             }
             try fold(record, entity: entity, policy: policy, checkVersion: false, author: author, writer: &writer, report: &report)
@@ -267,11 +274,10 @@ public final class SyncEngine: Sendable {
             if sent == .absent {
                 try ack(projection.version)
             } else {
-                report.rejected.append(Rejection(entity: entity, id: operation.id, status: nil,
-                                                 message: "the server has no such collection or record"))
+                try reject(status: nil, "the server has no such collection or record")
             }
         case .rejected(let status, let message):
-            report.rejected.append(Rejection(entity: entity, id: operation.id, status: status, message: message))
+            try reject(status: status, message)
         }
         return false
     }

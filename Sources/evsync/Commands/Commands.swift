@@ -12,6 +12,12 @@ enum Commands {
         LogCommands.verify,
         LogCommands.rebuildViews,
         LogCommands.status,
+        AuditCommands.blame,
+        AuditCommands.diff,
+        AuditCommands.conflicts,
+        AuditCommands.resolve,
+        AuditCommands.revert,
+        AuditCommands.why,
         SyncCommand.sync,
         CompletionsCommand.completions,
     ]

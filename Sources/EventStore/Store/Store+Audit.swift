@@ -1,0 +1,306 @@
+/// Questions about the past, answered from the log: who set each field (`blame`), what changed between
+/// two points (`diff`), every conflict and whether it was decided again (`conflicts`), and why a record
+/// is pending (`whyPending`). Each is a fold of the record's events (`RecordProjection.apply`), read
+/// through the `history` index, so it costs what the record holds; only `diff` and `conflicts` walk the
+/// log, and only the part they are asked about.
+extension Store {
+    // MARK: Points
+
+    /// The point `last-sync` names: the log as it was when the last sync began, before its changes.
+    /// - Throws: `.notFound` when no sync has run, or the last one was recorded by an evsync that did
+    ///   not note where it began.
+    public func lastSyncPoint() throws(StoreError) -> LogPoint {
+        guard let last = try lastSync() else { throw StoreError(.notFound, "no sync has run on this store yet") }
+        guard let seq = last.startedAfter else {
+            throw StoreError(.notFound, "the last sync was recorded by an older evsync, which did not note where it began: give an event number or a time")
+        }
+        return .seq(seq)
+    }
+
+    /// The number of the last event at `point` (0: before the first). For a time, the last event
+    /// appended at or before it, found by bisection: events are appended in the order of the clock
+    /// that stamps them, so their times only go up (a clock set back would make this an approximation).
+    func seq(at point: LogPoint, in transaction: Transaction) throws -> UInt64 {
+        let last = try log.lastSeq(in: transaction)
+        switch point {
+        case .seq(let seq):
+            return min(seq, last)
+        case .time(let time):
+            var (low, high) = (UInt64(0), last)
+            while low < high {
+                let middle = low + (high - low + 1) / 2
+                if let event = try log.event(seq: middle, in: transaction), event.at <= time { low = middle } else { high = middle - 1 }
+            }
+            return low
+        }
+    }
+
+    /// The record's events of `entity`, oldest first (through the `history` index).
+    private func events(entity: String, id: String, in transaction: Transaction) throws -> [Event] {
+        try log.history(of: id, in: transaction).filter { $0.entity == entity }
+    }
+
+    // MARK: Blame
+
+    /// Who set each field of a record's current row, and when: for each field, the event that last
+    /// changed its value here (a local change, a remote one with the server's version, or a conflict).
+    /// - Returns: nil when the record does not exist now.
+    public func blame(_ entityName: String, id: String) throws(StoreError) -> Blame? {
+        let schema = try entity(entityName)
+        try Self.checkID(id, fromServer: true)
+        return try read { transaction in
+            var projection = RecordProjection()
+            var setters: [String: Event] = [:]
+            for event in try events(entity: schema.name, id: id, in: transaction) {
+                let before = projection.row
+                projection.apply(event)
+                for field in Self.changedFields(from: before, to: projection.row) { setters[field] = event }
+            }
+            guard let row = projection.row else { return nil }
+            let fields = row.keys.sorted().compactMap { field in
+                setters[field].map { FieldOrigin(field: field, value: row[field] ?? .null, event: $0) }
+            }
+            return Blame(record: Record(entity: schema.name, id: id, fields: row), fields: fields)
+        }
+    }
+
+    /// The fields whose values differ between two rows (all of them when one side is absent).
+    static func changedFields(from old: JSONObject?, to new: JSONObject?) -> [String] {
+        let old = old ?? [:], new = new ?? [:]
+        return Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }.sorted()
+    }
+
+    // MARK: Diff
+
+    /// The records added, changed and deleted between two points, handed to `body` one at a time.
+    ///
+    /// Streams: each event between the points is read once, and a record is compared (its own
+    /// events, through the index) at its last change in the range, so memory holds one record at a time
+    /// whatever the range. Records come in the order of their last change in the range.
+    /// - Parameters:
+    ///   - to: the later point; nil for now.
+    ///   - entityName: only this entity's records; nil for every entity.
+    /// - Returns: the event numbers the points stand for.
+    @discardableResult
+    public func diff(from: LogPoint, to: LogPoint? = nil, entity entityName: String? = nil,
+                     _ body: (RecordDiff) throws -> Void) throws(StoreError) -> (from: UInt64, to: UInt64) {
+        let only = try entityName.map { name throws(StoreError) in try entity(name).name }
+        return try read { transaction in
+            let start = try seq(at: from, in: transaction)
+            let end = try to.map { try seq(at: $0, in: transaction) } ?? log.lastSeq(in: transaction)
+            guard start < end else { return (start, end) }
+            let history = try transaction.cursor(log.views.history)
+            try log.forEach(from: start + 1, in: transaction) { event in
+                guard event.seq <= end else { return false }
+                guard !event.kind.isNote, only == nil || event.entity == only,
+                      try isLastChange(event, before: end, cursor: history) else { return true }
+                // One fold of the record's events gives both states: at `start`, then at `end`.
+                var projection = RecordProjection()
+                var before: JSONObject?
+                for earlier in try events(entity: event.entity, id: event.recordID, in: transaction) where earlier.seq <= end {
+                    projection.apply(earlier)
+                    if earlier.seq <= start { before = projection.row }
+                }
+                if let change = RecordDiff(entity: event.entity, id: event.recordID, old: before, new: projection.row) {
+                    try body(change)
+                }
+                return true
+            }
+            return (start, end)
+        }
+    }
+
+    /// Whether `event` is its record's last event at or before `end`.
+    private func isLastChange(_ event: Event, before end: UInt64, cursor: Cursor) throws -> Bool {
+        guard try cursor.seek(exactly: Keys.history(entity: event.entity, id: event.recordID)) != nil else { return true }
+        var entry = try cursor.lastDuplicate()
+        while let current = entry {
+            let seq = Keys.sequence(from: current.value)
+            if seq <= end { return seq == event.seq }
+            entry = try cursor.previousDuplicate()
+        }
+        return true
+    }
+
+    // MARK: Conflicts
+
+    /// Every conflict the log holds, oldest first: the fields both sides changed, each side's value and
+    /// which won, and the `resolve` that decided it again, if any.
+    /// - Parameter openOnly: leave out the conflicts a later `resolve` decided.
+    public func conflicts(openOnly: Bool = false) throws(StoreError) -> [Conflict] {
+        try read { transaction in
+            var found: [Event] = []
+            var resolvedBy: [UInt64: Event] = [:]
+            try log.forEach(in: transaction) { event in
+                if event.kind == .conflict { found.append(event) }
+                if let resolves = event.resolves { resolvedBy[resolves] = event }
+                return true
+            }
+            return try found.compactMap { event in
+                let resolution = resolvedBy[event.seq]
+                if openOnly, resolution != nil { return nil }
+                return try conflict(event, resolvedBy: resolution, in: transaction)
+            }
+        }
+    }
+
+    /// A conflict event, read with the server state its merge was based on (the shadow before it).
+    func conflict(_ event: Event, resolvedBy resolution: Event?, in transaction: Transaction) throws -> Conflict {
+        var base = RecordProjection()
+        for earlier in try events(entity: event.entity, id: event.recordID, in: transaction) where earlier.seq < event.seq {
+            base.apply(earlier)
+        }
+        return Conflict(event: event, base: base.shadow, resolvedBy: resolution)
+    }
+
+    // MARK: Why
+
+    /// Why a record is pending, or that it is in step with the server.
+    /// - Returns: nil when the log holds no event of the record.
+    public func whyPending(_ entityName: String, id: String) throws(StoreError) -> PendingReason? {
+        let schema = try entity(entityName)
+        try Self.checkID(id, fromServer: true)
+        return try read { transaction in
+            let events = try events(entity: schema.name, id: id, in: transaction)
+            guard !events.isEmpty else { return nil }
+            var projection = RecordProjection()
+            var setters: [String: Event] = [:]
+            var pendingSince: Event?
+            var lastPush: Event?
+            for event in events {
+                let before = projection
+                projection.apply(event)
+                for field in Self.changedFields(from: before.row, to: projection.row) { setters[field] = event }
+                if !before.isPending, projection.isPending { pendingSince = event }
+                if !projection.isPending { pendingSince = nil }
+                if [.acknowledged, .conflict, .rejected].contains(event.kind) { lastPush = event }
+            }
+            let fields = projection.isPending
+                ? Self.changedFields(from: projection.shadow, to: projection.row).map { field in
+                    PendingField(field: field, local: projection.row?[field], server: projection.shadow?[field], since: setters[field])
+                }
+                : []
+            return PendingReason(entity: schema.name, id: id, projection: projection, fields: fields,
+                                 pendingSince: pendingSince, lastExchange: lastPush, lastEvent: events[events.count - 1])
+        }
+    }
+}
+
+/// Who set each field of a record (`Store.blame`).
+public struct Blame: Sendable, Equatable {
+    public let record: Record
+    /// One per field of the record, sorted by name.
+    public let fields: [FieldOrigin]
+}
+
+/// A field's current value and the event that set it.
+public struct FieldOrigin: Sendable, Equatable {
+    public let field: String
+    public let value: JSONValue
+    public let event: Event
+}
+
+/// How one record differs between two points (`Store.diff`).
+public struct RecordDiff: Sendable, Equatable {
+    public enum Kind: String, Sendable { case added, changed, deleted }
+    public let entity: String
+    public let id: String
+    public let kind: Kind
+    /// The fields whose values differ, sorted by name: nil on one side for a field absent there.
+    public let changes: [FieldChange]
+
+    /// Nil when the record is the same at both points (or absent at both).
+    init?(entity: String, id: String, old: JSONObject?, new: JSONObject?) {
+        switch (old, new) {
+        case (nil, nil): return nil
+        case (nil, _?): kind = .added
+        case (_?, nil): kind = .deleted
+        case (let old?, let new?):
+            guard old != new else { return nil }
+            kind = .changed
+        }
+        self.entity = entity
+        self.id = id
+        changes = Store.changedFields(from: old, to: new).map { FieldChange(field: $0, old: old?[$0], new: new?[$0]) }
+    }
+}
+
+/// A field's value before and after; nil where the field (or the record) is absent.
+public struct FieldChange: Sendable, Equatable {
+    public let field: String
+    public let old: JSONValue?
+    public let new: JSONValue?
+}
+
+/// A `conflict` event read for people: what each side had, field by field, and what won.
+public struct Conflict: Sendable, Equatable {
+    public enum Side: String, Sendable { case local, server }
+
+    /// One field changed on both sides.
+    public struct Field: Sendable, Equatable {
+        public let field: String
+        public let local: JSONValue?
+        public let server: JSONValue?
+        public let won: Side
+    }
+
+    /// The `conflict` event.
+    public let event: Event
+    /// The fields both sides changed, sorted; empty when one side deleted the record (see `deleted`).
+    public let fields: [Field]
+    /// Which side had deleted the record, for an update against a delete.
+    public let deleted: Side?
+    /// Which side won: the whole record for an update against a delete, else the fields in conflict.
+    public let won: Side
+    /// The local change (`evsync resolve`) that decided it again, if any.
+    public let resolvedBy: Event?
+
+    public var isOpen: Bool { resolvedBy == nil }
+
+    init(event: Event, base: JSONObject?, resolvedBy: Event?) {
+        self.event = event
+        self.resolvedBy = resolvedBy
+        let local = event.local?.fields, server = event.server?.fields, resolved = event.resolved?.fields
+        deleted = local == nil ? .local : server == nil ? .server : nil
+        // A merge keeps one-sided changes of both sides: only the fields in conflict follow the policy.
+        won = deleted != nil ? (resolved == server ? .server : .local) : (event.policy == .clientWins ? .local : .server)
+        guard let local, let server else {
+            fields = []
+            return
+        }
+        let base = base ?? [:]
+        fields = Set(local.keys).union(server.keys).sorted().compactMap { name in
+            let (b, l, s) = (base[name], local[name], server[name])
+            guard l != s, l != b, s != b else { return nil }
+            return Field(field: name, local: l, server: s, won: resolved?[name] == s ? .server : .local)
+        }
+    }
+}
+
+/// Why a record is pending (`Store.whyPending`).
+public struct PendingReason: Sendable, Equatable {
+    public let entity: String
+    public let id: String
+    /// The record here (`row`) and as the server last held it (`shadow`), with the server's version.
+    public let projection: RecordProjection
+    /// The fields that differ from the server's state, sorted, with the event that set each here.
+    public let fields: [PendingField]
+    /// The event after which the record became pending, this time; nil when it is in step.
+    public let pendingSince: Event?
+    /// The last exchange with the server about this record: the `acknowledged` event of its last
+    /// successful push, the `rejected` event of a push the server refused (with its reason), or a
+    /// `conflict` (a push refused because the server had changed, or a pull).
+    public let lastExchange: Event?
+    public let lastEvent: Event
+
+    public var isPending: Bool { projection.isPending }
+}
+
+/// A field that differs between the record here and on the server.
+public struct PendingField: Sendable, Equatable {
+    public let field: String
+    public let local: JSONValue?
+    public let server: JSONValue?
+    /// The event that set the local value (or removed it).
+    public let since: Event?
+}
