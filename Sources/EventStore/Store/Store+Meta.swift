@@ -66,7 +66,7 @@ extension Store {
         try setMeta(MetaKey.skippedRecords, String(try skippedCount(in: transaction) + count), in: transaction)
     }
 
-    /// The last sync that finished: when, and its result.
+    /// The last sync that finished or failed: when, its result, and why it failed.
     public func lastSync() throws(StoreError) -> LastSync? {
         try read { transaction in
             guard let text = try meta(MetaKey.lastSync, in: transaction),
@@ -74,16 +74,19 @@ extension Store {
                   let at = object["at"]?.stringValue.flatMap(Timestamp.parse),
                   let result = object["result"]?.stringValue.flatMap(SyncResult.init(rawValue:))
             else { return nil }
-            return LastSync(at: at, result: result)
+            return LastSync(at: at, result: result, error: object["error"]?.stringValue,
+                            interrupted: object["interrupted"]?.boolValue ?? false)
         }
     }
 
-    /// Records a finished sync, for `status` and `lastSync()`.
-    package func recordLastSync(_ result: SyncResult) throws(StoreError) {
-        let at = clock()
-        try writeMeta(MetaKey.lastSync, JSONWriter.string([
-            "at": .string(Timestamp.iso8601(milliseconds: at)), "result": .string(result.rawValue),
-        ]))
+    /// Records a sync that ended, for `status` and `lastSync()`: a failed one
+    /// too, with its error, so that `status` tells why the data may be stale.
+    /// A meta entry, not an event: a sync that failed changed no record.
+    package func recordLastSync(_ result: SyncResult, error: String? = nil, interrupted: Bool = false) throws(StoreError) {
+        var object: JSONObject = ["at": .string(Timestamp.iso8601(milliseconds: clock())), "result": .string(result.rawValue)]
+        if let error { object["error"] = .string(error) }
+        if interrupted { object["interrupted"] = true }
+        try writeMeta(MetaKey.lastSync, JSONWriter.string(.object(object)))
     }
 }
 
@@ -93,11 +96,15 @@ public enum SyncResult: String, Sendable, CaseIterable {
     case newData, noData, failed
 }
 
-/// The last sync that finished.
+/// The last sync that ended, whether it finished or failed.
 public struct LastSync: Sendable, Equatable {
-    /// When it finished, in milliseconds since 1970 (UTC).
+    /// When it ended, in milliseconds since 1970 (UTC).
     public let at: Int64
     public let result: SyncResult
+    /// Why it failed, when it stopped on an error (a sync that finished with refusals has none).
+    public var error: String? = nil
+    /// It was asked to stop (Ctrl-C, a cancelled task) before it was done.
+    public var interrupted = false
 
     /// `at` as ISO 8601, UTC, with milliseconds.
     public var iso8601: String { Timestamp.iso8601(milliseconds: at) }

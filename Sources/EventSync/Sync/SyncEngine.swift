@@ -93,6 +93,8 @@ public final class SyncEngine: Sendable {
             var failure = SyncError.from(error)
             report.error = failure.message
             failure.partialReport = report
+            // `status` shows why the last sync failed; a store that cannot be written cannot record it either.
+            try? store.recordLastSync(.failed, error: failure.message, interrupted: shouldStop())
             throw failure
         }
     }
@@ -100,7 +102,6 @@ public final class SyncEngine: Sendable {
     private func run(policy: ConflictPolicy, report: inout SyncReport, progress notify: (SyncProgress) -> Void,
                      shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
-        try store.rememberRemote(remote.address)
         let entities = store.schemas.entities
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
         entities: for schema in entities {
@@ -113,7 +114,10 @@ public final class SyncEngine: Sendable {
                 if shouldStop() { report.interrupted = true; break }
             }
         }
-        try store.recordLastSync(report.result)
+        // Remembered only once a sync has gone through with it: a mistyped
+        // remote that fails must not replace the one the next plain sync uses.
+        try store.rememberRemote(remote.address)
+        try store.recordLastSync(report.result, interrupted: report.interrupted)
         return report
     }
 
@@ -181,6 +185,7 @@ public final class SyncEngine: Sendable {
             (event.kind, event.local, event.server, event.resolved, event.version) = (.conflict, local, server, resolved, version)
             event.policy = policy
             report.conflicts += 1
+            report.conflicted.append(RecordReference(entity: entity, id: record.id))
         }
         try writer.append(event, current: projection)
     }
