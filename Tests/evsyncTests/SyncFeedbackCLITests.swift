@@ -126,6 +126,24 @@ struct SyncFeedbackCLITests {
         }
     }
 
+    static let script = ["/usr/bin/script", "/bin/script"].first(where: FileManager.default.isExecutableFile)
+
+    @Test("on a terminal, each retry says why, when and which attempt it is",
+          .enabled(if: script != nil, "needs script(1) for a terminal"))
+    func retriesOnATerminal() throws {
+        try withSandbox { sandbox in
+            // script(1) runs the command on a pseudo-terminal and copies what it writes to its own output.
+            let result = try sandbox.launchShell(
+                "EVSYNC_RETRIES=3 \(Self.script ?? "script") -qec '\"$EVSYNC_BINARY_PATH\" sync --remote \(Self.unreachable)' /dev/null"
+            ).wait()
+            let lines = result.stdout.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            let retries = lines.filter { $0.contains("Couldn't connect to server; retrying in ") }
+            #expect(retries.count == 2, "\(result)")
+            #expect(retries.first?.hasSuffix(", 2/3") == true && retries.last?.hasSuffix(", 3/3") == true, "\(result)")
+            #expect(lines.last?.hasSuffix("(gave up after 3 attempts)") == true, "\(result)")
+        }
+    }
+
     @Test("Ctrl-C while a sync waits to retry stops it at once: it says so and exits 130, and status records it")
     func interruptDuringRetries() throws {
         try withSandbox { sandbox in

@@ -209,6 +209,7 @@ public final class SyncEngine: Sendable {
                 if limit == nil {
                     // Ask the server its batch size only when there is something to push.
                     limit = try remote.batchLimit()
+                    step.total = step.records + (try store.pendingCount(entity: schema.name))
                     after = nil
                     continue
                 }
