@@ -176,10 +176,10 @@ public final class KintoRemote: SyncRemote {
             let request = requests[index]
             switch outcome {
             case .success(let response):
-                onActivity?(.request(method: request.method, url: request.url.absoluteString, status: response.status, failure: nil))
+                report(request, status: response.status, failure: nil)
                 if response.status == 200 || response.status == 304 { prefetched[request.url] = response }
             case .failure(let error):
-                onActivity?(.request(method: request.method, url: request.url.absoluteString, status: nil, failure: error.description))
+                report(request, status: nil, failure: error.description)
                 // One that would fail again (an https URL on a plain http server) fails the sync now, not after another wait.
                 if !error.isRetryable { throw KintoError(.server, error.description) }
             }
@@ -387,6 +387,15 @@ public final class KintoRemote: SyncRemote {
 
     // MARK: Helpers
 
+    /// Tells `onActivity` of a request and its status; the URL without user or password (a `Next-Page` is the server's to spell).
+    private func report(_ request: HTTPRequest, status: Int?, failure: String?) {
+        guard let onActivity else { return }
+        var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+        components?.user = nil
+        components?.password = nil
+        onActivity(.request(method: request.method, url: components?.string ?? HTTPClient.describe(request.url), status: status, failure: failure))
+    }
+
     private func createCollection(_ collection: String) throws(KintoError) {
         for segments in [["buckets", bucket], ["buckets", bucket, "collections", collection]] {
             let response = try send(HTTPRequest(method: "PUT", url: url(segments), headers: [("If-None-Match", "*")],
@@ -447,7 +456,7 @@ public final class KintoRemote: SyncRemote {
             var retryAfter: Double?
             do {
                 let response = try client.send(request)
-                onActivity?(.request(method: request.method, url: request.url.absoluteString, status: response.status, failure: nil))
+                report(request, status: response.status, failure: nil)
                 if let backoff = response.headers["backoff"].flatMap(Double.init) {
                     backoffUntil = Date().addingTimeInterval(backoff)
                 }
@@ -456,7 +465,7 @@ public final class KintoRemote: SyncRemote {
                 let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
                 failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status)\(message.map { ": \($0)" } ?? "")"
             } catch {
-                onActivity?(.request(method: request.method, url: request.url.absoluteString, status: nil, failure: error.description))
+                report(request, status: nil, failure: error.description)
                 // A response too large to keep would be as large again.
                 guard error.isRetryable else { throw KintoError(.server, error.description) }
                 failure = error.description
