@@ -16,6 +16,8 @@ struct HTTPResponse: Sendable {
     var status: Int
     var headers: [String: String]
     var body: [UInt8]
+    /// The status line's reason phrase (`Temporary Redirect`), empty when the server gave none (HTTP/2 has none).
+    var reason = ""
 }
 
 /// A transport failure: nothing usable came back from the server.
@@ -27,6 +29,8 @@ struct TransportError: Error, Sendable, CustomStringConvertible {
         case tooSlow
         /// The response outgrew `HTTPClient.maximumResponseBytes`: it would again.
         case tooLarge
+        /// An `https` URL whose server speaks plain `http`: it always will.
+        case plainHTTP
     }
 
     let kind: Kind
@@ -39,12 +43,12 @@ struct TransportError: Error, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    var isRetryable: Bool { kind != .tooLarge }
+    var isRetryable: Bool { kind != .tooLarge && kind != .plainHTTP }
 
     var description: String {
         switch kind {
         case .unreachable: "cannot reach \(url): \(reason)"
-        case .tooSlow, .tooLarge: "the server at \(url) \(reason)"
+        case .tooSlow, .tooLarge, .plainHTTP: "the server at \(url) \(reason)"
         }
     }
 }
@@ -74,8 +78,10 @@ struct TransportError: Error, Sendable, CustomStringConvertible {
 final class HTTPClient {
     private let handle: UnsafeMutableRawPointer
     private let credentials: Credentials?
-    /// Connection attempts fail after this many seconds.
+    /// Connection attempts (with their TLS handshake) fail after this many seconds.
     var connectTimeout = 10
+    /// A whole transfer fails after this many seconds; 0: no limit (the minimum rate applies).
+    var timeout = 0
     /// Bytes a second a transfer must keep up, averaged over `slowTime`.
     var minimumRate = 1024
     /// Seconds a transfer may stay below `minimumRate` before it is abandoned.
@@ -125,6 +131,7 @@ final class HTTPClient {
         evsync_curl_set_string(handle, CURLOPT_URL, request.url.absoluteString)
         evsync_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         evsync_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, connectTimeout)
+        evsync_curl_set_long(handle, CURLOPT_TIMEOUT, timeout)
         evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, minimumRate)
         evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, slowTime)
         evsync_curl_set_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
@@ -167,6 +174,10 @@ final class HTTPClient {
             if collector.overflowed {
                 throw TransportError(.tooLarge, url: url, reason: "sent a response larger than \(Self.size(maximumResponseBytes)); refusing it")
             }
+            if request.url.scheme == "https", code == CURLE_SSL_CONNECT_ERROR || (code == CURLE_OPERATION_TIMEDOUT && handshakeStalled()),
+               Self.answersPlainHTTP(request.url) {
+                throw TransportError(.plainHTTP, url: url, reason: "speaks plain http, not https: give the remote as an http:// URL")
+            }
             if code == CURLE_OPERATION_TIMEDOUT, requestWasSent() {
                 throw TransportError(.tooSlow, url: url,
                                      reason: "was too slow: less than \(Self.size(minimumRate))/s for \(slowTime) s")
@@ -175,7 +186,7 @@ final class HTTPClient {
         }
         var status = 0
         evsync_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, headers: collector.headers, body: collector.body)
+        return HTTPResponse(status: status, headers: collector.headers, body: collector.body, reason: collector.reason)
     }
 
     /// Whether any of the last request reached the server: a timeout after that is the
@@ -184,6 +195,31 @@ final class HTTPClient {
         var sent = 0
         evsync_curl_get_long(handle, CURLINFO_REQUEST_SIZE, &sent)
         return sent > 0
+    }
+
+    /// Whether the last transfer connected but never finished its TLS handshake:
+    /// what a server that does not speak TLS does with an `https` request (it
+    /// waits for the rest of what it takes for a request line).
+    private func handshakeStalled() -> Bool {
+        // A connection was made (libcurl counts it once TCP is up), yet the transfer timed out while connecting.
+        var connections = 0
+        evsync_curl_get_long(handle, CURLINFO_NUM_CONNECTS, &connections)
+        return connections > 0 && !requestWasSent()
+    }
+
+    /// Whether the host and port of an `https` URL answer plain `http`: one
+    /// request for `/` with short timeouts and no credentials, made only after
+    /// a TLS handshake there failed, so that the error can say what to change.
+    private static func answersPlainHTTP(_ url: URL) -> Bool {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return false }
+        components.scheme = "http"
+        components.port = components.port ?? 443
+        components.path = "/"
+        components.query = nil
+        guard let probeURL = components.url, let client = try? HTTPClient(credentials: nil) else { return false }
+        client.connectTimeout = 2
+        client.timeout = 3
+        return (try? client.send(HTTPRequest(method: "HEAD", url: probeURL))) != nil
     }
 
     /// Bytes for messages: `256 MiB`, `1 KiB`, `100 bytes`.
@@ -223,6 +259,7 @@ public struct Credentials: Sendable, CustomStringConvertible {
 private final class ResponseCollector {
     var body: [UInt8] = []
     var headers: [String: String] = [:]
+    var reason = ""
     /// The body outgrew `limit`, and the transfer was stopped.
     private(set) var overflowed = false
     private let limit: Int
@@ -245,6 +282,8 @@ private final class ResponseCollector {
         let line = String(decoding: bytes, as: UTF8.self)
         if line.hasPrefix("HTTP/") {
             headers = [:]  // a new response (after a redirect or 100 Continue) starts over
+            // `HTTP/1.1 307 Temporary Redirect`: what follows the status code.
+            reason = line.split(separator: " ", maxSplits: 2).dropFirst(2).first?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             return
         }
         guard let colon = line.firstIndex(of: ":") else { return }

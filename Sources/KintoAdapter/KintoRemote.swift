@@ -27,6 +27,10 @@ public final class KintoRemote: SyncRemote {
     public var retry = RetryPolicy()
     /// Ask the server for the number of records first (one HEAD request), to show progress.
     public var wantsTotals = false
+    /// Told of each request and each retry, for a user watching (`sync -v`, a terminal).
+    public var onActivity: ((RemoteActivity) -> Void)?
+    /// Asked before each retry and while waiting for one: true gives up at once (Ctrl-C), with the failure at hand.
+    public var shouldStop: () -> Bool = { false }
 
     private let client: HTTPClient
     private let credentials: Credentials?
@@ -162,16 +166,25 @@ public final class KintoRemote: SyncRemote {
         }
         guard entities.count > 1 else { return }
         let requests = entities.map { changesRequest(Self.collection(for: $0.schema), since: $0.since) }
-        let answers = Mutex<[URL: HTTPResponse]>([:])
         let credentials = credentials
+        let outcomes = Mutex<[Int: Result<HTTPResponse, TransportError>]>([:])
         DispatchQueue.concurrentPerform(iterations: requests.count) { index in
-            guard let client = try? HTTPClient(credentials: credentials),
-                  let response = try? client.send(requests[index]),
-                  response.status == 200 || response.status == 304
-            else { return }
-            answers.withLock { $0[requests[index].url] = response }
+            guard let client = try? HTTPClient(credentials: credentials) else { return }
+            let outcome = Result { () throws(TransportError) in try client.send(requests[index]) }
+            outcomes.withLock { $0[index] = outcome }
         }
-        prefetched = answers.withLock { $0 }
+        for (index, outcome) in outcomes.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            let request = requests[index]
+            switch outcome {
+            case .success(let response):
+                report(request, status: response.status, failure: nil)
+                if response.status == 200 || response.status == 304 { prefetched[request.url] = response }
+            case .failure(let error):
+                report(request, status: nil, failure: error.description)
+                // One that would fail again (an https URL on a plain http server) fails the sync now, not after another wait.
+                if !error.isRetryable { throw KintoError(.server, error.description) }
+            }
+        }
     }
 
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
@@ -375,6 +388,15 @@ public final class KintoRemote: SyncRemote {
 
     // MARK: Helpers
 
+    /// Tells `onActivity` of a request and its status; the URL without user or password (a `Next-Page` is the server's to spell).
+    private func report(_ request: HTTPRequest, status: Int?, failure: String?) {
+        guard let onActivity else { return }
+        var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+        components?.user = nil
+        components?.password = nil
+        onActivity(.request(method: request.method, url: components?.string ?? HTTPClient.describe(request.url), status: status, failure: failure))
+    }
+
     private func createCollection(_ collection: String) throws(KintoError) {
         for segments in [["buckets", bucket], ["buckets", bucket, "collections", collection]] {
             let response = try send(HTTPRequest(method: "PUT", url: url(segments), headers: [("If-None-Match", "*")],
@@ -386,15 +408,34 @@ public final class KintoRemote: SyncRemote {
 
     private func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
         guard !statuses.contains(response.status) else { return }
-        let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue ?? "HTTP \(response.status)"
+        let said = Self.said(response)
         switch response.status {
         case 401:
             throw KintoError(.unauthorized, "the server refused the credentials\(credentials.map { " of user \($0.user)" } ?? " (none given: set EVSYNC_AUTH or --auth-file)") while \(what) (HTTP 401)", status: 401)
         case 403:
-            throw KintoError(.unauthorized, "the server forbids \(what) in \(address) (HTTP 403: \(message))", status: 403)
+            throw KintoError(.unauthorized, "the server forbids \(what) in \(address) (\(said))", status: 403)
+        case 300..<400, 404:
+            // A redirect or a missing API: the URL is most likely not a bucket's on a Kinto server.
+            let target = response.headers["location"].map { " to \($0)" } ?? ""
+            throw KintoError(.server, "the server failed \(what): \(said)\(target); is \(address) a Kinto bucket URL? "
+                + "One looks like \(exampleBucketURL)", status: response.status)
         default:
-            throw KintoError(.server, "the server failed \(what): HTTP \(response.status): \(message)", status: response.status)
+            throw KintoError(.server, "the server failed \(what): \(said)", status: response.status)
         }
+    }
+
+    /// What a server said in an answer: its status and reason phrase, and Kinto's
+    /// `message` when the body has one (`HTTP 404 Not Found: The requested API version is not available on this server.`).
+    static func said(_ response: HTTPResponse) -> String {
+        let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
+        return "HTTP \(response.status)" + (response.reason.isEmpty ? "" : " \(response.reason)") + (message.map { ": \($0)" } ?? "")
+    }
+
+    /// This remote's bucket as Kinto serves it, at `/v1` on the same host: what a mistyped URL most likely meant.
+    var exampleBucketURL: String {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.path = "/v1/buckets/\(bucket)"
+        return components.string ?? "http://127.0.0.1:8888/v1/buckets/\(bucket)"
     }
 
     private func json(_ response: HTTPResponse, doing what: String) throws(KintoError) -> JSONValue {
@@ -416,6 +457,7 @@ public final class KintoRemote: SyncRemote {
             var retryAfter: Double?
             do {
                 let response = try client.send(request)
+                report(request, status: response.status, failure: nil)
                 if let backoff = response.headers["backoff"].flatMap(Double.init) {
                     backoffUntil = Date().addingTimeInterval(backoff)
                 }
@@ -424,14 +466,21 @@ public final class KintoRemote: SyncRemote {
                 let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
                 failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status)\(message.map { ": \($0)" } ?? "")"
             } catch {
+                report(request, status: nil, failure: error.description)
                 // A response too large to keep would be as large again.
                 guard error.isRetryable else { throw KintoError(.server, error.description) }
                 failure = error.description
             }
-            guard attempt < retry.attempts else {
-                throw KintoError(.unavailable, "\(failure) (gave up after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
+            func given(up how: String) -> KintoError {
+                KintoError(.unavailable, "\(failure) (\(how) after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
             }
-            Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: retryAfter))
+            guard attempt < retry.attempts else { throw given(up: "gave up") }
+            let delay = retry.delay(after: attempt, retryAfter: retryAfter)
+            onActivity?(.retrying(failure: failure, delay: delay, attempt: attempt + 1, attempts: retry.attempts))
+            // Waited in slices, so that a Ctrl-C ends the wait at once.
+            let deadline = Date().addingTimeInterval(delay)
+            while !shouldStop(), deadline > Date() { Thread.sleep(forTimeInterval: min(deadline.timeIntervalSinceNow, 0.05)) }
+            if shouldStop() { throw given(up: "interrupted") }
             attempt += 1
         }
     }

@@ -16,6 +16,8 @@ struct CLIError: Error {
         case damaged = 74
         case tempFail = 75
         case noPermission = 77
+        /// Ctrl-C stopped a sync before it was done (128 + SIGINT, as shells report it).
+        case interrupted = 130
 
         /// A few words for `--help`.
         var summary: String {
@@ -29,6 +31,7 @@ struct CLIError: Error {
             case .damaged: "store damaged"
             case .tempFail: "sync already in progress"
             case .noPermission: "credentials refused"
+            case .interrupted: "sync interrupted"
             }
         }
 
@@ -44,6 +47,7 @@ struct CLIError: Error {
             case .damaged: "the store is damaged, or was written by a newer evsync"
             case .tempFail: "a sync is already in progress"
             case .noPermission: "the server refused the credentials"
+            case .interrupted: "a sync was interrupted (Ctrl-C) before it was done; what it committed stays, and the next sync finishes the job"
             }
         }
     }

@@ -65,12 +65,17 @@ struct RemoteChoice: Sendable {
     ///   - allowInsecureAuth: the user's explicit consent to send credentials over plain http to another machine.
     ///   - wantsTotals: ask the server for record counts first, to show progress.
     ///   - retries: attempts per request, when not the adapter's default.
-    func makeRemote(credentials: Credentials?, allowInsecureAuth: Bool, wantsTotals: Bool, retries: Int?) throws -> any SyncRemote {
+    ///   - activity: told of each request and retry, for `-v` and a terminal.
+    ///   - shouldStop: true once the user asked to stop (Ctrl-C): no more retries.
+    func makeRemote(credentials: Credentials?, allowInsecureAuth: Bool, wantsTotals: Bool, retries: Int?,
+                    activity: ((RemoteActivity) -> Void)? = nil, shouldStop: @escaping () -> Bool = { false }) throws -> any SyncRemote {
         switch kind {
         case .kinto:
             let remote = try KintoRemote(bucketURL: url, credentials: credentials, allowingInsecureCredentials: allowInsecureAuth)
             remote.wantsTotals = wantsTotals
             if let retries { remote.retry.attempts = retries }
+            remote.onActivity = activity
+            remote.shouldStop = shouldStop
             return remote
         }
     }

@@ -68,7 +68,10 @@ struct RemoteChoiceTests {
     @Test("a remembered remote is chosen the same way")
     func remembered() throws {
         try withSandbox { sandbox in
+            // A failed sync remembers nothing (a mistyped remote must not stick); `evsync remote` sets it.
             _ = try sandbox.run(["sync", "--remote", Self.bucket], environment: ["EVSYNC_RETRIES": "1"])
+            #expect(try sandbox.status()["remote"] == .null)
+            try sandbox.succeed(["remote", Self.bucket])
             #expect(try sandbox.status()["remote"]?.stringValue == Self.bucket)
             let again = try sandbox.run(["sync"], environment: ["EVSYNC_RETRIES": "1"])
             #expect(again.status == 69, "\(again)")

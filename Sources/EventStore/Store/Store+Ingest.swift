@@ -205,4 +205,19 @@ extension Store {
         after = lastKey
         return operations
     }
+
+    /// How many records of an entity wait to be pushed: the outbox's keys under its prefix, no record read (a push's "N of M").
+    package func pendingCount(entity: String) throws(StoreError) -> Int {
+        let prefix = Keys.entityPrefix(entity)
+        return try read { transaction in
+            let cursor = try transaction.cursor(log.views.outbox)
+            var count = 0
+            var entry = try cursor.seek(atLeast: prefix)
+            while let current = entry, current.key.starts(with: prefix) {
+                count += 1
+                entry = try cursor.next()
+            }
+            return count
+        }
+    }
 }

@@ -66,7 +66,7 @@ extension Store {
         try setMeta(MetaKey.skippedRecords, String(try skippedCount(in: transaction) + count), in: transaction)
     }
 
-    /// The last sync that finished: when, and its result.
+    /// The last sync that finished or failed: when, its result, and why it failed.
     public func lastSync() throws(StoreError) -> LastSync? {
         try read { transaction in
             guard let text = try meta(MetaKey.lastSync, in: transaction),
@@ -75,16 +75,21 @@ extension Store {
                   let result = object["result"]?.stringValue.flatMap(SyncResult.init(rawValue:))
             else { return nil }
             let startedAfter = object["startedAfter"]?.int64Value.flatMap { UInt64(exactly: $0) }
-            return LastSync(at: at, result: result, startedAfter: startedAfter)
+            return LastSync(at: at, result: result, startedAfter: startedAfter, error: object["error"]?.stringValue,
+                            interrupted: object["interrupted"]?.boolValue ?? false)
         }
     }
 
-    /// Records a finished sync, for `status` and `lastSync()`.
+    /// Records a sync that ended, for `status` and `lastSync()`: a failed one
+    /// too, with its error, so that `status` tells why the data may be stale.
+    /// A meta entry, not an event: a sync that failed changed no record.
     /// - Parameter startedAfter: the last event before the sync began (the point `last-sync` names).
-    package func recordLastSync(_ result: SyncResult, startedAfter: UInt64? = nil) throws(StoreError) {
-        let at = clock()
-        var object: JSONObject = ["at": .string(Timestamp.iso8601(milliseconds: at)), "result": .string(result.rawValue)]
+    package func recordLastSync(_ result: SyncResult, startedAfter: UInt64? = nil, error: String? = nil,
+                                interrupted: Bool = false) throws(StoreError) {
+        var object: JSONObject = ["at": .string(Timestamp.iso8601(milliseconds: clock())), "result": .string(result.rawValue)]
         if let startedAfter { object["startedAfter"] = .number(JSONNumber(startedAfter)) }
+        if let error { object["error"] = .string(error) }
+        if interrupted { object["interrupted"] = true }
         try writeMeta(MetaKey.lastSync, JSONWriter.string(.object(object)))
     }
 }
@@ -95,14 +100,18 @@ public enum SyncResult: String, Sendable, CaseIterable {
     case newData, noData, failed
 }
 
-/// The last sync that finished.
+/// The last sync that ended, whether it finished or failed.
 public struct LastSync: Sendable, Equatable {
-    /// When it finished, in milliseconds since 1970 (UTC).
+    /// When it ended, in milliseconds since 1970 (UTC).
     public let at: Int64
     public let result: SyncResult
     /// The last event before the sync began: the state before its changes. Nil for a sync
     /// recorded by an evsync from before `diff --from last-sync`.
     public var startedAfter: UInt64? = nil
+    /// Why it failed, when it stopped on an error (a sync that finished with refusals has none).
+    public var error: String? = nil
+    /// It was asked to stop (Ctrl-C, a cancelled task) before it was done.
+    public var interrupted = false
 
     /// `at` as ISO 8601, UTC, with milliseconds.
     public var iso8601: String { Timestamp.iso8601(milliseconds: at) }

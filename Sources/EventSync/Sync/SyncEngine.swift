@@ -89,21 +89,23 @@ public final class SyncEngine: Sendable {
             progress?(step)
             broadcast(.inProgress(step))
         }
+        // The point `diff --from last-sync` names, recorded whether the sync goes through or fails midway.
+        let startedAfter = try? store.lastSeq()
         do {
-            return try run(policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
+            return try run(policy: policy, startedAfter: startedAfter, report: &report, progress: notify, shouldStop: shouldStop)
         } catch {
             var failure = SyncError.from(error)
             report.error = failure.message
             failure.partialReport = report
+            // `status` shows why the last sync failed; a store that cannot be written cannot record it either.
+            try? store.recordLastSync(.failed, startedAfter: startedAfter, error: failure.message, interrupted: shouldStop())
             throw failure
         }
     }
 
-    private func run(policy: ConflictPolicy, report: inout SyncReport, progress notify: (SyncProgress) -> Void,
-                     shouldStop: () -> Bool) throws -> SyncReport {
+    private func run(policy: ConflictPolicy, startedAfter: UInt64?, report: inout SyncReport,
+                     progress notify: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
-        let startedAfter = try store.lastSeq()
-        try store.rememberRemote(remote.address)
         let entities = store.schemas.entities
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
         entities: for schema in entities {
@@ -116,7 +118,10 @@ public final class SyncEngine: Sendable {
                 if shouldStop() { report.interrupted = true; break }
             }
         }
-        try store.recordLastSync(report.result, startedAfter: startedAfter)
+        // Remembered only once a sync has gone through with it: a mistyped
+        // remote that fails must not replace the one the next plain sync uses.
+        try store.rememberRemote(remote.address)
+        try store.recordLastSync(report.result, startedAfter: startedAfter, interrupted: report.interrupted)
         return report
     }
 
@@ -184,6 +189,7 @@ public final class SyncEngine: Sendable {
             (event.kind, event.local, event.server, event.resolved, event.version) = (.conflict, local, server, resolved, version)
             event.policy = policy
             report.conflicts += 1
+            report.conflicted.append(RecordReference(entity: entity, id: record.id))
         }
         try writer.append(event, current: projection)
     }
@@ -207,6 +213,7 @@ public final class SyncEngine: Sendable {
                 if limit == nil {
                     // Ask the server its batch size only when there is something to push.
                     limit = try remote.batchLimit()
+                    step.total = step.records + (try store.pendingCount(entity: schema.name))
                     after = nil
                     continue
                 }

@@ -14,6 +14,8 @@ public struct SyncReport: Sendable, Equatable {
     public var deletedThere = 0
     /// Conflicts resolved (each one an event with both versions).
     public var conflicts = 0
+    /// The records those conflicts were on, in the order met (a record may appear twice).
+    public var conflicted: [RecordReference] = []
     /// Changes the server refused (validation, permissions), with its reasons. They stay pending.
     public var rejected: [Rejection] = []
     /// Server records that could not be stored, passed over (each logged as a `skipped` event); the sync went on.
@@ -32,6 +34,19 @@ public struct SyncReport: Sendable, Equatable {
         if error != nil || !rejected.isEmpty { return .failed }
         return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count > 0 ? .newData : .noData
     }
+}
+
+/// One record, by entity and id: `Holiday abc`.
+public struct RecordReference: Sendable, Equatable, CustomStringConvertible {
+    public let entity: String
+    public let id: String
+
+    public init(entity: String, id: String) {
+        self.entity = entity
+        self.id = id
+    }
+
+    public var description: String { "\(entity) \(id)" }
 }
 
 /// A server record a pull could not store, and why; logged as a `skipped` event.

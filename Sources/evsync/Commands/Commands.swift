@@ -19,6 +19,7 @@ enum Commands {
         AuditCommands.revert,
         AuditCommands.why,
         SyncCommand.sync,
+        RemoteCommand.remote,
         CompletionsCommand.completions,
     ]
 

@@ -121,10 +121,10 @@ enum LogCommands {
         summary: "counts and what is waiting to sync",
         description: """
         Events in the log, records per entity, local changes not yet acknowledged by a server,
-        the remote and the last successful sync.
+        the remote and the last sync (when it failed, why).
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, remote, lastSync, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, remote, lastSync: {at, result, error?, interrupted?}, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status()
@@ -139,7 +139,7 @@ enum LogCommands {
                 "unacknowledgedEvents": .number(JSONNumber(status.unacknowledgedEvents)),
                 "skippedRecords": .number(JSONNumber(status.skippedRecords)),
                 "remote": remote.map(JSONValue.string) ?? .null,
-                "lastSync": lastSync.map { ["at": .string($0.iso8601), "result": .string($0.result.rawValue)] } ?? .null,
+                "lastSync": lastSync.map(lastSyncJSON) ?? .null,
             ]
             print(Output.json(.object(object)))
         } else {
@@ -150,8 +150,23 @@ enum LogCommands {
                 rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
             }
             rows.append(["remote", remote.map(Output.safe) ?? "none yet (evsync sync --remote URL)"])
-            rows.append(["last sync", lastSync.map { "\($0.iso8601) (\($0.result.rawValue))" } ?? "never"])
+            rows.append(["last sync", lastSync.map(lastSyncText) ?? "never"])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
         }
+    }
+
+    /// `lastSync` of `status --json`: `{"at", "result"}`, with `error` when it failed on one and `interrupted` when stopped.
+    private static func lastSyncJSON(_ sync: LastSync) -> JSONValue {
+        var object: JSONObject = ["at": .string(sync.iso8601), "result": .string(sync.result.rawValue)]
+        if let error = sync.error { object["error"] = .string(error) }
+        if sync.interrupted { object["interrupted"] = true }
+        return .object(object)
+    }
+
+    /// `2026-12-01T05:00:00.000Z (failed: cannot reach …)`.
+    private static func lastSyncText(_ sync: LastSync) -> String {
+        var text = "\(sync.iso8601) (\(sync.interrupted ? "interrupted, " : "")\(sync.result.rawValue)"
+        if let error = sync.error { text += ": \(Output.safe(error))" }
+        return text + ")"
     }
 }

@@ -9,28 +9,31 @@ import Synchronization
 enum SyncCommand {
     static let sync = Command(
         name: "sync", section: .server,
-        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth]",
+        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth] [--quiet] [--verbose]",
         summary: "pull, then push",
         description: """
         Pulls what changed on the server, then pushes what changed here.
         The remote's URL says what server it is (a Kinto bucket URL ends in /buckets/<bucket id>);
         --remote-type TYPE (or EVSYNC_REMOTE_TYPE) says it where the URL cannot. Known types: \(RemoteChoice.Kind.known).
-        Credentials: EVSYNC_AUTH=user:password or --auth-file FILE holding user:password (warned about when
-        others can read it). They are not sent over plain http to another machine unless --allow-insecure-auth
-        (or EVSYNC_ALLOW_INSECURE_AUTH=1) is given.
+        The remote is remembered once a sync with it has gone through (see evsync remote).
+        Credentials: --auth-file FILE (or EVSYNC_AUTH_FILE) holding user:password (warned about when others
+        can read it), or EVSYNC_AUTH=user:password. They are not sent over plain http to another machine unless
+        --allow-insecure-auth (or EVSYNC_ALLOW_INSECURE_AUTH=1) is given.
         Exit 69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
-        75 when a sync is already running.
+        75 when a sync is already running, 130 when Ctrl-C stopped it (the next sync finishes the job).
         """,
         positionals: 0...0,
         options: [
-            Option("--remote", value: "URL", help: "a Kinto bucket URL (or EVSYNC_REMOTE); remembered once used"),
+            Option("--remote", value: "URL", help: "a Kinto bucket URL (or EVSYNC_REMOTE); remembered once a sync with it goes through"),
             Option("--remote-type", value: "TYPE", help: "the server's type where the URL cannot tell (or EVSYNC_REMOTE_TYPE): \(RemoteChoice.Kind.known)"),
             Option("--conflicts", value: "server-wins|client-wins",
                    help: "who wins a field changed on both sides (default server-wins)"),
             Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", "skipped", …}"#),
-            Option("--watch", value: "SECONDS", help: "sync again every SECONDS (0.1 to 86400) until interrupted"),
-            Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
+            Option("--watch", value: "SECONDS", help: "sync again every SECONDS (0.1 to 86400) until interrupted; each line starts with the time"),
+            Option("--auth-file", value: "FILE", help: "a file holding user:password (or EVSYNC_AUTH_FILE; else EVSYNC_AUTH)"),
             Option("--allow-insecure-auth", help: "send credentials over plain http to another machine (or EVSYNC_ALLOW_INSECURE_AUTH=1)"),
+            Option("--quiet", "-q", help: "print nothing when there is nothing to do"),
+            Option("--verbose", "-v", help: "show each HTTP request and its status on stderr (never credentials)"),
         ]
     ) {
         try run($0, $1)
@@ -49,10 +52,11 @@ enum SyncCommand {
             }
             interval = seconds
         }
-        let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
-        let givenType = try RemoteChoice.Kind.given(option: arguments.value("--remote-type"), environment: environment["EVSYNC_REMOTE_TYPE"])
+        let json = arguments.has("--json"), quiet = arguments.has("--quiet"), verbose = arguments.has("--verbose")
+        let givenType = try RemoteChoice.Kind.given(option: arguments.value("--remote-type"), environment: EnvironmentVariable.value("EVSYNC_REMOTE_TYPE"))
+        let retries = try EnvironmentVariable.integer("EVSYNC_RETRIES", in: Self.retriesRange)
+        let allowInsecureAuth = try arguments.has("--allow-insecure-auth") || EnvironmentVariable.flag("EVSYNC_ALLOW_INSECURE_AUTH")
         let credentials = try SyncCommand.credentials(authFile: arguments.value("--auth-file"))
-        let allowInsecureAuth = arguments.has("--allow-insecure-auth") || environment["EVSYNC_ALLOW_INSECURE_AUTH"] == "1"
         // The adapter refuses a URL it cannot use before anything else: a remote given here
         // before the store is opened (or created), a remembered one right after.
         func checked(_ url: String) throws -> RemoteChoice {
@@ -60,55 +64,74 @@ enum SyncCommand {
             _ = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: nil)
             return choice
         }
-        let given = try (arguments.value("--remote") ?? environment["EVSYNC_REMOTE"]).map(checked)
+        let given = try (arguments.value("--remote") ?? EnvironmentVariable.value("EVSYNC_REMOTE")).map(checked)
         let store = try global.openStore(create: true)
         guard let choice = try given ?? store.rememberedRemote().map(checked) else {
-            throw CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL) or set EVSYNC_REMOTE")
+            throw CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL), set EVSYNC_REMOTE, or set one with evsync remote URL")
         }
-        let showProgress = isatty(STDERR_FILENO) == 1
-        let retries = environment["EVSYNC_RETRIES"].flatMap(Int.init)
-        let engine = SyncEngine(store: store) {
-            try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: showProgress, retries: retries)
-        }
+        let terminal = isatty(STDERR_FILENO) == 1
         let interruption = Interruption()
-        let progress: ((SyncProgress) -> Void)? = showProgress ? { SyncCommand.showProgress($0) } : nil
+        let feedback = SyncFeedback(terminal: terminal, verbose: verbose, timestamped: interval != nil)
+        let engine = SyncEngine(store: store) {
+            try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: terminal, retries: retries,
+                                  activity: feedback.wantsActivity ? { feedback.show($0) } : nil,
+                                  shouldStop: { Interruption.requested })
+        }
+        let progress: ((SyncProgress) -> Void)? = terminal ? { feedback.showProgress($0) } : nil
         while true {
             let report: SyncReport
             do {
-                report = try engine.syncBlocking(policy: policy, progress: progress, shouldStop: { interruption.requested() })
+                report = try engine.syncBlocking(policy: policy, progress: progress, shouldStop: { Interruption.requested })
             } catch {
-                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-                if arguments.has("--json") {
-                    var failed = error.partialReport ?? SyncReport()
-                    failed.error = error.message
+                feedback.clearProgress()
+                var failed = error.partialReport ?? SyncReport()
+                failed.error = error.message
+                // Ctrl-C while the server was being waited for (a retry): the sync stopped, as asked.
+                if Interruption.requested, error.code == .unavailable || error.code == .server {
+                    failed.interrupted = true
+                    print(json ? SyncCommand.json(failed) : feedback.line(SyncCommand.summary(failed)))
+                    fflush(nil)
+                    throw CLIError(.interrupted, "sync interrupted: \(error.message); run sync again to finish")
+                }
+                if json {
                     print(SyncCommand.json(failed))
                     fflush(nil)
                 }
                 // A watcher rides out an unreachable or failing server; anything else ends it.
-                guard let interval, error.code == .unavailable || error.code == .server, !interruption.requested() else { throw error }
-                printError("evsync: \(Output.safe(error.message)); trying again in \(String(format: "%g", interval)) s")
+                guard let interval, error.code == .unavailable || error.code == .server else { throw error }
+                printError(feedback.line("evsync: \(Output.safe(error.message)); trying again in \(String(format: "%g", interval)) s"))
                 interruption.wait(seconds: interval)
-                if interruption.requested() { return }
+                if Interruption.requested { return }
                 continue
             }
-            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            print(arguments.has("--json") ? SyncCommand.json(report) : SyncCommand.summary(report))
+            feedback.clearProgress()
+            if json {
+                print(SyncCommand.json(report))
+            } else if !(quiet && report.result == .noData && !report.interrupted) {
+                print(feedback.line(SyncCommand.summary(report)))
+            }
             fflush(nil)
             for rejection in report.rejected { printError("evsync: the server refused \(rejection)") }
             warn(report)
-            guard let interval, !interruption.requested() else {
+            if report.interrupted {
+                throw CLIError(.interrupted, "sync interrupted; run sync again to finish")
+            }
+            guard let interval else {
                 if !report.rejected.isEmpty { throw CLIError(.failure, "\(report.rejected.count) change(s) refused by the server; they stay pending") }
                 return
             }
             interruption.wait(seconds: interval)
-            if interruption.requested() { return }
+            if Interruption.requested { return }
         }
     }
+
+    /// The attempts per request `EVSYNC_RETRIES` takes.
+    static let retriesRange = 1...100
 
     /// The intervals `--watch` accepts, in seconds.
     static let watchRange = 0.1...86_400.0
 
-    /// `--auth-file`, else `EVSYNC_AUTH`; both hold `user:password`. Never echoed.
+    /// `--auth-file`, else `EVSYNC_AUTH_FILE`, else `EVSYNC_AUTH`; each holds `user:password`. Never echoed.
     ///
     /// Once credentials are in memory the process is made undumpable
     /// (`PR_SET_DUMPABLE` 0): a crash or a SIGQUIT leaves no core file holding
@@ -117,16 +140,18 @@ enum SyncCommand {
     /// (`MADV_DONTDUMP`) would not do: Swift copies strings freely, libcurl
     /// keeps its own copy, and `EVSYNC_AUTH` sits in the environment block.
     static func credentials(authFile: String?) throws -> Credentials? {
-        if let path = authFile {
+        if let path = authFile ?? EnvironmentVariable.value("EVSYNC_AUTH_FILE") {
             keepOutOfCoreDumps()
-            guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.noInput, "cannot read the auth file \(path)") }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError(.noInput, "cannot read the auth file \(path)\(authFile == nil ? " (EVSYNC_AUTH_FILE)" : "")")
+            }
             warnIfOthersCanRead(path)
             guard let credentials = Credentials(String(decoding: data, as: UTF8.self)) else {
                 throw CLIError(.dataError, "the auth file \(path) must hold user:password")
             }
             return credentials
         }
-        guard let text = ProcessInfo.processInfo.environment["EVSYNC_AUTH"], !text.isEmpty else { return nil }
+        guard let text = EnvironmentVariable.value("EVSYNC_AUTH") else { return nil }
         keepOutOfCoreDumps()
         guard let credentials = Credentials(text) else { throw CLIError(.dataError, "EVSYNC_AUTH must be user:password") }
         return credentials
@@ -153,6 +178,7 @@ enum SyncCommand {
             "deletedHere": .number(JSONNumber(report.deletedHere)),
             "deletedThere": .number(JSONNumber(report.deletedThere)),
             "conflicts": .number(JSONNumber(report.conflicts)),
+            "conflicted": .array(report.conflicted.map { ["entity": .string($0.entity), "id": .string($0.id)] }),
             "rejected": .array(report.rejected.map { .string($0.description) }),
             "skipped": .array(report.skipped.map { skip in
                 ["entity": .string(skip.entity), "id": skip.id.map(JSONValue.string) ?? .null, "reason": .string(skip.reason)]
@@ -166,10 +192,23 @@ enum SyncCommand {
 
     static func summary(_ report: SyncReport) -> String {
         if report.result == .noData, !report.interrupted { return "nothing to do: already in sync" }
-        var text = "sync \(report.result == .failed ? "finished with refusals" : "completed"): pulled \(report.pulled), deleted here \(report.deletedHere), pushed \(report.pushed), deleted on the server \(report.deletedThere), conflicts \(report.conflicts)"
+        let outcome = report.interrupted ? "interrupted" : report.error != nil ? "failed" : report.result == .failed ? "finished with refusals" : "completed"
+        var text = "sync \(outcome): pulled \(report.pulled), deleted here \(report.deletedHere), pushed \(report.pushed), deleted on the server \(report.deletedThere), conflicts \(report.conflicts)"
         if !report.skipped.isEmpty { text += ", skipped \(report.skipped.count)" }
-        if report.interrupted { text += " (interrupted; run sync again to finish)" }
+        if report.interrupted { text += " (run sync again to finish)" }
+        if !report.conflicted.isEmpty { text += "\n" + conflictsLine(report.conflicted) }
         return text
+    }
+
+    /// The records in conflict, by name, and where to see what was overwritten.
+    static func conflictsLine(_ records: [RecordReference]) -> String {
+        let shown = 10
+        var unique: [RecordReference] = []
+        for record in records where !unique.contains(record) { unique.append(record) }
+        var names = unique.prefix(shown).map { Output.safe($0.description) }.joined(separator: ", ")
+        if unique.count > shown { names += " and \(unique.count - shown) more" }
+        let example = unique.count == 1 ? Output.safe(unique[0].id) : "<id>"
+        return "in conflict: \(names) (evsync history \(example) shows what each side had)"
     }
 
     /// What went on despite something odd on the server, one line each on
@@ -184,16 +223,11 @@ enum SyncCommand {
             printError("evsync: … and \(report.skipped.count - shown) more skipped records (sync --json lists them all)")
         }
     }
-
-    @Sendable static func showProgress(_ step: SyncProgress) {
-        let of = step.total.map { " of \($0)" } ?? ""
-        let line = "\r\u{1B}[K\(step.phase.rawValue) \(step.entity): \(step.records)\(of) records, \(step.pages) \(step.phase == .pulling ? "pages" : "batches")"
-        FileHandle.standardError.write(Data(line.utf8))
-    }
 }
 
 /// Ctrl-C during a sync: the first one asks the engine to stop after the
-/// current page (its transaction is then committed with the cursor); a second one quits at once.
+/// current page (its transaction is then committed with the cursor) and ends a
+/// wait for a retry at once; a second one quits at once.
 final class Interruption {
     /// One per process, as the signal is.
     private static let flag = Atomic<Bool>(false)
@@ -201,20 +235,30 @@ final class Interruption {
     private let queue = DispatchQueue(label: "evsync.interrupt")
 
     init() {
+        // A process may start with SIGINT blocked (a parent's mask is inherited:
+        // Foundation's Process spawns from a thread that blocks it). Blocked,
+        // the signal would never arrive and Ctrl-C would do nothing.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         signal(SIGINT, SIG_IGN)
         source = DispatchSource.makeSignalSource(signal: SIGINT, queue: queue)
         source.setEventHandler {
-            if Interruption.flag.exchange(true, ordering: .relaxed) { exit(130) }
+            if Interruption.flag.exchange(true, ordering: .relaxed) {
+                printError("evsync: sync interrupted")
+                exit(CLIError.Code.interrupted.rawValue)
+            }
             printError("evsync: stopping after the current page (Ctrl-C again to quit now)")
         }
         source.resume()
     }
 
-    func requested() -> Bool { Interruption.flag.load(ordering: .relaxed) }
+    static var requested: Bool { flag.load(ordering: .relaxed) }
 
     /// Sleeps up to `seconds`, waking early when interrupted.
     func wait(seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline, !requested() { Thread.sleep(forTimeInterval: min(0.1, deadline.timeIntervalSinceNow)) }
+        while Date() < deadline, !Self.requested { Thread.sleep(forTimeInterval: min(0.1, deadline.timeIntervalSinceNow)) }
     }
 }

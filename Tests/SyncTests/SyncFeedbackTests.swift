@@ -1,0 +1,132 @@
+@testable import EventStore
+import TestSupport
+import Foundation
+import Testing
+
+/// What `evsync sync` says against a real Kinto server: what the server said
+/// when a URL is wrong, an `https` URL on a plain server, the records in
+/// conflict, `-q`, `-v`, `--watch` timestamps, the remote remembered only
+/// after a sync went through, and Ctrl-C in the middle of a sync.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
+struct SyncFeedbackTests {
+    /// The server root with the bucket but without `/v1`: Kinto redirects, and evsync used to say `HTTP 307: HTTP 307`.
+    @Test func aURLThatIsNotABucketsSaysWhatTheServerSaidAndWhatOneLooksLike() async throws {
+        let fx = try SyncFixture()
+        let url = try #require(TestServer.url)
+        let server = try #require(URLComponents(string: url))
+        let host = try #require(server.host), port = try #require(server.port)
+        let root = "http://\(host):\(port)"
+        let output = try await fx.cli.run(["sync", "--remote", "\(root)/buckets/\(fx.web.bucket)", "--auth-file", fx.authFile],
+                                          environment: ["EVSYNC_RETRIES": "1"])
+        #expect(output.status == 69, "\(output)")
+        #expect(output.stderrLines.count == 1, "\(output)")
+        let line = try #require(output.stderrLines.first)
+        #expect(line.contains("HTTP 307 Temporary Redirect to \(root)/v1/buckets/\(fx.web.bucket)/collections/"), "\(line)")
+        #expect(line.hasSuffix("One looks like \(root)/v1/buckets/\(fx.web.bucket)"), "\(line)")
+        #expect(!line.contains("HTTP 307: HTTP 307"))
+    }
+
+    @Test func anHTTPSURLOnAPlainServerFailsWithoutRetryingAndSaysToUseHTTP() async throws {
+        let fx = try SyncFixture()
+        let https = fx.remote.replacingOccurrences(of: "http://", with: "https://")
+        let output = try await fx.cli.run(["sync", "--remote", https, "--auth-file", fx.authFile], environment: ["EVSYNC_RETRIES": "5"])
+        #expect(output.status == 69, "\(output)")
+        #expect(output.stderrLines.count == 1, "\(output)")
+        let line = try #require(output.stderrLines.first)
+        #expect(line.contains("speaks plain http, not https: give the remote as an http:// URL"), "\(line)")
+        #expect(!line.contains("attempts"), "not retried: \(line)")
+    }
+
+    @Test func theSummaryNamesTheRecordsInConflictAndPointsToHistory() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let id = newID()
+        try await fx.web.put(id, holiday("Original"))
+        #expect(try await fx.syncReport().pulled == 1)
+        try await fx.web.put(id, holiday("Server's"))
+        try await fx.cli.edit(id, ["name=Mine"])
+        let output = try await fx.cli.run(["sync", "--remote", fx.remote, "--auth-file", fx.authFile])
+        #expect(output.status == 0, "\(output)")
+        #expect(output.stdoutLines.count == 2, "\(output)")
+        #expect(output.stdoutLines.last == "in conflict: Holiday \(id) (evsync history \(id) shows what each side had)", "\(output)")
+
+        try await fx.web.put(id, holiday("Server's again"))
+        try await fx.cli.edit(id, ["name=Mine again"])
+        let report = try JSONParser.parse(try #require(try await fx.sync().stdoutLines.last)).objectValue
+        #expect(report?["conflicted"] == [["entity": "Holiday", "id": .string(id)]], "\(String(describing: report))")
+    }
+
+    @Test func quietSilencesNothingToDoAndVerboseShowsEachRequestWithoutCredentials() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        try await fx.cli.add(id: newID(), ["name=Pushed", "date=2026-12-12"])
+        let verbose = try await fx.cli.run(["sync", "-v", "--remote", fx.remote, "--auth-file", fx.authFile])
+        #expect(verbose.status == 0, "\(verbose)")
+        #expect(verbose.stderrLines.contains { $0.hasPrefix("evsync: GET \(fx.remote)/collections/holidays/records?") && $0.hasSuffix("→ HTTP 200") },
+                "\(verbose)")
+        #expect(verbose.stderrLines.contains { $0.hasPrefix("evsync: POST ") && $0.contains("/batch → HTTP 200") }, "\(verbose)")
+        #expect(!verbose.stderr.contains(fx.password) && !verbose.stdout.contains(fx.password))
+
+        let plain = try await fx.cli.run(["sync", "--auth-file", fx.authFile])
+        #expect(plain.stdout == "nothing to do: already in sync\n", "\(plain)")
+        let quiet = try await fx.cli.run(["sync", "-q", "--auth-file", fx.authFile])
+        #expect(quiet.status == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet)")
+    }
+
+    @Test func theRemoteIsRememberedOnlyOnceASyncWithItWentThrough() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        try await fx.cli.add(id: newID(), ["name=First", "date=2026-12-12"])
+        #expect(try await fx.syncReport().pushed == 1)
+        // A typo: the wrong port.
+        let typo = "http://127.0.0.1:1/v1/buckets/\(fx.web.bucket)"
+        let failed = try await fx.cli.run(["sync", "--remote", typo, "--auth-file", fx.authFile], environment: ["EVSYNC_RETRIES": "1"])
+        #expect(failed.status == 69)
+        #expect(try await fx.cli.ok(["remote"]) == fx.remote + "\n")
+        // The next plain sync goes to the good remote.
+        try await fx.cli.add(id: newID(), ["name=Second", "date=2026-12-13"])
+        let plain = try await fx.cli.run(["sync", "--json", "--auth-file", fx.authFile])
+        #expect(plain.status == 0, "\(plain)")
+        #expect(try SyncJSON(plain.stdout).pushed == 1)
+        let status = try await fx.cli.json(["status", "--json"]).objectValue
+        #expect(status?["lastSync"]?.objectValue?["result"] == "newData")
+        #expect(status?["lastSync"]?.objectValue?["error"] == nil, "a later success replaces the failure")
+    }
+
+    @Test func watchLinesStartWithTheTime() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let watch = try fx.cli.start(["sync", "--watch", "0.2", "--remote", fx.remote, "--auth-file", fx.authFile])
+        try await Task.sleep(for: .seconds(2))
+        watch.signal(SIGINT)
+        let output = await watch.wait()
+        #expect([0, 130].contains(output.status) && !output.killedBySignal, "\(output)")
+        #expect(output.stdoutLines.count >= 2, "\(output)")
+        for line in output.stdoutLines {
+            // 2026-12-01T06:03:07+01:00 nothing to do: already in sync
+            let parts = line.split(separator: " ", maxSplits: 1)
+            #expect(parts.count == 2 && parts[0].count >= 20 && parts[0].contains("T"), "\(line)")
+            #expect(parts.last?.hasPrefix("nothing to do") == true || parts.last?.hasPrefix("sync ") == true, "\(line)")
+        }
+    }
+
+    /// Ctrl-C while a slow server is answering: the sync stops after the page at hand, says so, and exits 130; the next one finishes.
+    @Test func anInterruptedSyncSaysSoExits130AndTheNextOneFinishes() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        try await fx.web.seed((0..<2_500).map { (newID(), holiday("Seeded \($0)")) })
+        let proxy = try await SlowProxy(["--delay", "1"])
+        let sync = try fx.cli.start(["sync", "--remote", proxy.url + "/buckets/" + fx.web.bucket, "--auth-file", fx.authFile])
+        try await Task.sleep(for: .seconds(1.5))
+        sync.signal(SIGINT)
+        let output = await sync.wait()
+        #expect(output.status == 130 && !output.killedBySignal, "\(output)")
+        #expect(output.stdout.hasPrefix("sync interrupted: pulled "), "\(output)")
+        #expect(!output.stdout.contains("completed"), "\(output)")
+        #expect(output.stderrLines.last == "evsync: sync interrupted; run sync again to finish", "\(output)")
+        #expect(try await fx.cli.verifyViews().status == 0)
+
+        let report = try await fx.syncReport()
+        #expect(try await fx.cli.records("Holiday").count == 2_500, "\(report)")
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+@testable import EventStore
+
+/// What `evsync sync` tells a person and keeps for `status`, without a server:
+/// checked `EVSYNC_*` values, `EVSYNC_AUTH_FILE`, `evsync remote`, a failed sync
+/// that neither replaces the remembered remote nor goes unrecorded, retries
+/// silent in a pipe, `-v`, and Ctrl-C during retries. Nothing here reaches a
+/// server: 127.0.0.1:1 refuses every connection.
+@Suite("CLI sync feedback and safe defaults")
+struct SyncFeedbackCLITests {
+    static let unreachable = "http://127.0.0.1:1/v1/buckets/x"
+    static let good = "http://127.0.0.1:2/v1/buckets/good"
+
+    @Test("a bad value of an EVSYNC_ variable is refused with 64 and one line naming it", arguments: [
+        ("EVSYNC_RETRIES", "many"), ("EVSYNC_RETRIES", "0"), ("EVSYNC_RETRIES", "101"), ("EVSYNC_RETRIES", "2.5"),
+        ("EVSYNC_ALLOW_INSECURE_AUTH", "yes"), ("EVSYNC_ALLOW_INSECURE_AUTH", "true"), ("EVSYNC_REMOTE_TYPE", "couch"),
+    ])
+    func badEnvironmentValues(name: String, value: String) throws {
+        try withSandbox { sandbox in
+            let result = try sandbox.run(["sync", "--remote", Self.unreachable], environment: [name: value])
+            #expect(result.status == Exit.usage, "\(result)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result)")
+            #expect(result.stderr.contains(name) && result.stderr.contains(value), "\(result)")
+            #expect(!FileManager.default.fileExists(atPath: sandbox.store.path), "refused before the store is made")
+        }
+    }
+
+    @Test("EVSYNC_AUTH_FILE is read as --auth-file is, and --auth-file wins over it")
+    func authFileFromTheEnvironment() throws {
+        try withSandbox { sandbox in
+            let missing = sandbox.root.appendingPathComponent("no-such-auth").path
+            let result = try sandbox.run(["sync", "--remote", Self.unreachable], environment: ["EVSYNC_AUTH_FILE": missing])
+            #expect(result.status == Exit.noInput, "\(result)")
+            #expect(result.stderr == "evsync: cannot read the auth file \(missing) (EVSYNC_AUTH_FILE)\n", "\(result)")
+
+            let password = "Pw-" + UUID().uuidString
+            let readable = try sandbox.write("auth", "me:\(password)")
+            #expect(chmod(readable, 0o644) == 0)
+            let used = try sandbox.run(["sync", "--remote", Self.unreachable], environment: ["EVSYNC_AUTH_FILE": readable, "EVSYNC_RETRIES": "1"])
+            #expect(used.status == 69, "\(used)")
+            #expect(used.stderr.contains("warning: the auth file \(readable)"), "the file was read: \(used)")
+            #expect(!used.stderr.contains(password))
+
+            let private_ = try sandbox.write("auth2", "me:\(password)")
+            #expect(chmod(private_, 0o600) == 0)
+            let option = try sandbox.run(["sync", "--remote", Self.unreachable, "--auth-file", private_],
+                                         environment: ["EVSYNC_AUTH_FILE": missing, "EVSYNC_RETRIES": "1"])
+            #expect(option.status == 69, "--auth-file wins: \(option)")
+        }
+    }
+
+    @Test("evsync remote shows, sets and checks the remote without contacting it")
+    func remoteCommand() throws {
+        try withSandbox { sandbox in
+            #expect(try sandbox.run(["remote"]).status == Exit.noInput, "no store yet")
+            try sandbox.succeed(["add", "Holiday", "name=X", "date=2026-01-01"])
+            let none = try sandbox.succeed(["remote"])
+            #expect(none.stdout.isEmpty)
+            #expect(none.stderr.contains("no remote yet"), "\(none)")
+            #expect(try sandbox.succeed(["remote", "--json"]).json() == ["remote": nil, "type": nil])
+
+            try sandbox.succeed(["remote", Self.good + "/"])
+            #expect(try sandbox.succeed(["remote"]).stdout == Self.good + "\n", "the adapter's spelling of the address")
+            #expect(try sandbox.succeed(["remote", "--json"]).json() == ["remote": .string(Self.good), "type": "kinto"])
+            #expect(try sandbox.status()["remote"] == .string(Self.good))
+
+            for bad in ["http://127.0.0.1:2/v1/collections/x", "ftp://127.0.0.1/v1/buckets/x", "http://me:pw@127.0.0.1/v1/buckets/x"] {
+                let result = try sandbox.run(["remote", bad])
+                #expect(result.status == Exit.usage, "\(bad): \(result)")
+                #expect(result.stderr.split(separator: "\n").count == 1, "\(result)")
+                #expect(!result.stderr.contains("pw@"))
+            }
+            #expect(try sandbox.succeed(["remote"]).stdout == Self.good + "\n", "a refused URL changes nothing")
+        }
+    }
+
+    @Test("a failed sync with another --remote keeps the remembered one, and status shows the failure")
+    func failedSyncIsRecordedAndRemembersNothing() throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["add", "Holiday", "name=X", "date=2026-01-01"])
+            try sandbox.succeed(["remote", Self.good])
+            let events = try sandbox.eventCount()
+            let failed = try sandbox.run(["sync", "--remote", Self.unreachable], environment: ["EVSYNC_RETRIES": "1"])
+            #expect(failed.status == 69, "\(failed)")
+            #expect(try sandbox.succeed(["remote"]).stdout == Self.good + "\n", "the typo did not replace the remote")
+
+            let status = try sandbox.status()
+            #expect(status["remote"] == .string(Self.good))
+            let lastSync = try #require(status["lastSync"]?.objectValue, "\(status)")
+            #expect(lastSync["result"] == "failed")
+            #expect(lastSync["error"]?.stringValue?.contains("127.0.0.1:1") == true, "\(lastSync)")
+            #expect(lastSync["at"]?.stringValue != nil)
+            #expect(status["events"]?.int64Value == events, "a failed sync is no event")
+            let text = try sandbox.succeed(["status"]).stdout
+            #expect(text.contains("(failed: cannot reach http://127.0.0.1:1/"), "\(text)")
+
+            // A first sync that fails remembers nothing either.
+            try sandbox.succeed(["add", "Holiday", "name=Y", "date=2026-01-02", "--store", sandbox.root.appendingPathComponent("other").path])
+            let other = try sandbox.run(["sync", "--remote", Self.unreachable, "--store", sandbox.root.appendingPathComponent("other").path],
+                                        environment: ["EVSYNC_RETRIES": "1"])
+            #expect(other.status == 69)
+            let plain = try sandbox.run(["sync", "--store", sandbox.root.appendingPathComponent("other").path])
+            #expect(plain.status == Exit.usage, "no remote remembered: \(plain)")
+            #expect(plain.stderr.contains("no remote"))
+        }
+    }
+
+    @Test("in a pipe, retries print nothing; -v shows each request and what came of it, never the password")
+    func retriesInAPipeAndVerbose() throws {
+        try withSandbox { sandbox in
+            let quiet = try sandbox.run(["sync", "--remote", Self.unreachable], environment: ["EVSYNC_RETRIES": "2"])
+            #expect(quiet.status == 69)
+            #expect(quiet.stderr.split(separator: "\n").count == 1, "only the error: \(quiet)")
+
+            let password = "Pw-" + UUID().uuidString
+            let auth = try sandbox.write("auth", "me:\(password)")
+            #expect(chmod(auth, 0o600) == 0)
+            let verbose = try sandbox.run(["sync", "-v", "--remote", Self.unreachable, "--auth-file", auth], environment: ["EVSYNC_RETRIES": "2"])
+            #expect(verbose.status == 69)
+            let requests = verbose.stderr.split(separator: "\n").filter { $0.hasPrefix("evsync: GET http://127.0.0.1:1/v1/buckets/x/collections/") }
+            #expect(requests.count >= 2, "\(verbose)")
+            #expect(requests.allSatisfy { $0.contains("→ no answer") }, "\(verbose)")
+            #expect(!verbose.stderr.contains(password) && !verbose.stdout.contains(password))
+            #expect(!verbose.stderr.lowercased().contains("authorization"))
+        }
+    }
+
+    static let script = ["/usr/bin/script", "/bin/script"].first(where: FileManager.default.isExecutableFile)
+
+    @Test("on a terminal, each retry says why, when and which attempt it is",
+          .enabled(if: script != nil, "needs script(1) for a terminal"))
+    func retriesOnATerminal() throws {
+        try withSandbox { sandbox in
+            // script(1) runs the command on a pseudo-terminal and copies what it writes to its own output.
+            let result = try sandbox.launchShell(
+                "EVSYNC_RETRIES=3 \(Self.script ?? "script") -qec '\"$EVSYNC_BINARY_PATH\" sync --remote \(Self.unreachable)' /dev/null"
+            ).wait()
+            let lines = result.stdout.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            let retries = lines.filter { $0.contains("Couldn't connect to server; retrying in ") }
+            #expect(retries.count == 2, "\(result)")
+            #expect(retries.first?.hasSuffix(", 2/3") == true && retries.last?.hasSuffix(", 3/3") == true, "\(result)")
+            #expect(lines.last?.hasSuffix("(gave up after 3 attempts)") == true, "\(result)")
+        }
+    }
+
+    @Test("Ctrl-C while a sync waits to retry stops it at once: it says so and exits 130, and status records it")
+    func interruptDuringRetries() throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["add", "Holiday", "name=X", "date=2026-01-01"])
+            let events = try sandbox.eventCount()
+            // 100 attempts would take many minutes of backoff.
+            let sync = try sandbox.launch(["sync", "--json", "--remote", Self.unreachable], environment: ["EVSYNC_RETRIES": "100"])
+            Thread.sleep(forTimeInterval: 2)
+            kill(sync.process.processIdentifier, SIGINT)
+            let result = sync.wait(timeout: 30)
+            #expect(result.status == 130, "\(result)")
+            #expect(result.stderr.split(separator: "\n").last?.hasPrefix("evsync: sync interrupted: cannot reach http://127.0.0.1:1/") == true, "\(result)")
+            #expect(result.stderr.hasSuffix("; run sync again to finish\n"), "\(result)")
+            let report = try #require(try result.json().objectValue, "\(result)")
+            #expect(report["interrupted"] == true)
+            #expect(report["result"] == "failed")
+            let status = try sandbox.status()
+            #expect(status["events"]?.int64Value == events, "the log is as it was")
+            #expect(status["pendingRecords"]?.int64Value == 1)
+            let lastSync = try #require(status["lastSync"]?.objectValue)
+            #expect(lastSync["interrupted"] == true, "\(lastSync)")
+            #expect(try sandbox.succeed(["log", "verify"]).stdout.hasPrefix("log is sound"))
+        }
+    }
+}
