@@ -5,7 +5,7 @@
 /// This fold is the one definition of "current state": the LMDB views, the
 /// `--as-of` queries and the sync engine all apply events through it. There
 /// is no status flag: a record needs pushing exactly when `row != shadow`.
-package struct RecordProjection: Sendable, Equatable {
+public struct RecordProjection: Sendable, Equatable {
     /// The record as the local tables show it; nil if it does not exist (or was deleted) here.
     public var row: JSONObject?
     /// The record as the server last held it, as far as the log knows; nil if not on the server.
