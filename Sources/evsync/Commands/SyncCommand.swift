@@ -15,6 +15,9 @@ enum SyncCommand {
         Pulls what changed on the server, then pushes what changed here.
         The remote's URL says what server it is (a Kinto bucket URL ends in /buckets/<bucket id>);
         --remote-type TYPE (or EVSYNC_REMOTE_TYPE) says it where the URL cannot. Known types: \(RemoteChoice.Kind.known).
+        --protocol parse (an alias of --remote-type) syncs with the Parse Server mounted at URL; credentials then come from
+        EVSYNC_PARSE_APPLICATION_ID with EVSYNC_PARSE_REST_API_KEY or EVSYNC_PARSE_SESSION_TOKEN, or --auth-file
+        holding applicationId:restApiKey (EVSYNC_PARSE_MASTER_KEY only if set, with a warning).
         Credentials: EVSYNC_AUTH=user:password or --auth-file FILE holding user:password (warned about when
         others can read it). They are not sent over plain http to another machine unless --allow-insecure-auth
         (or EVSYNC_ALLOW_INSECURE_AUTH=1) is given.
@@ -25,6 +28,7 @@ enum SyncCommand {
         options: [
             Option("--remote", value: "URL", help: "a Kinto bucket URL (or EVSYNC_REMOTE); remembered once used"),
             Option("--remote-type", value: "TYPE", help: "the server's type where the URL cannot tell (or EVSYNC_REMOTE_TYPE): \(RemoteChoice.Kind.known)"),
+            Option("--protocol", value: "TYPE", help: "the same as --remote-type; a parse remote is remembered with its type"),
             Option("--conflicts", value: "server-wins|client-wins",
                    help: "who wins a field changed on both sides (default server-wins)"),
             Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", "skipped", …}"#),
@@ -50,7 +54,9 @@ enum SyncCommand {
             interval = seconds
         }
         let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
-        let givenType = try RemoteChoice.Kind.given(option: arguments.value("--remote-type"), environment: environment["EVSYNC_REMOTE_TYPE"])
+        let givenType = try RemoteChoice.Kind.given(option: arguments.value("--remote-type") ?? arguments.value("--protocol"),
+                                                    environment: environment["EVSYNC_REMOTE_TYPE"],
+                                                    optionName: arguments.value("--remote-type") == nil ? "--protocol" : "--remote-type")
         let credentials = try SyncCommand.credentials(authFile: arguments.value("--auth-file"))
         let allowInsecureAuth = arguments.has("--allow-insecure-auth") || environment["EVSYNC_ALLOW_INSECURE_AUTH"] == "1"
         // The adapter refuses a URL it cannot use before anything else: a remote given here
