@@ -12,7 +12,8 @@ import Testing
     static let modes: [[String]] = [[], ["--allow-custom-object-id"]]
 
     private func fixture(_ options: [String]) async throws -> (ParseStandIn, Evsync, TemporaryDirectory) {
-        let standIn = try await ParseStandIn(options)
+        // Parse Server 7 lets no client create a class (allowClientClassCreation is false): the classes exist.
+        let standIn = try await ParseStandIn(["--class", "Holiday", "--class", "Birthday"] + options)
         let directory = try TemporaryDirectory("synctests-parse-store")
         return (standIn, Evsync(store: directory.file("store")), directory)
     }
@@ -188,10 +189,12 @@ import Testing
     }
 
     @Test func aClassTheServerForbidsCreatingIsOneLine() async throws {
-        let (web, cli, scratch) = try await fixture(["--no-client-class-creation", "--class", "Birthday"])
+        let standIn = try await ParseStandIn(["--class", "Birthday"])
+        let scratch = try TemporaryDirectory("synctests-parse-store")
+        let cli = Evsync(store: scratch.file("store"))
         defer { withExtendedLifetime(scratch) {} }
         try await cli.add(id: "0b7c3d4e-3333-4a2b-9c3d-000000000001", ["name=Day", "date=2027-01-01"])
-        let output = try await cli.run(["sync", "--remote", web.url, "--protocol", "parse"], environment: ParseStandIn.environment)
+        let output = try await cli.run(["sync", "--remote", standIn.url, "--protocol", "parse"], environment: ParseStandIn.environment)
         #expect(output.status == 77 && output.stderrLines.count == 1 && output.stderr.contains("119"), "\(output)")
     }
 

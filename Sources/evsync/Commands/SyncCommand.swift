@@ -9,7 +9,7 @@ import Synchronization
 enum SyncCommand {
     static let sync = Command(
         name: "sync", section: .server,
-        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth]",
+        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--protocol TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth]",
         summary: "pull, then push",
         description: """
         Pulls what changed on the server, then pushes what changed here.
