@@ -8,11 +8,14 @@ public struct ParseError: RemoteError, Sendable {
     public let message: String
     /// Parse's error code (101 object not found, 119 forbidden, 137 duplicate, 209 invalid session…).
     public let code: Int?
+    /// A write request failed after it may have reached the server: what it did must be read, not assumed.
+    let mayHaveApplied: Bool
 
-    init(_ syncCode: SyncError.Code, _ message: String, code: Int? = nil) {
+    init(_ syncCode: SyncError.Code, _ message: String, code: Int? = nil, mayHaveApplied: Bool = false) {
         self.syncCode = syncCode
         self.message = message
         self.code = code
+        self.mayHaveApplied = mayHaveApplied
     }
 
     public var description: String { message }

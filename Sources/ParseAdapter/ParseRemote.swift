@@ -170,7 +170,22 @@ public final class ParseRemote: SyncRemote {
         }
     }
 
+    /// A batch that failed after it may have reached the server (a broken connection, a 5xx) is not sent again
+    /// as it was: a create would be made twice where the server makes the ids. The whole push starts again from
+    /// its read, which finds what was applied (by `nid`) and acknowledges it.
     public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
+        var attempt = 1
+        while true {
+            do {
+                return try pushOnce(operations, of: entity)
+            } catch let error as ParseError where error.mayHaveApplied && attempt < retry.attempts {
+                Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: nil))
+                attempt += 1
+            }
+        }
+    }
+
+    private func pushOnce(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
         guard !operations.isEmpty else { return [] }
         let className = Self.className(for: entity)
         let current = try read(operations.map(\.id), of: entity)
@@ -332,7 +347,7 @@ public final class ParseRemote: SyncRemote {
 
     private func batch(_ requests: [JSONObject], doing what: String) throws(ParseError) -> [JSONObject] {
         let body = JSONWriter.encode(.object(["requests": .array(requests.map(JSONValue.object))]))
-        let response = try send(HTTPRequest(method: "POST", url: url("batch"), body: body), doing: what)
+        let response = try send(HTTPRequest(method: "POST", url: url("batch"), body: body), doing: what, resendable: false)
         guard case .array(let answers) = try json(response, doing: what), answers.count == requests.count else {
             throw ParseError(.server, "the server's batch answer does not match the \(requests.count) requests sent while \(what)")
         }
@@ -348,7 +363,10 @@ public final class ParseRemote: SyncRemote {
     }
 
     /// Sends with retries (network errors, 5xx, 429 and Parse's 155), and turns a refusal into a `ParseError`.
-    private func send(_ request: HTTPRequest, doing what: String) throws(ParseError) -> HTTPResponse {
+    /// - Parameter resendable: false for a request that must not be sent twice once it may have reached the
+    ///   server (a batch of creates): a network error or a 5xx then throws at once, `mayHaveApplied`. A 429 or
+    ///   155 is a refusal before anything was done, and is retried either way.
+    private func send(_ request: HTTPRequest, doing what: String, resendable: Bool = true) throws(ParseError) -> HTTPResponse {
         var request = request
         request.headers += credentials.headers
         var attempt = 1
@@ -369,12 +387,14 @@ public final class ParseRemote: SyncRemote {
                     throw ParseError(.server, "the server failed \(what): HTTP \(response.status): \(message)")
                 }
                 failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status): \(message)"
+                if !resendable, response.status >= 500 { throw ParseError(.unavailable, failure, code: code, mayHaveApplied: true) }
                 guard attempt < retry.attempts else {
                     throw ParseError(.unavailable, "\(failure) (gave up after \(attempt) attempts)", code: code)
                 }
                 Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: response.headers["retry-after"].flatMap(Double.init)))
             } catch let error as TransportError {
                 guard error.isRetryable else { throw ParseError(.server, error.description) }
+                if !resendable { throw ParseError(.unavailable, error.description, mayHaveApplied: true) }
                 guard attempt < retry.attempts else {
                     throw ParseError(.unavailable, "\(error.description) (gave up after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
                 }
