@@ -201,6 +201,21 @@ import Testing
         #expect(try await cli.run(["sync", "--remote", web.url, "--protocol", "parse", "--auth-file", file]).status == 0)
     }
 
+    @Test func sessionTokensAndTheMasterKey() async throws {
+        let master = "master-\(UUID().uuidString)", token = "token-\(UUID().uuidString)"
+        let (web, cli, scratch) = try await fixture(["--master-key", master, "--session-token", token])
+        defer { withExtendedLifetime(scratch) {} }
+        let application = ["EVSYNC_PARSE_APPLICATION_ID": ParseStandIn.applicationID]
+        let sync = ["sync", "--remote", web.url, "--protocol", "parse"]
+        #expect(try await cli.run(sync, environment: application.merging(["EVSYNC_PARSE_SESSION_TOKEN": token]) { $1 }).status == 0)
+        let stale = try await cli.run(sync, environment: application.merging(["EVSYNC_PARSE_SESSION_TOKEN": "stale"]) { $1 })
+        #expect(stale.status == 77 && stale.stderr.contains("209") && stale.stderrLines.count == 1, "\(stale)")
+        let withMaster = try await cli.run(sync, environment: application.merging(["EVSYNC_PARSE_MASTER_KEY": master]) { $1 })
+        #expect(withMaster.status == 0, "\(withMaster)")
+        #expect(withMaster.stderrLines.filter { $0.contains("master key") }.count == 1, "\(withMaster)")
+        #expect(!withMaster.stderr.contains(master) && !withMaster.stdout.contains(master))
+    }
+
     @Test func aClassTheServerForbidsCreatingIsOneLine() async throws {
         let standIn = try await ParseStandIn(["--class", "Birthday"])
         let scratch = try TemporaryDirectory("synctests-parse-store")
