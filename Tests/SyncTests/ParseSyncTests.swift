@@ -99,11 +99,12 @@ import Testing
     @Test func aWriteCommittedLateBehindTheCursorIsPulled() async throws {
         let (web, cli, scratch) = try await fixture([])
         defer { withExtendedLifetime(scratch) {} }
-        async let slow = web.create("Holiday", ["name": "Slow", "date": "2027-04-01"], headers: ["X-Standin-Commit-Delay": "2"])
-        try await Task.sleep(for: .milliseconds(300))
+        async let slow = web.create("Holiday", ["name": "Slow", "date": "2027-04-01"], headers: ["X-Standin-Hold": "1"])
+        try await web.waitUntilHeld(writes: 1)
         try await web.create("Holiday", ["name": "Fast", "date": "2027-04-02"])
         let first = try await cli.syncParse(web)
         #expect(first.pulled == 1, "the slow write was not to be committed yet: \(first)")
+        try await web.releaseHeld()
         _ = try await slow
         let second = try await cli.syncParse(web)
         #expect(second.pulled == 1, "\(second)")
@@ -114,22 +115,23 @@ import Testing
     /// sync finds them (by objectId or `nid`) and acknowledges them, duplicating none.
     @Test(arguments: modes)
     func killedMidPushLeavesNoDuplicates(options: [String]) async throws {
-        let (web, cli, scratch) = try await fixture(options + ["--write-delay", "0.4"])
+        // The first batch of 20 is written; the second is stamped and held, the sync waiting on it.
+        let (web, cli, scratch) = try await fixture(options + ["--hold-writes-after", "20"])
         defer { withExtendedLifetime(scratch) {} }
         let lines = (0..<60).map { #"{"name": "Day \#($0)", "date": "2027-06-01"}"# }.joined(separator: "\n")
         try await cli.ok(["import", "Holiday", "-"], stdin: lines + "\n")
         let process = try cli.start(["sync", "--remote", web.url, "--protocol", "parse", "--json"], environment: ParseStandIn.environment)
-        var killed = false
-        while !process.hasExited {
-            if try await web.objects("Holiday").count >= 20 {
-                process.signal(SIGKILL)
-                killed = true
-                break
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await web.waitUntilHeld(writes: 20)
+        process.signal(SIGKILL)
         let output = await process.wait()
-        try #require(killed && output.killedBySignal, "the sync was not killed midway: \(output)")
+        try #require(output.killedBySignal, "the sync was not killed midway: \(output)")
+        // The held writes now commit: on the server, never acknowledged in the log.
+        try await web.releaseHeld()
+        var waited = 0
+        while try await web.objects("Holiday").count < 40, waited < 600 {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
         let resumed = try await cli.syncParse(web)
         #expect(resumed.conflicts == 0, "\(resumed)")
         let objects = try await web.objects("Holiday")
@@ -156,7 +158,9 @@ import Testing
     /// A pull killed once its first batch (8,000 records) is committed: the next one resumes after it, and
     /// every record is created once.
     @Test func killedMidPullLeavesNoDuplicates() async throws {
-        let (web, cli, scratch) = try await fixture(["--max-limit", "1000", "--read-delay", "0.3"])
+        // Queries: Birthday's page and ids (2), Holiday's 8 pages of 1,000 (the batch is then full and written);
+        // the next one is held, the sync waiting on it with 8,000 records committed.
+        let (web, cli, scratch) = try await fixture(["--max-limit", "1000", "--hold-reads-after", "10"])
         defer { withExtendedLifetime(scratch) {} }
         let count = 8_500
         let requests: [JSONValue] = (0..<count).map { index in
@@ -165,19 +169,19 @@ import Testing
         let (status, _) = try await web.request("POST", "/batch", body: ["requests": .array(requests)])
         #expect(status == 200)
         let process = try cli.start(["sync", "--remote", web.url, "--protocol", "parse", "--json"], environment: ParseStandIn.environment)
-        var killed = false
-        while !process.hasExited {
-            if let events = try? await cli.status().events, events > 0 {
-                process.signal(SIGKILL)
-                killed = true
-                break
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        try await web.waitUntilHeld(reads: 1)
+        var partial = 0
+        var waited = 0
+        while partial == 0, waited < 600 {
+            partial = (try? await cli.status().events) ?? 0
+            if partial == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            waited += 1
         }
+        process.signal(SIGKILL)
         let output = await process.wait()
-        try #require(killed && output.killedBySignal, "the sync was not killed midway: \(output)")
-        let partial = try await cli.status().events
-        #expect(partial > 0 && partial < count, "\(partial)")
+        try #require(output.killedBySignal, "the sync was not killed midway: \(output)")
+        #expect(partial == 8_000, "\(partial)")
+        try await web.releaseHeld()
         _ = try await cli.syncParse(web)
         let (records, ids) = try await cli.list()
         #expect(ids.count == count && records.count == count)

@@ -95,6 +95,21 @@ final class ParseStandIn: Sendable {
         guard status == 200 else { throw Failure(description: "deleting \(objectID) answered \(status)") }
     }
 
+    /// Waits until at least this many writes or queries are held (`--hold-…-after`, `X-Standin-Hold`).
+    func waitUntilHeld(writes: Int = 0, reads: Int = 0) async throws {
+        for _ in 0..<1200 {
+            let held = try await request("GET", "/__standin/held").body?.objectValue
+            if (held?["writes"]?.int64Value ?? 0) >= writes, (held?["reads"]?.int64Value ?? 0) >= reads { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw Failure(description: "the stand-in never held \(writes) writes and \(reads) queries")
+    }
+
+    /// Lets every held write and query go on.
+    func releaseHeld() async throws {
+        try await request("POST", "/__standin/release")
+    }
+
     /// Every object of a class, in objectId order.
     func objects(_ className: String) async throws -> [JSONObject] {
         let (status, body) = try await request("GET", "/classes/\(className)", query: ["limit": "100000", "order": "objectId"])
