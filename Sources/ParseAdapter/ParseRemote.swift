@@ -79,9 +79,13 @@ public final class ParseRemote: SyncRemote {
         }
     }
 
+    /// Whether a host is this machine, written literally (`localhost`, 127.0.0.0/8, `::1`): a name that merely
+    /// starts with `127.` is another machine.
     static func isLoopback(_ host: String) -> Bool {
         let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.") && host.split(separator: ".").count == 4
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        let isIPv4 = parts.count == 4 && parts.allSatisfy { $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
+        return host == "localhost" || host == "::1" || isIPv4 && parts[0] == "127"
     }
 
     /// The class an entity lives in: its name, as the tutorial's `Holiday` and `Birthday`.

@@ -196,6 +196,11 @@ import Testing
                                        environment: ["EVSYNC_PARSE_APPLICATION_ID": ParseStandIn.applicationID, "EVSYNC_PARSE_REST_API_KEY": secret])
         #expect(output.status == 77, "\(output)")
         #expect(output.stderrLines.count == 1 && !output.stderr.contains(secret) && !output.stdout.contains(secret), "\(output)")
+        // Keys go over plain http to this machine only; a name that starts with 127. is another machine.
+        for host in ["127.example.org.test", "127.0.0.1.example.test", "10.0.0.1"] {
+            let insecure = try await cli.run(["sync", "--remote", "http://\(host)/parse", "--protocol", "parse"], environment: ParseStandIn.environment)
+            #expect(insecure.status == 64 && insecure.stderr.contains("unencrypted"), "\(host): \(insecure)")
+        }
         let none = try await cli.run(["sync", "--remote", web.url, "--protocol", "parse"])
         #expect(none.status == 64 && none.stderr.contains("EVSYNC_PARSE_APPLICATION_ID"), "\(none)")
         // An auth file holding applicationId:restApiKey works as the environment does.
