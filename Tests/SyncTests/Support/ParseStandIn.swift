@@ -26,7 +26,7 @@ final class ParseStandIn: Sendable {
         let python = ProcessRunner.which("python3") ?? "/usr/bin/python3"
         process = try RunningProcess(executable: python,
                                      arguments: [root.appendingPathComponent("Tools/parse-standin").path, "--port", "0", "--port-file", portFile,
-                                                 "--app-id", Self.applicationID, "--rest-key", Self.restAPIKey] + options,
+                                                 "--app-id", Self.applicationID, "--rest-key", Self.restAPIKey, "--exit-with-parent"] + options,
                                      environment: ProcessInfo.processInfo.environment)
         var written: String?
         for _ in 0..<200 where written == nil {
