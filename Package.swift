@@ -4,15 +4,15 @@ import PackageDescription
 // The targets are the layers, and each may import only the ones below it, so
 // the compiler keeps the direction (docs/architecture.md):
 //
-//   evsync (CLI) → KintoAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
-//       ↘ CPrctl         ↘ CCurl
+//   evsync (CLI) → KintoAdapter, ParseAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
+//       ↘ CPrctl         ↘ HTTPTransport → CCurl
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
 // particular server; KintoAdapter is one remote among possible others.
 let package = Package(
     name: "evsync",
     products: [
-        .library(name: "EventSync", targets: ["EventStore", "EventSync", "KintoAdapter"]),
+        .library(name: "EventSync", targets: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter"]),
         .executable(name: "evsync", targets: ["evsync"]),
     ],
     targets: [
@@ -26,9 +26,13 @@ let package = Package(
         .target(name: "EventStore", dependencies: ["CLMDB", "CLMDBGuard"]),
         // The sync engine: pull, push, merge, lock, report, the SyncRemote protocol and an in-memory remote.
         .target(name: "EventSync", dependencies: ["EventStore"]),
-        // The Kinto remote: HTTP over libcurl, retries, Kinto's protocol.
-        .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "CCurl"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "CPrctl"]),
+        // HTTP over libcurl and the retry policy, shared by the remote adapters.
+        .target(name: "HTTPTransport", dependencies: ["EventSync", "CCurl"]),
+        // The Kinto remote: Kinto's protocol.
+        .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        // The Parse Server remote: Parse's REST protocol and its weak spots (no conditional writes, no tombstones).
+        .target(name: "ParseAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "CPrctl"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),
@@ -36,7 +40,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/Support"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "evsync-fuzz", "TestSupport"]),
-        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "evsync", "TestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@ public import EventStore
 public import EventSync
 public import Foundation
 import Synchronization
+public import HTTPTransport
 
 /// The Kinto HTTP API (v1) as a `SyncRemote`: one bucket, one collection per entity.
 ///

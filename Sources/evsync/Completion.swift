@@ -37,7 +37,7 @@ enum Completion {
         guard let placeholder = option.value else { return nil }
         if placeholder == "DIR" { return .directories }
         if placeholder == "FILE" { return .files }
-        if option.name == "--remote-type" { return .choices(RemoteChoice.Kind.allCases.map(\.rawValue)) }
+        if option.name == "--remote-type" || option.name == "--protocol" { return .choices(RemoteChoice.Kind.allCases.map(\.rawValue)) }
         if placeholder.contains("|"), placeholder == placeholder.lowercased() {
             return .choices(placeholder.split(separator: "|").map(String.init))
         }

@@ -2,11 +2,15 @@ import EventStore
 import EventSync
 import Foundation
 import KintoAdapter
+import ParseAdapter
+import CPrctl
 
 /// Which remote adapter a sync talks to: read from the remote URL, or given
 /// with `--remote-type TYPE` (or `EVSYNC_REMOTE_TYPE`) where the URL cannot tell.
 ///
 /// - A URL whose path ends in `/buckets/<id>` is Kinto.
+/// - A URL whose scheme is `parse+http(s)` is Parse: the form a Parse remote
+///   is remembered in, so that `--protocol parse` need not be given again.
 /// - A given type is used whatever the URL; the adapter refuses a URL it
 ///   cannot use, with its own one-line error.
 /// - An unknown type, or a URL no adapter recognises and no type, is bad
@@ -18,12 +22,13 @@ struct RemoteChoice: Sendable {
     /// The known remote types, as `--remote-type` spells them.
     enum Kind: String, CaseIterable, Sendable {
         case kinto
+        case parse
 
-        /// `--remote-type`, else `EVSYNC_REMOTE_TYPE`, checked; nil when neither is given.
-        static func given(option: String?, environment: String?) throws(CLIError) -> Kind? {
+        /// `--remote-type` (or its alias `--protocol`), else `EVSYNC_REMOTE_TYPE`, checked; nil when none is given.
+        static func given(option: String?, environment: String?, optionName: String = "--remote-type") throws(CLIError) -> Kind? {
             guard let text = option ?? environment else { return nil }
             guard let kind = Kind(rawValue: text.lowercased()) else {
-                let source = option != nil ? "--remote-type" : "EVSYNC_REMOTE_TYPE"
+                let source = option != nil ? optionName : "EVSYNC_REMOTE_TYPE"
                 throw CLIError(.usage, "unknown remote type '\(text)' (\(source)); known types: \(known)")
             }
             return kind
@@ -33,6 +38,7 @@ struct RemoteChoice: Sendable {
         static func recognising(_ url: String) -> Kind? {
             let segments = URLComponents(string: url)?.path.split(separator: "/") ?? []
             if segments.count >= 2, segments[segments.count - 2] == "buckets" { return .kinto }
+            if URLComponents(string: url)?.scheme?.lowercased().hasPrefix("parse+") == true { return .parse }
             return nil
         }
 
@@ -77,6 +83,35 @@ struct RemoteChoice: Sendable {
             remote.onActivity = activity
             remote.shouldStop = shouldStop
             return remote
+        case .parse:
+            let remote = try ParseRemote(serverURL: url, credentials: try Self.parseCredentials(file: credentials),
+                                         allowingInsecureCredentials: allowInsecureAuth)
+            if let retries { remote.retry.attempts = retries }
+            return remote
         }
     }
+
+    /// Parse's keys: `EVSYNC_PARSE_APPLICATION_ID` with `EVSYNC_PARSE_REST_API_KEY`,
+    /// `EVSYNC_PARSE_SESSION_TOKEN` or `EVSYNC_PARSE_MASTER_KEY` (warned about), else
+    /// the auth file's `applicationId:restApiKey`. Never echoed.
+    static func parseCredentials(file: Credentials?) throws(CLIError) -> ParseCredentials {
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
+        guard let applicationID = environment["EVSYNC_PARSE_APPLICATION_ID"] ?? file?.user else {
+            throw CLIError(.usage, "no Parse credentials: set EVSYNC_PARSE_APPLICATION_ID and EVSYNC_PARSE_REST_API_KEY "
+                + "(or EVSYNC_PARSE_SESSION_TOKEN), or give --auth-file FILE holding applicationId:restApiKey")
+        }
+        // Keys in memory: no core file may hold them (as for EVSYNC_AUTH).
+        _ = evsync_prctl_set_undumpable()
+        let masterKey = environment["EVSYNC_PARSE_MASTER_KEY"]
+        if masterKey != nil { _ = warnOfMasterKey }
+        return ParseCredentials(applicationID: applicationID,
+                                restAPIKey: environment["EVSYNC_PARSE_REST_API_KEY"] ?? (environment["EVSYNC_PARSE_APPLICATION_ID"] == nil ? file?.password : nil),
+                                sessionToken: environment["EVSYNC_PARSE_SESSION_TOKEN"], masterKey: masterKey)
+    }
+
+    /// Said once per process, however many remotes are made.
+    private static let warnOfMasterKey: Void = {
+        printError("evsync: warning: syncing with the Parse master key (EVSYNC_PARSE_MASTER_KEY): it bypasses every "
+            + "permission and ACL on the server; prefer a REST API key or a session token")
+    }()
 }

@@ -128,8 +128,11 @@ public struct EntitySchema: Sendable {
 
     public func hasField(_ field: String) -> Bool { rules[field] != nil }
 
-    /// The `format` a field declares (`date`, `date-time`, …), if any.
-    func format(of field: String) -> String? { rules[field]?.format }
+    /// The field's string `format` (`date`, `date-time`, …), if its schema gives one: a remote with typed dates maps them.
+    public func format(of field: String) -> String? { rules[field]?.format }
+
+    /// Whether the field is base64 text (`contentEncoding`): a remote with a binary type maps it.
+    public func isBase64(_ field: String) -> Bool { rules[field]?.base64 ?? false }
 }
 
 /// A schema that cannot be read, or a record that breaks one.

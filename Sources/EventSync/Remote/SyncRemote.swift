@@ -40,12 +40,26 @@ public protocol SyncRemote: AnyObject {
     /// an older version than the log has (a duplicate in a page, a server
     /// going backwards). False when the server's versions have no order.
     func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool
+
+    /// For a server that keeps no tombstones (Parse): the ids of every live
+    /// record of the entity, read after its changes were pulled. The engine
+    /// turns each record the log knows on the server but missing here into a
+    /// remote deletion at `deletionVersion`. Nil (the default): the server
+    /// reports its deletions in `changes`.
+    func liveIDs(of entity: EntitySchema) throws -> Set<String>?
+
+    /// The version logged with a deletion found by `liveIDs`.
+    var deletionVersion: RemoteVersion { get }
 }
 
 extension SyncRemote {
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {}
 
     public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool { false }
+
+    public func liveIDs(of entity: EntitySchema) throws -> Set<String>? { nil }
+
+    public var deletionVersion: RemoteVersion { RemoteVersion("deleted") }
 }
 
 /// What the server did with one operation.

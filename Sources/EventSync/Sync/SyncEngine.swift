@@ -162,6 +162,27 @@ public final class SyncEngine: Sendable {
             return !shouldStop()
         }
         try write()
+        if !shouldStop() { try reconcileDeletions(schema, with: remote, policy: policy, report: &report) }
+    }
+
+    /// For a remote without tombstones: every record the log knows on the
+    /// server that the server no longer lists was deleted there. Read after
+    /// the pull, so a record created there meanwhile is merely not yet
+    /// pulled, never taken for a deletion; one transaction for them all.
+    private func reconcileDeletions(_ schema: EntitySchema, with remote: any SyncRemote, policy: ConflictPolicy,
+                                    report: inout SyncReport) throws {
+        guard let live = try remote.liveIDs(of: schema) else { return }
+        let gone = try store.serverHeldIDs(entity: schema.name).filter { !live.contains($0) }
+        guard !gone.isEmpty else { return }
+        var pending = report
+        try store.ingest { writer in
+            for id in gone {
+                let tombstone = RemoteRecord(id: id, version: remote.deletionVersion, fields: nil)
+                try fold(tombstone, entity: schema.name, policy: policy, checkVersion: false, author: remote.address,
+                         writer: &writer, report: &pending)
+            }
+        }
+        report = pending
     }
 
     /// Appends the event (if any) that a server record means for the log, and counts it.

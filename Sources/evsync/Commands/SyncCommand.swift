@@ -9,13 +9,16 @@ import Synchronization
 enum SyncCommand {
     static let sync = Command(
         name: "sync", section: .server,
-        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth] [--quiet] [--verbose]",
+        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--protocol TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth] [--quiet] [--verbose]",
         summary: "pull, then push",
         description: """
         Pulls what changed on the server, then pushes what changed here.
         The remote's URL says what server it is (a Kinto bucket URL ends in /buckets/<bucket id>);
         --remote-type TYPE (or EVSYNC_REMOTE_TYPE) says it where the URL cannot. Known types: \(RemoteChoice.Kind.known).
         The remote is remembered once a sync with it has gone through (see evsync remote).
+        --protocol parse (an alias of --remote-type) syncs with the Parse Server mounted at URL; credentials then come from
+        EVSYNC_PARSE_APPLICATION_ID with EVSYNC_PARSE_REST_API_KEY or EVSYNC_PARSE_SESSION_TOKEN, or --auth-file
+        holding applicationId:restApiKey (EVSYNC_PARSE_MASTER_KEY only if set, with a warning).
         Credentials: --auth-file FILE (or EVSYNC_AUTH_FILE) holding user:password (warned about when others
         can read it), or EVSYNC_AUTH=user:password. They are not sent over plain http to another machine unless
         --allow-insecure-auth (or EVSYNC_ALLOW_INSECURE_AUTH=1) is given.
@@ -26,6 +29,7 @@ enum SyncCommand {
         options: [
             Option("--remote", value: "URL", help: "a Kinto bucket URL (or EVSYNC_REMOTE); remembered once a sync with it goes through"),
             Option("--remote-type", value: "TYPE", help: "the server's type where the URL cannot tell (or EVSYNC_REMOTE_TYPE): \(RemoteChoice.Kind.known)"),
+            Option("--protocol", value: "TYPE", help: "the same as --remote-type; a parse remote is remembered with its type"),
             Option("--conflicts", value: "server-wins|client-wins",
                    help: "who wins a field changed on both sides (default server-wins)"),
             Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", "skipped", …}"#),
@@ -53,7 +57,9 @@ enum SyncCommand {
             interval = seconds
         }
         let json = arguments.has("--json"), quiet = arguments.has("--quiet"), verbose = arguments.has("--verbose")
-        let givenType = try RemoteChoice.Kind.given(option: arguments.value("--remote-type"), environment: EnvironmentVariable.value("EVSYNC_REMOTE_TYPE"))
+        let givenType = try RemoteChoice.Kind.given(option: arguments.value("--remote-type") ?? arguments.value("--protocol"),
+                                                    environment: EnvironmentVariable.value("EVSYNC_REMOTE_TYPE"),
+                                                    optionName: arguments.value("--remote-type") == nil ? "--protocol" : "--remote-type")
         let retries = try EnvironmentVariable.integer("EVSYNC_RETRIES", in: Self.retriesRange)
         let allowInsecureAuth = try arguments.has("--allow-insecure-auth") || EnvironmentVariable.flag("EVSYNC_ALLOW_INSECURE_AUTH")
         let credentials = try SyncCommand.credentials(authFile: arguments.value("--auth-file"))

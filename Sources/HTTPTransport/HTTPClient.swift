@@ -1,28 +1,31 @@
-import EventStore
 import EventSync
 import CCurl
-import Foundation
+package import Foundation
 
 /// An HTTP request: what `HTTPClient` sends.
-struct HTTPRequest: Sendable {
-    var method: String
-    var url: URL
-    var headers: [(String, String)] = []
-    var body: [UInt8]?
+package struct HTTPRequest: Sendable {
+    package var method: String
+    package var url: URL
+    package var headers: [(String, String)] = []
+    package var body: [UInt8]?
+
+    package init(method: String, url: URL, headers: [(String, String)] = [], body: [UInt8]? = nil) {
+        (self.method, self.url, self.headers, self.body) = (method, url, headers, body)
+    }
 }
 
 /// An HTTP response, with header names lower-cased.
-struct HTTPResponse: Sendable {
-    var status: Int
-    var headers: [String: String]
-    var body: [UInt8]
+package struct HTTPResponse: Sendable {
+    package var status: Int
+    package var headers: [String: String]
+    package var body: [UInt8]
     /// The status line's reason phrase (`Temporary Redirect`), empty when the server gave none (HTTP/2 has none).
-    var reason = ""
+    package var reason = ""
 }
 
 /// A transport failure: nothing usable came back from the server.
-struct TransportError: Error, Sendable, CustomStringConvertible {
-    enum Kind: Sendable {
+package struct TransportError: Error, Sendable, CustomStringConvertible {
+    package enum Kind: Sendable {
         /// No connection, or it broke: worth trying again.
         case unreachable
         /// The transfer fell below the minimum rate: worth trying again.
@@ -33,9 +36,9 @@ struct TransportError: Error, Sendable, CustomStringConvertible {
         case plainHTTP
     }
 
-    let kind: Kind
-    let url: String
-    let reason: String
+    package let kind: Kind
+    package let url: String
+    package let reason: String
 
     init(_ kind: Kind = .unreachable, url: String, reason: String) {
         self.kind = kind
@@ -43,9 +46,9 @@ struct TransportError: Error, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    var isRetryable: Bool { kind != .tooLarge && kind != .plainHTTP }
+    package var isRetryable: Bool { kind != .tooLarge && kind != .plainHTTP }
 
-    var description: String {
+    package var description: String {
         switch kind {
         case .unreachable: "cannot reach \(url): \(reason)"
         case .tooSlow, .tooLarge, .plainHTTP: "the server at \(url) \(reason)"
@@ -75,7 +78,7 @@ struct TransportError: Error, Sendable, CustomStringConvertible {
 ///   asked for (1,000) and a batch response at most `batch_max_requests`
 ///   records, so 256 MiB is over 250 KiB a record: far above any page we
 ///   ask for, still well inside memory.
-final class HTTPClient {
+package final class HTTPClient {
     private let handle: UnsafeMutableRawPointer
     private let credentials: Credentials?
     /// Connection attempts (with their TLS handshake) fail after this many seconds.
@@ -91,7 +94,7 @@ final class HTTPClient {
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    init(credentials: Credentials?) throws(TransportError) {
+    package init(credentials: Credentials?) throws(TransportError) {
         _ = Self.globalInit
         guard let handle = curl_easy_init() else { throw TransportError(url: "-", reason: "libcurl failed to start") }
         self.handle = handle
@@ -113,7 +116,7 @@ final class HTTPClient {
         return nil
     }
 
-    func send(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
         let collector = ResponseCollector(limit: maximumResponseBytes)
         let context = Unmanaged.passUnretained(collector).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -230,7 +233,7 @@ final class HTTPClient {
     }
 
     /// A URL for messages: scheme, host, port and path only.
-    static func describe(_ url: URL) -> String {
+    package static func describe(_ url: URL) -> String {
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         components?.user = nil
         components?.password = nil
@@ -242,7 +245,7 @@ final class HTTPClient {
 /// `user:password` for HTTP basic authentication. Its description never shows the password.
 public struct Credentials: Sendable, CustomStringConvertible {
     public let user: String
-    let password: String
+    package let password: String
 
     /// Parses `user:password`.
     public init?(_ text: String) {

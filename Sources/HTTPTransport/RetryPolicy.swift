@@ -1,4 +1,3 @@
-import EventStore
 import Foundation
 
 /// When and how long to wait before trying a request again.
@@ -20,13 +19,13 @@ public struct RetryPolicy: Sendable {
     }
 
     /// Seconds to wait before attempt `attempt + 1` (attempt counts from 1).
-    func delay(after attempt: Int, retryAfter: Double?) -> Double {
+    package func delay(after attempt: Int, retryAfter: Double?) -> Double {
         let exponential = min(maximumDelay, baseDelay * pow(2, Double(attempt - 1)))
         let jittered = exponential * Double.random(in: 0.5...1.0)
         return min(maximumDelay, max(jittered, retryAfter ?? 0))
     }
 
-    static func isRetryable(status: Int) -> Bool {
+    package static func isRetryable(status: Int) -> Bool {
         status == 429 || status >= 500
     }
 }

@@ -1,0 +1,4 @@
+// `Credentials` and `RetryPolicy` are part of KintoRemote's API; they moved to
+// HTTPTransport to be shared with ParseAdapter, and stay visible to every
+// `import KintoAdapter` as before.
+@_exported public import HTTPTransport

@@ -1,0 +1,45 @@
+public import EventSync
+
+/// Why talking to a Parse Server failed: what kind of failure it is for the
+/// sync (`syncCode`), a one-line message, and Parse's error code (`{code, error}`)
+/// or the HTTP status when the server gave one.
+public struct ParseError: RemoteError, Sendable {
+    public let syncCode: SyncError.Code
+    public let message: String
+    /// Parse's error code (101 object not found, 119 forbidden, 137 duplicate, 209 invalid session…).
+    public let code: Int?
+    /// A write request failed after it may have reached the server: what it did must be read, not assumed.
+    let mayHaveApplied: Bool
+
+    init(_ syncCode: SyncError.Code, _ message: String, code: Int? = nil, mayHaveApplied: Bool = false) {
+        self.syncCode = syncCode
+        self.message = message
+        self.code = code
+        self.mayHaveApplied = mayHaveApplied
+    }
+
+    public var description: String { message }
+
+    /// Parse's error codes that matter to a sync (parse-server's `Parse.Error`).
+    enum Code {
+        static let objectNotFound = 101
+        static let invalidKeyName = 105
+        static let operationForbidden = 119
+        static let requestLimitExceeded = 155
+        static let duplicateValue = 137
+        static let invalidSessionToken = 209
+    }
+
+    /// The sync failure a Parse error code means when it is not one write's alone.
+    static func failure(code: Int, message: String, doing what: String) -> ParseError {
+        switch code {
+        case Code.invalidSessionToken:
+            ParseError(.unauthorized, "the server refused the session token while \(what) (Parse error 209: \(message))", code: code)
+        case Code.operationForbidden:
+            ParseError(.unauthorized, "the server forbids \(what) (Parse error 119: \(message)); create the class on the server, "
+                + "or let clients create classes", code: code)
+        default:
+            ParseError(.server, "the server failed \(what): Parse error \(code): \(message)", code: code)
+        }
+    }
+}

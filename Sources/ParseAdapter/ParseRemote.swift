@@ -1,0 +1,414 @@
+public import EventStore
+public import EventSync
+public import Foundation
+public import HTTPTransport
+
+/// Parse Server's REST API as a `SyncRemote`: one class per entity, under the
+/// server's mount (`https://host/parse`, the prefix of `/classes/…` and `/batch`).
+///
+/// Parse is weaker than Kinto where a sync needs it most; this adapter makes up for it:
+/// - **Ids.** A record's id is its `nid` field (our UUID, written with every
+///   create) when it has one, else its `objectId` (a record a web app made).
+///   Where the server allows custom object ids, a create also sets `objectId`
+///   to our id and a duplicate fails with code 137; where it does not (code
+///   105), the server makes the `objectId` and `nid` keeps the mapping.
+/// - **No conditional writes.** Before a batch, the records it touches are
+///   read (by `objectId` or `nid`): a create finds its first copy (a push
+///   retried after a crash), an update or delete whose base version is no
+///   longer the server's is a failed precondition, folded as a conflict. An
+///   update then sends only the keys that changed (Parse updates are partial).
+/// - **No tombstones.** `liveIDs` pages through every `objectId`; the engine
+///   turns what is missing into remote deletions.
+/// - **A cursor that can miss writes.** `updatedAt` is stamped when a request
+///   arrives, not when it commits, so a pull starts `reReadWindow` seconds
+///   behind its cursor, pages by (`updatedAt`, `objectId`) (never `skip`), and
+///   the engine drops the versions the log already has.
+/// - **Batches** run concurrently on the server: at most 20 writes, each
+///   answer matched to its request and taken alone.
+public final class ParseRemote: SyncRemote {
+    public let server: URL
+    public let address: String
+    /// Records asked for per page (the server may cap it at its `maxLimit`: paging goes on until an empty page).
+    public var pageSize = 1000
+    public var retry = RetryPolicy()
+    /// Seconds a pull re-reads behind its cursor, for writes stamped before they committed.
+    public var reReadWindow = 60.0
+    /// Writes per `/batch` (what the JS SDK sends; Parse Server 7 sets no limit).
+    public static let batchSize = 20
+    /// The field holding evsync's id of a record.
+    public static let idField = "nid"
+    /// Members of a Parse object that are Parse's (or the id mapping's), never record fields.
+    static let reservedFields: Set<String> = ["objectId", "createdAt", "updatedAt", "ACL", idField]
+
+    private let client: HTTPClient
+    private let credentials: ParseCredentials
+    /// Whether creates carry our id as `objectId`; nil until the server has said.
+    private var customObjectIDs: Bool?
+
+    /// - Parameters:
+    ///   - serverURL: the server's mount, e.g. `http://127.0.0.1:1337/parse`; `parse+http…` is the same, as
+    ///     `address` spells it so that a remembered remote says what it is.
+    ///   - allowingInsecureCredentials: send the keys over plain `http` to a host that is not this machine.
+    public init(serverURL: String, credentials: ParseCredentials, allowingInsecureCredentials: Bool = false) throws(ParseError) {
+        var serverURL = serverURL
+        if serverURL.lowercased().hasPrefix("parse+") { serverURL.removeFirst("parse+".count) }
+        guard var components = URLComponents(string: serverURL), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+        else {
+            throw ParseError(.invalidRemote, "the remote must be the http(s) URL of a Parse Server mount, like http://127.0.0.1:1337/parse")
+        }
+        guard components.user == nil, components.password == nil else {
+            throw ParseError(.invalidRemote, "put credentials in EVSYNC_PARSE_* or --auth-file, not in the remote URL")
+        }
+        guard components.query == nil, components.fragment == nil else {
+            throw ParseError(.invalidRemote, "the remote URL must not have a query or fragment")
+        }
+        if !allowingInsecureCredentials, scheme == "http", !Self.isLoopback(host) {
+            throw ParseError(.invalidRemote, "refusing to send the Parse keys unencrypted over http to \(host), which is not this machine: "
+                + "use https (or, accepting that anyone on the way can read them, --allow-insecure-auth or EVSYNC_ALLOW_INSECURE_AUTH=1)")
+        }
+        while components.path.hasSuffix("/") { components.path.removeLast() }
+        guard let url = components.url else { throw ParseError(.invalidRemote, "cannot use the remote URL \(serverURL)") }
+        self.server = url
+        self.address = "parse+" + url.absoluteString
+        self.credentials = credentials
+        do {
+            self.client = try HTTPClient(credentials: nil)
+        } catch {
+            throw ParseError(.failure, error.description)
+        }
+    }
+
+    /// Whether a host is this machine, written literally (`localhost`, 127.0.0.0/8, `::1`): a name that merely
+    /// starts with `127.` is another machine.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        let isIPv4 = parts.count == 4 && parts.allSatisfy { $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
+        return host == "localhost" || host == "::1" || isIPv4 && parts[0] == "127"
+    }
+
+    /// The class an entity lives in: its name, as the tutorial's `Holiday` and `Birthday`.
+    public static func className(for entity: EntitySchema) -> String { entity.name }
+
+    // MARK: SyncRemote
+
+    public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
+        for (schema, _) in entities {
+            if let reserved = schema.fieldNames.first(where: Self.reservedFields.contains) {
+                throw ParseError(.invalidData, "\(schema.name) declares the field '\(reserved)', which Parse (or evsync's id mapping) keeps for itself: rename it in the schema")
+            }
+            let name = Self.className(for: schema)
+            guard let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII,
+                  name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") })
+            else {
+                throw ParseError(.invalidData, "\(schema.name) is not a valid Parse class name")
+            }
+        }
+    }
+
+    public func batchLimit() -> Int { Self.batchSize }
+
+    /// Parse's versions (`updatedAt`) are stamped when a request arrives, so their order is not the order of the
+    /// writes: never take one for older.
+    public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool { false }
+
+    public var deletionVersion: RemoteVersion { RemoteVersion("deleted") }
+
+    /// The cursor: the last record's `updatedAt` and `objectId`, a space between.
+    static func cursor(updatedAt: String, objectID: String) -> RemoteCursor { RemoteCursor(updatedAt + " " + objectID) }
+
+    public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
+        let className = Self.className(for: entity)
+        // The first page starts a window behind the cursor; then by (updatedAt, objectId) after the last record.
+        var condition: JSONValue? = nil
+        if let since, let start = since.token.split(separator: " ").first, let date = Self.date(fromISO: String(start)) {
+            condition = ["updatedAt": ["$gte": Self.dateValue(date.addingTimeInterval(-reReadWindow))]]
+        }
+        var lastCursor = since
+        while true {
+            var query = [URLQueryItem(name: "order", value: "updatedAt,objectId"), URLQueryItem(name: "limit", value: String(pageSize))]
+            if let condition { query.append(URLQueryItem(name: "where", value: JSONWriter.string(condition))) }
+            let results = try find(className, query: query, doing: "listing \(className)")
+            if results.isEmpty { return }
+            var records: [RemoteRecord] = []
+            var skipped: [SkippedRecord] = []
+            var last: (String, String)?
+            for case let object in results {
+                guard let fields = object.objectValue, let objectID = fields["objectId"]?.stringValue,
+                      let updatedAt = fields["updatedAt"]?.stringValue
+                else {
+                    skipped.append(SkippedRecord(id: nil, version: nil, reason: "an object without objectId or updatedAt: \(JSONWriter.string(object).prefix(200))"))
+                    continue
+                }
+                last = (updatedAt, objectID)
+                guard let record = Self.record(from: fields, schema: entity) else {
+                    skipped.append(SkippedRecord(id: objectID, version: RemoteVersion(updatedAt), reason: "objectId '\(objectID)' is not an id evsync can hold"))
+                    continue
+                }
+                records.append(record)
+            }
+            guard let (updatedAt, objectID) = last else { return }
+            lastCursor = Self.cursor(updatedAt: updatedAt, objectID: objectID)
+            let at = Self.dateValue(iso: updatedAt)
+            condition = ["$or": [["updatedAt": ["$gt": at]], ["updatedAt": at, "objectId": ["$gt": .string(objectID)]]]]
+            guard try onPage(RemotePage(records: records, skipped: skipped, cursor: lastCursor)) else { return }
+        }
+    }
+
+    /// Every live object's id, paged by `objectId` (which never moves, so a live object is never missed).
+    public func liveIDs(of entity: EntitySchema) throws -> Set<String>? {
+        let className = Self.className(for: entity)
+        var ids = Set<String>()
+        var after: String?
+        while true {
+            var query = [URLQueryItem(name: "keys", value: "objectId,updatedAt,\(Self.idField)"), URLQueryItem(name: "order", value: "objectId"),
+                         URLQueryItem(name: "limit", value: String(pageSize))]
+            if let after { query.append(URLQueryItem(name: "where", value: JSONWriter.string(["objectId": ["$gt": .string(after)]]))) }
+            let results = try find(className, query: query, doing: "listing the ids of \(className)")
+            guard let last = results.last?.objectValue?["objectId"]?.stringValue else { return ids }
+            for object in results {
+                if let fields = object.objectValue, let id = Self.recordID(of: fields) { ids.insert(id) }
+            }
+            after = last
+        }
+    }
+
+    /// A batch that failed after it may have reached the server (a broken connection, a 5xx) is not sent again
+    /// as it was: a create would be made twice where the server makes the ids. The whole push starts again from
+    /// its read, which finds what was applied (by `nid`) and acknowledges it.
+    public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
+        var attempt = 1
+        while true {
+            do {
+                return try pushOnce(operations, of: entity)
+            } catch let error as ParseError where error.mayHaveApplied && attempt < retry.attempts {
+                Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: nil))
+                attempt += 1
+            }
+        }
+    }
+
+    private func pushOnce(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
+        guard !operations.isEmpty else { return [] }
+        let className = Self.className(for: entity)
+        let current = try read(operations.map(\.id), of: entity)
+        var outcomes = [RemoteOutcome?](repeating: nil, count: operations.count)
+        var writes: [(index: Int, request: JSONObject)] = []
+        for (index, operation) in operations.enumerated() {
+            let server = current[operation.id]
+            switch operation {
+            case .create(let id, let fields):
+                // Already there: our own create that landed before a crash (acknowledged by the engine if equal), or another's.
+                if let server { outcomes[index] = .preconditionFailed(current: server.record); continue }
+                var body = Self.encode(fields, schema: entity)
+                body[Self.idField] = .string(id)
+                if customObjectIDs != false { body["objectId"] = .string(id) }
+                writes.append((index, ["method": "POST", "path": .string(path("classes", className)), "body": .object(body)]))
+            case .update(_, let fields, let version):
+                guard let server, server.record.version == version else {
+                    outcomes[index] = .preconditionFailed(current: server?.record)
+                    continue
+                }
+                let body = Self.changes(from: server.record.fields ?? [:], to: fields, schema: entity)
+                writes.append((index, ["method": "PUT", "path": .string(path("classes", className, server.objectID)), "body": .object(body)]))
+            case .delete(_, let version):
+                guard let server else { outcomes[index] = .notFound; continue }
+                guard server.record.version == version else { outcomes[index] = .preconditionFailed(current: server.record); continue }
+                writes.append((index, ["method": "DELETE", "path": .string(path("classes", className, server.objectID))]))
+            }
+        }
+        var attempt = 1
+        while !writes.isEmpty {
+            let answers = try batch(writes.map(\.request), doing: "pushing to \(className)")
+            var again: [(index: Int, request: JSONObject)] = []
+            var rateLimited = false
+            for (write, answer) in zip(writes, answers) {
+                let operation = operations[write.index]
+                if let success = answer["success"]?.objectValue {
+                    let version = success["updatedAt"]?.stringValue ?? success["createdAt"]?.stringValue
+                    if case .delete = operation {
+                        outcomes[write.index] = .applied(version: deletionVersion)
+                    } else if let version {
+                        if case .create = operation, customObjectIDs == nil { customObjectIDs = success["objectId"]?.stringValue == operation.id }
+                        outcomes[write.index] = .applied(version: RemoteVersion(version))
+                    } else {
+                        throw ParseError(.server, "the server accepted a write to \(className) without giving its updatedAt")
+                    }
+                    continue
+                }
+                let error = answer["error"]?.objectValue ?? [:]
+                let code = error["code"]?.int64Value.map(Int.init) ?? 0
+                let message = error["error"]?.stringValue ?? "no message"
+                switch (operation, code) {
+                case (.create, ParseError.Code.invalidKeyName) where write.request["body"]?.objectValue?["objectId"] != nil:
+                    // The server makes its own object ids: send again without ours; `nid` keeps the mapping.
+                    customObjectIDs = false
+                    var request = write.request
+                    var body = request["body"]?.objectValue ?? [:]
+                    body["objectId"] = nil
+                    request["body"] = .object(body)
+                    again.append((write.index, request))
+                case (.create, ParseError.Code.duplicateValue):
+                    // Made meanwhile by someone else (or by us): what is there now is the server's state.
+                    outcomes[write.index] = .preconditionFailed(current: try read([operation.id], of: entity)[operation.id]?.record)
+                case (.update, ParseError.Code.objectNotFound):
+                    outcomes[write.index] = .preconditionFailed(current: nil)
+                case (.delete, ParseError.Code.objectNotFound):
+                    outcomes[write.index] = .notFound
+                case (_, ParseError.Code.requestLimitExceeded):
+                    rateLimited = true
+                    again.append(write)
+                case (_, ParseError.Code.invalidSessionToken), (_, ParseError.Code.operationForbidden):
+                    throw ParseError.failure(code: code, message: message, doing: "pushing to \(className)")
+                default:
+                    outcomes[write.index] = .rejected(status: code, message: "Parse error \(code): \(message)")
+                }
+            }
+            if rateLimited {
+                // Parse's request limit (155): wait as for any retried request, then send those writes again.
+                guard attempt < retry.attempts else {
+                    throw ParseError(.unavailable, "the server kept refusing writes to \(className) as over its request limit (Parse error 155)")
+                }
+                Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: nil))
+                attempt += 1
+            }
+            writes = again
+        }
+        return outcomes.map { $0 ?? .rejected(status: 0, message: "not sent") }
+    }
+
+    // MARK: Reading objects
+
+    /// A record as the server holds it, and the object id it is under.
+    struct ServerObject {
+        var objectID: String
+        var record: RemoteRecord
+    }
+
+    /// The server's objects for these record ids (by `objectId` or `nid`).
+    private func read(_ ids: [String], of entity: EntitySchema) throws -> [String: ServerObject] {
+        let className = Self.className(for: entity)
+        let list = JSONValue.array(ids.map { .string($0) })
+        let condition: JSONValue = ["$or": [["objectId": ["$in": list]], [Self.idField: ["$in": list]]]]
+        let query = [URLQueryItem(name: "where", value: JSONWriter.string(condition)), URLQueryItem(name: "order", value: "createdAt,objectId"),
+                     URLQueryItem(name: "limit", value: String(ids.count * 2 + 10))]
+        var objects: [String: ServerObject] = [:]
+        for object in try find(className, query: query, doing: "reading \(className) before writing") {
+            guard let fields = object.objectValue, let objectID = fields["objectId"]?.stringValue,
+                  let record = Self.record(from: fields, schema: entity), objects[record.id] == nil else { continue }
+            objects[record.id] = ServerObject(objectID: objectID, record: record)
+        }
+        return objects
+    }
+
+    /// The record id of a Parse object: its `nid` when it holds a valid id, else its `objectId`.
+    static func recordID(of object: JSONObject) -> String? {
+        if let nid = object[idField]?.stringValue, RecordID.isValid(nid) { return nid }
+        guard let objectID = object["objectId"]?.stringValue, RecordID.isValid(objectID) else { return nil }
+        return objectID
+    }
+
+    /// A Parse object as a record: Parse's own members dropped, typed values as the schema's strings.
+    static func record(from object: JSONObject, schema: EntitySchema) -> RemoteRecord? {
+        guard let id = recordID(of: object), let updatedAt = object["updatedAt"]?.stringValue else { return nil }
+        var fields: JSONObject = [:]
+        for (key, value) in object where !reservedFields.contains(key) {
+            fields[key] = decode(value, field: key, schema: schema)
+        }
+        return RemoteRecord(id: id, version: RemoteVersion(updatedAt), fields: fields)
+    }
+
+    // MARK: HTTP
+
+    private func path(_ segments: String...) -> String {
+        server.path + "/" + segments.joined(separator: "/")
+    }
+
+    private func url(_ segments: String..., query: [URLQueryItem] = []) -> URL {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.path = server.path + "/" + segments.joined(separator: "/")
+        components.percentEncodedQuery = query.isEmpty ? nil : query.map { item in
+            "\(item.name)=\(item.value.map(Self.encodeQueryValue) ?? "")"
+        }.joined(separator: "&")
+        return components.url ?? server
+    }
+
+    /// A query value percent-encoded strictly (a JSON `where` holds `+`, `&`, `=` in strings).
+    static func encodeQueryValue(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~,")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+
+    private func find(_ className: String, query: [URLQueryItem], doing what: String) throws(ParseError) -> [JSONValue] {
+        let response = try send(HTTPRequest(method: "GET", url: url("classes", className, query: query)), doing: what)
+        guard case .array(let results)? = try json(response, doing: what).objectValue?["results"] else {
+            throw ParseError(.server, "the server's answer to \(what) has no results")
+        }
+        return results
+    }
+
+    private func batch(_ requests: [JSONObject], doing what: String) throws(ParseError) -> [JSONObject] {
+        let body = JSONWriter.encode(.object(["requests": .array(requests.map(JSONValue.object))]))
+        let response = try send(HTTPRequest(method: "POST", url: url("batch"), body: body), doing: what, resendable: false)
+        guard case .array(let answers) = try json(response, doing: what), answers.count == requests.count else {
+            throw ParseError(.server, "the server's batch answer does not match the \(requests.count) requests sent while \(what)")
+        }
+        return answers.map { $0.objectValue ?? [:] }
+    }
+
+    private func json(_ response: HTTPResponse, doing what: String) throws(ParseError) -> JSONValue {
+        do {
+            return try JSONParser.parse(response.body)
+        } catch {
+            throw ParseError(.server, "the server sent invalid JSON while \(what): \(error)")
+        }
+    }
+
+    /// Sends with retries (network errors, 5xx, 429 and Parse's 155), and turns a refusal into a `ParseError`.
+    /// - Parameter resendable: false for a request that must not be sent twice once it may have reached the
+    ///   server (a batch of creates): a network error or a 5xx then throws at once, `mayHaveApplied`. A 429 or
+    ///   155 is a refusal before anything was done, and is retried either way.
+    private func send(_ request: HTTPRequest, doing what: String, resendable: Bool = true) throws(ParseError) -> HTTPResponse {
+        var request = request
+        request.headers += credentials.headers
+        var attempt = 1
+        while true {
+            var failure: String
+            do {
+                let response = try client.send(request)
+                let error = (try? JSONParser.parse(response.body))?.objectValue
+                let code = error?["code"]?.int64Value.map(Int.init)
+                let message = error?["error"]?.stringValue ?? "HTTP \(response.status)"
+                if response.status == 200 || response.status == 201 { return response }
+                if !RetryPolicy.isRetryable(status: response.status), code != ParseError.Code.requestLimitExceeded {
+                    if response.status == 401 || response.status == 403 {
+                        throw ParseError(.unauthorized, "the server refused the credentials of \(credentials) while \(what) (HTTP \(response.status): \(message))",
+                                         code: code)
+                    }
+                    if let code { throw ParseError.failure(code: code, message: message, doing: what) }
+                    throw ParseError(.server, "the server failed \(what): HTTP \(response.status): \(message)")
+                }
+                failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status): \(message)"
+                if !resendable, response.status >= 500 { throw ParseError(.unavailable, failure, code: code, mayHaveApplied: true) }
+                guard attempt < retry.attempts else {
+                    throw ParseError(.unavailable, "\(failure) (gave up after \(attempt) attempts)", code: code)
+                }
+                Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: response.headers["retry-after"].flatMap(Double.init)))
+            } catch let error as TransportError {
+                guard error.isRetryable else { throw ParseError(.server, error.description) }
+                if !resendable { throw ParseError(.unavailable, error.description, mayHaveApplied: true) }
+                guard attempt < retry.attempts else {
+                    throw ParseError(.unavailable, "\(error.description) (gave up after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
+                }
+                Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: nil))
+            } catch let error as ParseError {
+                throw error
+            } catch {
+                throw ParseError(.failure, "\(error)")
+            }
+            attempt += 1
+        }
+    }
+}
