@@ -100,7 +100,7 @@ final class HTTPClient {
     /// the tests shorten `slowTime` and shrink `maximumResponseBytes` so that
     /// a trickling or oversized server is caught in seconds. Release builds
     /// always use the documented numbers.
-    private static func debugOverride(_ name: String) -> Int? {
+    static func debugOverride(_ name: String) -> Int? {
         #if DEBUG
         if let text = ProcessInfo.processInfo.environment[name], let value = Int(text), value > 0 { return value }
         #endif

@@ -39,7 +39,8 @@ public final class KintoRemote: SyncRemote {
     /// and an unchanged collection costs one `304` again. 10 s is far longer than
     /// a write transaction lasts (a batch of 25 takes well under a second, under
     /// load too), and short enough that the re-reading stops soon after a change.
-    public var settleWindow: Int64 = 10_000
+    /// (Debug builds read `EVSYNC_SETTLE_WINDOW_MS`, so that a test does not depend on its own speed.)
+    public var settleWindow = Int64(HTTPClient.debugOverride("EVSYNC_SETTLE_WINDOW_MS") ?? 10_000)
 
     private let client: HTTPClient
     private let credentials: Credentials?
@@ -244,8 +245,11 @@ public final class KintoRemote: SyncRemote {
     /// that is not past `floor`, the cursor the pull started from.
     static func settled(_ cursor: RemoteCursor?, serverTime: Int64?, window: Int64, floor: Int64?) -> RemoteCursor? {
         guard let newest = cursor.flatMap({ Int64($0.token) }) else { return cursor }
-        // Without the server's clock (no Date header), the newest record, as before.
-        let kept = serverTime.map { min(newest, $0 - window) } ?? newest
+        // Without the server's clock (no Date header), the newest record, as before. A record
+        // stamped ahead of that clock had its last_modified given by a client, not taken from the
+        // clock by a transaction: it is kept too, so the cursor does not stay behind it for as long.
+        var kept = newest
+        if let serverTime, newest <= serverTime { kept = min(newest, serverTime - window) }
         if let floor, kept <= floor { return nil }
         return RemoteCursor(String(kept))
     }
