@@ -32,13 +32,15 @@ public final class KintoRemote: SyncRemote {
     /// Kinto stamps a record when its transaction writes it, not when it
     /// commits: on PostgreSQL below SERIALIZABLE, a record stamped before one
     /// we have pulled can become visible after, below our cursor, where `_since`
-    /// never looks again. So the cursor kept after a page is its newest record,
-    /// but no later than the server's clock (its `Date`) minus this window: for
+    /// never looks again. So the next pull starts from the newest record read,
+    /// but no later than the server's clock (its `Date`) minus this window
+    /// (`PullPosition`; records we cannot hold are reported once all the same): for
     /// that long after a change, each pull reads it again (the engine writes
     /// nothing for a version the log already has), then the cursor catches up
-    /// and an unchanged collection costs one `304` again. 10 s is far longer than
-    /// a write transaction lasts (a batch of 25 takes well under a second, under
-    /// load too), and short enough that the re-reading stops soon after a change.
+    /// and an unchanged collection costs one `304` again. 10 s is 2.5 times the
+    /// longest batch request (which outlasts its transaction) Kinto logged while 20
+    /// stores synced at once on a loaded machine (3.9 s, docs/performance.md), and
+    /// short enough that the re-reading stops soon after a change.
     /// (Debug builds read `EVSYNC_SETTLE_WINDOW_MS`, so that a test does not depend on its own speed.)
     public var settleWindow = Int64(HTTPClient.debugOverride("EVSYNC_SETTLE_WINDOW_MS") ?? 10_000)
 
@@ -149,13 +151,13 @@ public final class KintoRemote: SyncRemote {
 
     /// The first request of a pull: changes after `since`, oldest first.
     private func changesRequest(_ collection: String, since cursor: RemoteCursor?) -> HTTPRequest {
-        // Our own cursor, a last_modified; anything else (never written by this adapter) reads everything.
-        let since = cursor.flatMap { Int64($0.token) }
+        let position = PullPosition(cursor)
         var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(pageSize))]
-        if let since { query.append(URLQueryItem(name: "_since", value: String(since))) }
+        if let position { query.append(URLQueryItem(name: "_since", value: String(position.start))) }
         var request = HTTPRequest(method: "GET", url: url(recordSegments(collection), query: query))
         // The collection's ETag is its newest change: equal to our cursor means nothing new (304).
-        if let since { request.headers.append(("If-None-Match", "\"\(since)\"")) }
+        // Not while the cursor is still settling: a late commit below it leaves the ETag as it was.
+        if let position, position.isSettled { request.headers.append(("If-None-Match", "\"\(position.newest)\"")) }
         return request
     }
 
@@ -201,12 +203,13 @@ public final class KintoRemote: SyncRemote {
         // would answer "nothing new" forever, so read it all again.
         let collectionVersion = response.headers["etag"].flatMap(Self.timestamp(fromETag:))
         var isReread = false
-        if response.status == 200, let since = since.flatMap({ Int64($0.token) }), let collectionVersion, collectionVersion < since {
+        if response.status == 200, let newest = PullPosition(since)?.newest, let collectionVersion, collectionVersion < newest {
             request = changesRequest(collection, since: nil)
             response = try send(request)
             isReread = true
         }
-        let floor = isReread ? nil : since.flatMap { Int64($0.token) }
+        let previous = isReread ? nil : PullPosition(since)
+        var position = previous
         var total: Int?
         if wantsTotals {
             var head = request
@@ -232,26 +235,17 @@ public final class KintoRemote: SyncRemote {
                     // A restored collection with no records: start the next pull from its version, not ours again.
                     if next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
                 }
-                page.cursor = Self.settled(page.cursor, serverTime: current.headers["date"].flatMap(Self.milliseconds(fromHTTPDate:)),
-                                           window: settleWindow, floor: floor)
+                // A record we cannot hold, read again while the cursor settles, was reported by the pull that read it first.
+                if let known = previous?.newest { page.skipped.removeAll { ($0.version?.integer).map { $0 <= known } ?? false } }
+                let after = PullPosition.after(position, pageNewest: page.cursor.flatMap { Int64($0.token) },
+                                               serverTime: current.headers["date"].flatMap(Self.milliseconds(fromHTTPDate:)),
+                                               window: settleWindow)
+                page.cursor = after?.cursor
+                position = after ?? position
                 guard emit(page), let next else { return }
                 current = try send(HTTPRequest(method: "GET", url: next))
             }
         }, consume: onPage)
-    }
-
-    /// The cursor to keep after a page whose newest record is `cursor`: no later
-    /// than `window` before the server's clock (see `settleWindow`); nil when
-    /// that is not past `floor`, the cursor the pull started from.
-    static func settled(_ cursor: RemoteCursor?, serverTime: Int64?, window: Int64, floor: Int64?) -> RemoteCursor? {
-        guard let newest = cursor.flatMap({ Int64($0.token) }) else { return cursor }
-        // Without the server's clock (no Date header), the newest record, as before. A record
-        // stamped ahead of that clock had its last_modified given by a client, not taken from the
-        // clock by a transaction: it is kept too, so the cursor does not stay behind it for as long.
-        var kept = newest
-        if let serverTime, newest <= serverTime { kept = min(newest, serverTime - window) }
-        if let floor, kept <= floor { return nil }
-        return RemoteCursor(String(kept))
     }
 
     /// An HTTP `Date` (`Tue, 01 Dec 2026 04:42:18 GMT`) in milliseconds since 1970, or nil if it is not one.

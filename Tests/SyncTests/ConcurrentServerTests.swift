@@ -67,14 +67,23 @@ struct ConcurrentServerTests {
 /// The pieces of the above that need no server.
 @Suite struct ConcurrentServerRuleTests {
     @Test func theCursorStaysTheWindowBehindTheServersClockAndNeverGoesBack() {
-        let window: Int64 = 10_000
-        #expect(KintoRemote.settled(RemoteCursor("50000"), serverTime: 100_000, window: window, floor: nil)?.token == "50000")
-        #expect(KintoRemote.settled(RemoteCursor("95000"), serverTime: 100_000, window: window, floor: nil)?.token == "90000")
-        #expect(KintoRemote.settled(RemoteCursor("95000"), serverTime: 100_000, window: window, floor: 92_000) == nil)
-        #expect(KintoRemote.settled(RemoteCursor("95000"), serverTime: nil, window: window, floor: 92_000)?.token == "95000")
-        #expect(KintoRemote.settled(RemoteCursor("105000"), serverTime: 100_000, window: window, floor: nil)?.token == "105000",
-                "a stamp a client gave, ahead of the server's clock")
-        #expect(KintoRemote.settled(nil, serverTime: 100_000, window: window, floor: nil) == nil)
+        func after(_ previous: PullPosition?, _ pageNewest: Int64?, serverTime: Int64? = 100_000) -> PullPosition? {
+            PullPosition.after(previous, pageNewest: pageNewest, serverTime: serverTime, window: 10_000)
+        }
+        #expect(after(nil, 50_000) == PullPosition(start: 50_000, newest: 50_000), "settled long ago")
+        #expect(after(nil, 95_000) == PullPosition(start: 90_000, newest: 95_000), "the last 10 s are read again")
+        #expect(after(PullPosition(start: 92_000, newest: 99_000), 95_000) == PullPosition(start: 92_000, newest: 99_000) as PullPosition?
+                || after(PullPosition(start: 92_000, newest: 99_000), 95_000) == nil, "never back")
+        #expect(after(PullPosition(start: 90_000, newest: 95_000), 95_000, serverTime: 120_000) == PullPosition(start: 95_000, newest: 95_000))
+        #expect(after(nil, 95_000, serverTime: nil) == PullPosition(start: 95_000, newest: 95_000), "no Date: as before")
+        #expect(after(nil, 105_000) == PullPosition(start: 105_000, newest: 105_000), "a stamp a client gave, ahead of the clock")
+        #expect(after(PullPosition(start: 1, newest: 2), nil) == nil, "a page without records moves nothing")
+
+        #expect(PullPosition(RemoteCursor("95000")) == PullPosition(start: 95_000, newest: 95_000), "as earlier versions wrote it")
+        #expect(PullPosition(RemoteCursor("90000:95000")) == PullPosition(start: 90_000, newest: 95_000))
+        #expect(PullPosition(start: 90_000, newest: 95_000).cursor.token == "90000:95000")
+        #expect(PullPosition(start: 95_000, newest: 95_000).cursor.token == "95000")
+        for bad in ["", "x", "1:2:3", "5:4", ":5", "5:"] { #expect(PullPosition(RemoteCursor(bad)) == nil, "\(bad)") }
     }
 
     @Test func httpDates() {

@@ -137,12 +137,10 @@ extension Store {
             try appender.append(event, current: current)
         }
 
-        /// Logs a server record the store could not hold, unless its last event is already this skip
-        /// (a pull reads the records of its last seconds again). One without a usable id is logged
-        /// under the id "", so it is recognised when it is the last such skip.
+        /// Logs a server record the store could not hold, unless its last event is already this skip.
         /// - Returns: whether it appended the event.
         fileprivate mutating func appendSkipped(_ skipped: SkippedRecord, entity: String, at: Int64, author: String) throws -> Bool {
-            if let last = try appender.log.lastEvent(entity: entity, id: skipped.id ?? "", in: appender.transaction),
+            if let id = skipped.id, let last = try appender.log.lastEvent(entity: entity, id: id, in: appender.transaction),
                last.kind == .skipped, last.version == skipped.version, last.reason == skipped.reason {
                 return false
             }
