@@ -72,8 +72,7 @@ struct ConcurrentServerTests {
         }
         #expect(after(nil, 50_000) == PullPosition(start: 50_000, newest: 50_000), "settled long ago")
         #expect(after(nil, 95_000) == PullPosition(start: 90_000, newest: 95_000), "the last 10 s are read again")
-        #expect(after(PullPosition(start: 92_000, newest: 99_000), 95_000) == PullPosition(start: 92_000, newest: 99_000) as PullPosition?
-                || after(PullPosition(start: 92_000, newest: 99_000), 95_000) == nil, "never back")
+        #expect(after(PullPosition(start: 92_000, newest: 99_000), 95_000) == nil, "never back: a page that moves nothing")
         #expect(after(PullPosition(start: 90_000, newest: 95_000), 95_000, serverTime: 120_000) == PullPosition(start: 95_000, newest: 95_000))
         #expect(after(nil, 95_000, serverTime: nil) == PullPosition(start: 95_000, newest: 95_000), "no Date: as before")
         #expect(after(nil, 105_000) == PullPosition(start: 105_000, newest: 105_000), "a stamp a client gave, ahead of the clock")
