@@ -29,6 +29,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -89,6 +90,8 @@ CASE_TITLES = {
     7: "peak memory of a first pull",
     8: "bytes on disk per record",
     9: "reads: list all records, history of one record, against the SQLite-with-audit peer",
+    10: "many devices: 20 stores syncing one bucket at once",
+    11: "propagation between two stores on sync --watch 1",
 }
 
 
@@ -493,8 +496,8 @@ class Kinto:
         self.marker.write_text(str(os.getpid()))   # Tools/bench's trap stops the server if we die
         self.started = True
         t0 = time.perf_counter()
-        # Kinto's stock 4 request threads: the cases have no concurrent writers to one record,
-        # so the race that makes the tests' server serial cannot arise (README, Sync).
+        # Kinto's stock 4 request threads, made safe by the SERIALIZABLE isolation Tools/kinto
+        # --postgres sets (README, "Many devices on one server"): case 10 has concurrent writers.
         r = run_quiet([KINTO, "start", "--postgres", "--threads", "4", "--port", self.port])
         self.url, auth = r.stdout.decode().split("\n")[:2]
         self.auth_file = Path(auth)
@@ -553,6 +556,22 @@ class Kinto:
         if st != 200:
             raise CommandFailed(f"GET records of {bucket}/{collection}: HTTP {st}")
         return {k.lower(): v for k, v in headers.items()}["etag"].strip('"')
+
+    def records(self, bucket, collection):
+        """Every record of a collection (following Next-Page)."""
+        out, url = [], f"/buckets/{bucket}/collections/{collection}/records?_limit=1000"
+        while url:
+            st, headers, body = self.request("GET", url)
+            if st != 200:
+                raise CommandFailed(f"GET records of {bucket}/{collection}: HTTP {st}")
+            out += body["data"]
+            url = {k.lower(): v for k, v in headers.items()}.get("next-page")
+        return out
+
+    def requests_logged(self):
+        """Requests Kinto has answered so far: its log's request.summary lines."""
+        with open(self.state / "kinto.log", errors="replace") as f:
+            return sum('"request.summary"' in line for line in f)
 
     def pg_connect(self):
         import psycopg2
@@ -708,6 +727,7 @@ class Bench:
         self.log_stores = {}       # events -> store dir holding that many import events
         self.footprint = []        # case 8: (what, records, bytes on disk, apparent bytes)
         self.edited = None         # case 8's stores after the edits: (evsync store, SQLite-with-audit DB)
+        self.more_targets = []     # cases 10 and 11: (name, PASS/FAIL, detail), measured once rather than against a peer
 
     # ---- helpers
     def ev(self, store, *args):
@@ -1006,6 +1026,142 @@ COMMIT;
         self.rows.append(Row(5, title, ev, cu))
         self.series.update(noop_ev=ev, noop_curl=cu)
 
+    # ---- case 10
+    def case_many(self):
+        """20 stores, overlapping edits, all syncing at once against Kinto on PostgreSQL (SERIALIZABLE)."""
+        n, shared, own = self.a.many_stores, 50, 5
+        title = f"10. {n} stores syncing one bucket at once"
+        log(title)
+        k = self.need_kinto()
+        bucket = f"many{int(time.time())}"
+        remote = f"{k.url}/buckets/{bucket}"
+        root = self.fresh(self.work / "many-stores")
+        stores = [root / f"s{i:02d}" for i in range(n)]
+
+        def sync(i):
+            t0 = time.perf_counter()
+            r = run_quiet(self.ev(stores[i], "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"), check=False)
+            return r.returncode, time.perf_counter() - t0, r.stderr.decode(errors="replace").strip()[-300:]
+
+        for j in range(shared):
+            run_quiet(self.ev(stores[0], "add", "Holiday", "--id", f"s{j:02d}", f"name=Shared {j}", "date=2026-01-01"))
+        if sync(0)[0] != 0:
+            raise CommandFailed("case 10: the first store's sync failed")
+        with ThreadPoolExecutor(n) as pool:
+            list(pool.map(sync, range(1, n)))
+        edits = {}
+        for i in range(n):
+            for j in range(own):
+                run_quiet(self.ev(stores[i], "add", "Holiday", "--id", f"c{i:02d}-{j}", f"name=Created by {i}",
+                                  "date=2026-02-02"))
+                target = f"s{(i * 3 + j) % shared:02d}"      # neighbours overlap on three records
+                run_quiet(self.ev(stores[i], "edit", "Holiday", target, f"details=edited by {i}"))
+                edits.setdefault(target, set()).add(f"edited by {i}")
+        requests_before = k.requests_logged()
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(n) as pool:
+            results = list(pool.map(sync, range(n)))
+        wall = time.perf_counter() - t0
+        requests = k.requests_logged() - requests_before
+        failed = [r for r in results if r[0] != 0]
+        times = sorted(r[1] for r in results)
+        for _ in range(2):                       # settle what the conflicts merged
+            for i in range(n):
+                sync(i)
+        server = {r["id"]: {f: v for f, v in r.items() if f not in ("id", "last_modified")}
+                  for r in k.records(bucket, "holidays")}
+        equal = 0
+        for i in range(n):
+            items = json.loads(run_quiet(self.ev(stores[i], "list", "Holiday", "--json")).stdout)
+            ids = [x["id"] for x in items]
+            local = {x["id"]: {f: v for f, v in x.items() if f != "id"} for x in items}
+            equal += local == server and len(ids) == len(set(ids))
+        creates = sum(f"c{i:02d}-{j}" in server for i in range(n) for j in range(own))
+        kept_edits = sum(server.get(t, {}).get("details") in made for t, made in edits.items())
+        writes = n * own * 2
+        ok = not failed and equal == n and creates == n * own and kept_edits == len(edits) and len(server) == shared + n * own
+        detail = (f"{n - len(failed)}/{n} syncs finished; {equal}/{n} stores equal to the server; "
+                  f"{creates}/{n * own} creates and {kept_edits}/{len(edits)} edited records kept; "
+                  f"{len(server)} records on the server (expected {shared + n * own}); wall {wall:.1f} s "
+                  f"(median sync {statistics.median(times):.1f} s, slowest {times[-1]:.1f} s); "
+                  f"{writes} writes, {writes / wall:.1f} writes/s, {requests} requests, {requests / wall:.1f} requests/s")
+        log(f"  {detail}")
+        for r in failed[:3]:
+            log(f"  failed: {r[2]}")
+        self.more_targets.append((f"{n} stores with overlapping edits syncing at once converge, nothing lost", 
+                                  "PASS" if ok else "FAIL", detail))
+        self.notes.append(f"many devices: Kinto on PostgreSQL, SERIALIZABLE, 4 request threads (Tools/kinto --postgres); "
+                          f"store 0 creates {shared} shared records, all pull them, then each store creates {own} "
+                          f"records and edits {own} shared ones (store i edits shared records 3i…3i+{own - 1} mod "
+                          f"{shared}: neighbours overlap), and all {n} sync at once; two sequential rounds settle "
+                          f"the merges. Requests counted from Kinto's log.")
+        shutil.rmtree(root, ignore_errors=True)
+
+    # ---- case 11
+    def case_propagation(self):
+        """An edit on one store appears on another, both on `evsync sync --watch 1`."""
+        edits = self.a.propagation_edits
+        title = f"11. propagation of {edits} edits between two stores on sync --watch 1"
+        log(title)
+        k = self.need_kinto()
+        bucket = f"prop{int(time.time())}"
+        remote = f"{k.url}/buckets/{bucket}"
+        root = self.fresh(self.work / "propagation")
+        a, b = root / "a", root / "b"
+        run_quiet(self.ev(a, "add", "Holiday", "--id", "p", "name=start", "date=2026-01-01"))
+        for store in (a, b):
+            run_quiet(self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file))
+        watchers = [subprocess.Popen(self.ev(store, "sync", "--watch", "1", "--remote", remote, "--auth-file",
+                                             k.auth_file, "--json"), stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, start_new_session=True) for store in (a, b)]
+        _live.extend(watchers)
+        # When each watcher finishes a sync (one JSON line each): its cycle is a sync plus the 1 s wait.
+        finished = [[], []]
+
+        def follow(w, times):
+            for _ in w.stdout:
+                times.append(time.perf_counter())
+        readers = [threading.Thread(target=follow, args=(w, t), daemon=True) for w, t in zip(watchers, finished)]
+        for r in readers:
+            r.start()
+        latencies = []
+        try:
+            for e in range(edits):
+                time.sleep(random.uniform(0, 0.5))   # edits at no fixed phase of the watchers' cycles
+                t0 = time.perf_counter()
+                run_quiet(self.ev(a, "edit", "Holiday", "p", f"name=edit {e}"))
+                while True:
+                    shown = run_quiet(self.ev(b, "show", "Holiday", "p", "--json"), check=False)
+                    if shown.returncode == 0 and json.loads(shown.stdout).get("name") == f"edit {e}":
+                        break
+                    if time.perf_counter() - t0 > 30:
+                        raise CommandFailed(f"case 11: edit {e} did not reach the second store in 30 s")
+                    time.sleep(0.02)
+                latencies.append(time.perf_counter() - t0)
+        finally:
+            for w in watchers:
+                w.terminate()
+                w.wait()
+                _live.remove(w)
+        latencies.sort()
+        cycles = [statistics.median([t1 - t0 for t0, t1 in zip(t, t[1:])]) if len(t) > 2 else float("nan")
+                  for t in finished]
+        median = statistics.median(latencies)
+        p99 = latencies[min(len(latencies) - 1, math.ceil(0.99 * len(latencies)) - 1)]
+        detail = (f"median {median:.2f} s, p99 {p99:.2f} s, slowest {latencies[-1]:.2f} s, fastest "
+                  f"{latencies[0]:.2f} s over {edits} edits (needs median ≤ 1.5 s, p99 ≤ 3 s); median watch "
+                  f"cycle A {cycles[0]:.2f} s, B {cycles[1]:.2f} s (a sync, then the 1 s wait)")
+        log(f"  {detail}")
+        self.more_targets.append(("propagation between two stores on sync --watch 1", 
+                                  "PASS" if median <= 1.5 and p99 <= 3 else "FAIL", detail))
+        self.notes.append("propagation: from the `evsync edit` on store A returning to `evsync show` on store B "
+                          "(polled every 20 ms) printing the new value; both stores run `evsync sync --watch 1`; "
+                          "each edit waits 0–0.5 s first so that edits fall at every phase of the watchers' cycles. "
+                          "Where the time goes: an edit waits for A's next sync (on average half of A's cycle), "
+                          "is pushed in it, then waits for B's next sync (half of B's cycle) and is pulled in it: "
+                          "about one cycle plus a push and a pull; the cycles' sync part is cycle − 1 s.")
+        shutil.rmtree(root, ignore_errors=True)
+
     # ---- case 4
     def case_push(self):
         n = self.a.push_records
@@ -1176,7 +1332,7 @@ COMMIT;
     # ---- targets
     def targets(self):
         s = self.series
-        out = []
+        out = list(self.more_targets)
 
         def add(name, ok, detail):
             out.append((name, "PASS" if ok else "FAIL", detail))
@@ -1338,7 +1494,8 @@ def parse_args(argv):
         prog="Tools/bench",
         description="Benchmark evsync against side-by-side alternatives measured in the same run.",
         epilog="Cases: 1 import, 2 rebuild-views, 3 first pull, 4 push, 5 nothing-to-do sync, 6 history, "
-               "7 peak memory of a pull, 8 bytes on disk, 9 reads against the SQLite-with-audit peer. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
+               "7 peak memory of a pull, 8 bytes on disk, 9 reads against the SQLite-with-audit peer, 10 many stores "
+               "syncing at once, 11 propagation between two watching stores. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
                                                               DEFAULTS.items() if v is not None)
                + "; --quick: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in QUICK.items() if v is not None)
                + ". --rebuild-events and --history-large default to --import-records (the case-1 log is reused).")
@@ -1354,7 +1511,9 @@ def parse_args(argv):
     ap.add_argument("--memory-records", type=int, help="case 7: records in the large pull (default 1,000,000)")
     ap.add_argument("--memory-runs", type=int, help="case 7: runs of the large pull (default 1; --quick: --runs)")
     ap.add_argument("--footprint-records", type=int, help="cases 8 and 9: records (default 100,000)")
-    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9", help="comma-separated case numbers (default all)")
+    ap.add_argument("--many-stores", type=int, default=20, help="case 10: stores syncing at once (default 20)")
+    ap.add_argument("--propagation-edits", type=int, default=100, help="case 11: edits timed (default 100)")
+    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11", help="comma-separated case numbers (default all)")
     ap.add_argument("--port", type=int, default=8897, help="Kinto port (PostgreSQL uses port+10000; default 8897)")
     ap.add_argument("--workdir", default=str(REPO / ".tools" / "bench"),
                     help="scratch space: generated data (kept as a cache), stores (removed); default .tools/bench")
@@ -1373,7 +1532,7 @@ def parse_args(argv):
     except ValueError:
         ap.error("--cases takes numbers, e.g. 1,3,5")
     if not set(a.cases) <= set(CASE_TITLES):
-        ap.error("cases are 1..9")
+        ap.error(f"cases are 1..{max(CASE_TITLES)}")
     for k in ("runs", "import_records", "rebuild_events", "pull_records", "push_records", "history_small",
               "history_large", "memory_records", "memory_runs", "footprint_records"):
         if getattr(a, k) < 1:
@@ -1408,7 +1567,7 @@ def main(argv=None):
         f"(×{a.memory_runs}); load average {load_start}")
     order = [(1, b.case_import), (2, b.case_rebuild), (6, b.case_history),
              (3, b.case_pull), (5, b.case_noop), (4, b.case_push), (7, b.case_memory),
-             (8, b.case_footprint), (9, b.case_reads)]
+             (8, b.case_footprint), (9, b.case_reads), (10, b.case_many), (11, b.case_propagation)]
     try:
         for case, fn in order:
             if case in a.cases:

@@ -21,6 +21,10 @@ package struct HTTPResponse: Sendable {
     package var body: [UInt8]
     /// The status line's reason phrase (`Temporary Redirect`), empty when the server gave none (HTTP/2 has none).
     package var reason = ""
+
+    package init(status: Int, headers: [String: String], body: [UInt8], reason: String = "") {
+        (self.status, self.headers, self.body, self.reason) = (status, headers, body, reason)
+    }
 }
 
 /// A transport failure: nothing usable came back from the server.
@@ -109,7 +113,7 @@ package final class HTTPClient {
     /// the tests shorten `slowTime` and shrink `maximumResponseBytes` so that
     /// a trickling or oversized server is caught in seconds. Release builds
     /// always use the documented numbers.
-    private static func debugOverride(_ name: String) -> Int? {
+    package static func debugOverride(_ name: String) -> Int? {
         #if DEBUG
         if let text = ProcessInfo.processInfo.environment[name], let value = Int(text), value > 0 { return value }
         #endif

@@ -32,6 +32,22 @@ public final class KintoRemote: SyncRemote {
     public var onActivity: ((RemoteActivity) -> Void)?
     /// Asked before each retry and while waiting for one: true gives up at once (Ctrl-C), with the failure at hand.
     public var shouldStop: () -> Bool = { false }
+    /// How far behind the server's clock the pull cursor stays, in milliseconds.
+    ///
+    /// Kinto stamps a record when its transaction writes it, not when it
+    /// commits: on PostgreSQL below SERIALIZABLE, a record stamped before one
+    /// we have pulled can become visible after, below our cursor, where `_since`
+    /// never looks again. So the next pull starts from the newest record read,
+    /// but no later than the server's clock (its `Date`) minus this window
+    /// (`PullPosition`; records we cannot hold are reported once all the same): for
+    /// that long after a change, each pull reads it again (the engine writes
+    /// nothing for a version the log already has), then the cursor catches up
+    /// and an unchanged collection costs one `304` again. 10 s is 2.5 times the
+    /// longest batch request (which outlasts its transaction) Kinto logged while 20
+    /// stores synced at once on a loaded machine (3.9 s, docs/performance.md), and
+    /// short enough that the re-reading stops soon after a change.
+    /// (Debug builds read `EVSYNC_SETTLE_WINDOW_MS`, so that a test does not depend on its own speed.)
+    public var settleWindow = Int64(HTTPClient.debugOverride("EVSYNC_SETTLE_WINDOW_MS") ?? 10_000)
 
     private let client: HTTPClient
     private let credentials: Credentials?
@@ -141,13 +157,13 @@ public final class KintoRemote: SyncRemote {
 
     /// The first request of a pull: changes after `since`, oldest first.
     private func changesRequest(_ collection: String, since cursor: RemoteCursor?) -> HTTPRequest {
-        // Our own cursor, a last_modified; anything else (never written by this adapter) reads everything.
-        let since = cursor.flatMap { Int64($0.token) }
+        let position = PullPosition(cursor)
         var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(pageSize))]
-        if let since { query.append(URLQueryItem(name: "_since", value: String(since))) }
+        if let position { query.append(URLQueryItem(name: "_since", value: String(position.start))) }
         var request = HTTPRequest(method: "GET", url: url(recordSegments(collection), query: query))
         // The collection's ETag is its newest change: equal to our cursor means nothing new (304).
-        if let since { request.headers.append(("If-None-Match", "\"\(since)\"")) }
+        // Not while the cursor is still settling: a late commit below it leaves the ETag as it was.
+        if let position, position.isSettled { request.headers.append(("If-None-Match", "\"\(position.newest)\"")) }
         return request
     }
 
@@ -202,11 +218,13 @@ public final class KintoRemote: SyncRemote {
         // would answer "nothing new" forever, so read it all again.
         let collectionVersion = response.headers["etag"].flatMap(Self.timestamp(fromETag:))
         var isReread = false
-        if response.status == 200, let since = since.flatMap({ Int64($0.token) }), let collectionVersion, collectionVersion < since {
+        if response.status == 200, let newest = PullPosition(since)?.newest, let collectionVersion, collectionVersion < newest {
             request = changesRequest(collection, since: nil)
             response = try send(request)
             isReread = true
         }
+        let previous = isReread ? nil : PullPosition(since)
+        var position = previous
         var total: Int?
         if wantsTotals {
             var head = request
@@ -232,10 +250,33 @@ public final class KintoRemote: SyncRemote {
                     // A restored collection with no records: start the next pull from its version, not ours again.
                     if next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
                 }
+                // A record we cannot hold, read again while the cursor settles, was reported by the pull that read it first.
+                if let known = previous?.newest { page.skipped.removeAll { ($0.version?.integer).map { $0 <= known } ?? false } }
+                let after = PullPosition.after(position, pageNewest: page.cursor.flatMap { Int64($0.token) },
+                                               serverTime: current.headers["date"].flatMap(Self.milliseconds(fromHTTPDate:)),
+                                               window: settleWindow)
+                page.cursor = after?.cursor
+                position = after ?? position
                 guard emit(page), let next else { return }
                 current = try send(HTTPRequest(method: "GET", url: next))
             }
         }, consume: onPage)
+    }
+
+    /// An HTTP `Date` (`Tue, 01 Dec 2026 04:42:18 GMT`) in milliseconds since 1970, or nil if it is not one.
+    static func milliseconds(fromHTTPDate text: String) -> Int64? {
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let parts = text.split(separator: " ")
+        guard parts.count == 6, parts[5] == "GMT", let month = months.firstIndex(of: String(parts[2])),
+              let day = Int(parts[1]), (1...31).contains(day), let year = Int(parts[3]), (1970...9999).contains(year)
+        else { return nil }
+        let clock = parts[4].split(separator: ":").compactMap { Int($0) }
+        guard clock.count == 3, (0..<24).contains(clock[0]), (0..<60).contains(clock[1]), (0...60).contains(clock[2]) else { return nil }
+        var time = tm()
+        (time.tm_year, time.tm_mon, time.tm_mday) = (Int32(year - 1900), Int32(month), Int32(day))
+        (time.tm_hour, time.tm_min, time.tm_sec) = (Int32(clock[0]), Int32(clock[1]), Int32(clock[2]))
+        let seconds = timegm(&time)
+        return seconds < 0 ? nil : Int64(seconds) * 1000
     }
 
     /// A Kinto timestamp as its ETag spells it (`"1796093009071"`).
@@ -282,8 +323,11 @@ public final class KintoRemote: SyncRemote {
         }
         let body = JSONWriter.encode(.object(["requests": .array(requests)]))
         // The batch is one server transaction and every write in it is
-        // conditional, so retrying a whole batch after a 5xx is safe.
-        let response = try send(HTTPRequest(method: "POST", url: url(["batch"]), body: body))
+        // conditional, so retrying a whole batch after a 5xx, or after a
+        // sub-request that rolled the transaction back, is safe: a write that
+        // did land comes back as a 412 holding what we sent, an acknowledgement.
+        let response = try send(HTTPRequest(method: "POST", url: url(["batch"]), body: body),
+                                failsWhen: { Self.rollback(ofBatch: $0, collection: collection) })
         if response.status == 413 {
             guard operations.count > 1 else {
                 return [.rejected(status: 413, message: "HTTP 413: the record is larger than the server accepts in one request")]
@@ -293,6 +337,29 @@ public final class KintoRemote: SyncRemote {
         }
         try expect(response, [200], doing: "pushing to \(collection)")
         return try Self.outcomes(ofBatch: response.body, for: operations, collection: collection)
+    }
+
+    /// Why a batch answered `200` was in fact not (all) applied, and the wait the server asked for.
+    ///
+    /// Kinto runs a batch in one transaction, but a sub-request answered `409`
+    /// (two transactions taking the same timestamp in a collection, on its
+    /// unique index) makes it abort that transaction (`kinto.core.views.batch`):
+    /// the sub-responses before it still say `200`/`201` though nothing of
+    /// them was kept, and those after it run in a new transaction that is kept.
+    /// None of its 2xx can be trusted, so the whole batch is sent again. A
+    /// 429 or 5xx sub-response is treated alike rather than failing the sync.
+    static func rollback(ofBatch response: HTTPResponse, collection: String) -> (reason: String, retryAfter: Double?)? {
+        guard response.status == 200, let answers = try? batchResponses(response.body, pushingTo: collection) else { return nil }
+        for answer in answers {
+            guard case .answer(let sub) = answer, let status = sub["status"]?.int64Value.map(Int.init),
+                  status == 409 || RetryPolicy.isRetryable(status: status)
+            else { continue }
+            let message = sub["body"]?.objectValue?["message"]?.stringValue.map { ": \($0)" } ?? ""
+            let headers = sub["headers"]?.objectValue ?? [:]
+            let retryAfter = headers.first { $0.key.lowercased() == "retry-after" }?.value.stringValue.flatMap(Double.init)
+            return ("the server rolled back a batch to \(collection) (a write in it answered HTTP \(status)\(message))", retryAfter)
+        }
+        return nil
     }
 
     /// The outcome of each write of a batch, in the order sent, from the batch's response body.
@@ -447,8 +514,11 @@ public final class KintoRemote: SyncRemote {
         }
     }
 
-    /// Sends with retries: network errors, 5xx and 429 are tried again after a backoff.
-    private func send(_ request: HTTPRequest) throws(KintoError) -> HTTPResponse {
+    /// Sends with retries: network errors, 5xx and 429 are tried again after a backoff,
+    /// and so is a response that `failsWhen` finds failed (with its reason and the wait it asks for).
+    private func send(_ request: HTTPRequest,
+                      failsWhen isFailure: (HTTPResponse) -> (reason: String, retryAfter: Double?)? = { _ in nil })
+        throws(KintoError) -> HTTPResponse {
         var attempt = 1
         while true {
             if let backoffUntil, backoffUntil > Date() {
@@ -462,10 +532,15 @@ public final class KintoRemote: SyncRemote {
                 if let backoff = response.headers["backoff"].flatMap(Double.init) {
                     backoffUntil = Date().addingTimeInterval(backoff)
                 }
-                guard RetryPolicy.isRetryable(status: response.status) else { return response }
-                retryAfter = response.headers["retry-after"].flatMap(Double.init)
-                let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
-                failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status)\(message.map { ": \($0)" } ?? "")"
+                if RetryPolicy.isRetryable(status: response.status) {
+                    retryAfter = response.headers["retry-after"].flatMap(Double.init)
+                    let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
+                    failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status)\(message.map { ": \($0)" } ?? "")"
+                } else if let failed = isFailure(response) {
+                    (failure, retryAfter) = failed
+                } else {
+                    return response
+                }
             } catch {
                 report(request, status: nil, failure: error.description)
                 // A response too large to keep would be as large again.
