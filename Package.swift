@@ -5,7 +5,7 @@ import PackageDescription
 // the compiler keeps the direction (docs/architecture.md):
 //
 //   evsync (CLI) → KintoAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
-//       ↘ CPrctl         ↘ CCurl
+//       ↘ CPrctl, CTerminal  ↘ CCurl
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
 // particular server; KintoAdapter is one remote among possible others.
@@ -20,6 +20,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // prctl(2), for the CLI to keep credentials out of core dumps (a header only: it is in libc).
         .systemLibrary(name: "CPrctl"),
+        // wcwidth(3) and ferror(stdout), for the CLI's tables and streamed output (a header only: libc).
+        .systemLibrary(name: "CTerminal"),
         // LMDB calls that return an error rather than crash when a damaged data file sends LMDB astray.
         .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
         // The local store: LMDB wrapper, JSON, log, views, schemas, the Store API and its ingest API for sync batches.
@@ -28,7 +30,7 @@ let package = Package(
         .target(name: "EventSync", dependencies: ["EventStore"]),
         // The Kinto remote: HTTP over libcurl, retries, Kinto's protocol.
         .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "CCurl"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "CPrctl"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "CPrctl", "CTerminal"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),

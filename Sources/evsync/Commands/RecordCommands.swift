@@ -81,30 +81,6 @@ enum RecordCommands {
         }
     }
 
-    static let list = Command(
-        name: "list", section: .records,
-        usage: "evsync list <Entity> [--json] [--as-of SEQ|TIME]",
-        summary: "a table, now or then",
-        description: "Lists the records of an entity as a table, sorted by id.",
-        positionals: 1...1,
-        options: [
-            Option("--json", help: "an array of objects, each with `id` and the fields"),
-            asOfOption,
-        ]
-    ) { arguments, global in
-        let words = arguments.positionals
-        let store = try global.openStore(create: false)
-        let records = try store.records(words[0], asOf: try asOf(arguments))
-        if arguments.has("--json") {
-            print(Output.json(.array(records.map { .object($0.json) })))
-        } else {
-            let schema = try store.entity(words[0])
-            let rows = records.map { record in [Output.safe(record.id)] + schema.fieldNames.map { Output.cell(record.fields[$0]) } }
-            print(Output.table(header: ["id"] + schema.fieldNames, rows: rows))
-            print("(\(records.count) \(schema.name) record\(records.count == 1 ? "" : "s"))")
-        }
-    }
-
     static let importLines = Command(
         name: "import", section: .records,
         usage: "evsync import <Entity> FILE|-",
