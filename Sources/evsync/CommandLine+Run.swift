@@ -116,7 +116,12 @@ struct GlobalOptions {
 
     /// Opens the store; commands that only read pass `create: false`, so a missing store is exit 66.
     func openStore(create: Bool) throws -> Store {
-        try Store(directory: storeDirectory, schemas: try schemaRegistry(), create: create)
+        do {
+            return try Store(directory: storeDirectory, schemas: try schemaRegistry(), create: create)
+        } catch let error as StoreError where error.code == .notFound && error.message.hasPrefix("no store at") {
+            // Said to a person who may not know how stores come about.
+            throw CLIError(.noInput, "\(error.message) (`evsync add` or `evsync import` creates one; --store DIR or EVSYNC_STORE picks another)")
+        }
     }
 
     /// Opens the store to rebuild its views, which may be missing (see `Store.init(repairingViews:)`).

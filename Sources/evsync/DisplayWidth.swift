@@ -31,7 +31,8 @@ enum DisplayWidth {
     }
 
     static func of(_ text: String) -> Int {
-        text.reduce(0) { $0 + of($1) }
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.utf8.count }
+        return text.reduce(0) { $0 + of($1) }
     }
 
     /// `text` cut to at most `width` columns, ending in `…` when something was cut.

@@ -224,7 +224,7 @@ struct StoreDamageCLITests {
             for words in Self.readCommands + [["edit", "Holiday", "h", "details=More"], ["delete", "Holiday", "h"]] {
                 let result = try sandbox.run(words)
                 #expect(result.status == Exit.noInput, "\(words.joined(separator: " ")): \(result)")
-                #expect(result.stderr == "evsync: no store at \(sandbox.store.path)\n")
+                #expect(result.stderr == "evsync: no store at \(sandbox.store.path) (`evsync add` or `evsync import` creates one; --store DIR or EVSYNC_STORE picks another)\n")
                 #expect(!FileManager.default.fileExists(atPath: sandbox.store.path))
             }
             try FileManager.default.createDirectory(at: sandbox.store, withIntermediateDirectories: true)

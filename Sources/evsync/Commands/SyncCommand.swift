@@ -97,7 +97,7 @@ enum SyncCommand {
             for rejection in report.rejected { printError("evsync: the server refused \(rejection)") }
             warn(report)
             guard let interval, !interruption.requested() else {
-                if !report.rejected.isEmpty { throw CLIError(.failure, "\(report.rejected.count) change(s) refused by the server; they stay pending") }
+                if !report.rejected.isEmpty { throw CLIError(.failure, "\(Plural.count(report.rejected.count, "change")) refused by the server; they stay pending") }
                 return
             }
             interruption.wait(seconds: interval)
