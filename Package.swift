@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CPrctl"),
         // wcwidth(3) and ferror(stdout), for the CLI's tables and streamed output (a header only: libc).
         .systemLibrary(name: "CTerminal"),
+        // The commit a release was built from, given by Tools/install (a header only).
+        .systemLibrary(name: "CBuildInfo"),
         // LMDB calls that return an error rather than crash when a damaged data file sends LMDB astray.
         .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
         // The local store: LMDB wrapper, JSON, log, views, schemas, the Store API and its ingest API for sync batches.
@@ -30,7 +32,7 @@ let package = Package(
         .target(name: "EventSync", dependencies: ["EventStore"]),
         // The Kinto remote: HTTP over libcurl, retries, Kinto's protocol.
         .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "CCurl"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "CPrctl", "CTerminal"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),

@@ -31,7 +31,7 @@ struct ListCLITests {
             #expect(dates.count == 3 && Set(dates).count == 1 && dates.first == Self.column(of: "date", in: lines[0]), "\(result)")
             #expect(Self.column(of: "eggs", in: lines[3]) == Self.column(of: "🎆", in: lines[2]), "\(result)")
             #expect(result.stdout.contains("A long description of the ho…"), "a long cell is shortened: \(result)")
-            #expect(result.stderr.contains("not shown, to fit 80 columns: wikipediaLink, image"), "empty columns give way first: \(result)")
+            #expect(result.stderr.contains("(too wide to show: wikipediaLink, image; pick columns with --fields)"), "empty columns give way first: \(result)")
             // Narrower still: the id keeps its place, the rest give way.
             let narrow = try sandbox.succeed(["list", "Holiday"], environment: ["COLUMNS": "30"])
             for line in narrow.lines { #expect(DisplayColumns.of(line) <= 30, "\(narrow)") }

@@ -48,7 +48,7 @@ enum ListCommand {
         guard !json, !printer.outputClosed else { return }
         printError("(\(Plural.count(printer.shown, "\(schema.name) record"))\(printer.limitReached ? ", --limit reached" : ""))")
         if !printer.hiddenColumns.isEmpty {
-            printError("(not shown, to fit \(Terminal.columns ?? 0) columns: \(printer.hiddenColumns.joined(separator: ", ")); choose with --fields)")
+            printError("(too wide to show: \(printer.hiddenColumns.joined(separator: ", ")); pick columns with --fields)")
         }
     }
 }
