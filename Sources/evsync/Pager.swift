@@ -26,8 +26,9 @@ final class Pager {
         fflush(nil)
         dup2(pipe.fileHandleForWriting.fileDescriptor, STDOUT_FILENO)
         try? pipe.fileHandleForWriting.close()
-        // Quitting the pager early closes the pipe: the write fails and the command stops quietly.
-        signal(SIGPIPE, SIG_DFL)
+        // Quitting the pager early closes the pipe: the write fails (rather than a signal killing
+        // the process), `list` stops reading and exits 0, as git does.
+        signal(SIGPIPE, SIG_IGN)
         return Pager(process: process)
     }
 

@@ -132,6 +132,11 @@ struct ListCLITests {
             #expect(result.lines[1].hasPrefix("r0 "))
             #expect(result.lines[3] == #"[{"date":"2027-01-01"#)
             #expect(!result.stdout.contains("30000"), "no count for a reader that went away: \(result)")
+            // A pager quit early: list stops and exits 0 (as git does), without a count.
+            let paged = try sandbox.launchShell(#"script -q -e -c 'PAGER="head -2" "$EVSYNC_BINARY_PATH" list Holiday' /dev/null"#).wait()
+            #expect(paged.status == Exit.ok, "\(paged)")
+            let pagedLines = paged.stdout.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }
+            #expect(pagedLines.count == 2 && pagedLines[1].hasPrefix("r0 "), "\(paged)")
         }
     }
 }
