@@ -5,7 +5,7 @@ import PackageDescription
 // the compiler keeps the direction (docs/architecture.md):
 //
 //   evsync (CLI) → KintoAdapter, ParseAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
-//       ↘ CPrctl         ↘ HTTPTransport → CCurl
+//       ↘ CPrctl, CTerminal  ↘ HTTPTransport → CCurl
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
 // particular server; KintoAdapter is one remote among possible others.
@@ -20,6 +20,10 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // prctl(2), for the CLI to keep credentials out of core dumps (a header only: it is in libc).
         .systemLibrary(name: "CPrctl"),
+        // wcwidth(3) and ferror(stdout), for the CLI's tables and streamed output (a header only: libc).
+        .systemLibrary(name: "CTerminal"),
+        // The commit a release was built from, given by Tools/install (a header only).
+        .systemLibrary(name: "CBuildInfo"),
         // LMDB calls that return an error rather than crash when a damaged data file sends LMDB astray.
         .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
         // The local store: LMDB wrapper, JSON, log, views, schemas, the Store API and its ingest API for sync batches.
@@ -32,7 +36,7 @@ let package = Package(
         .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
         // The Parse Server remote: Parse's REST protocol and its weak spots (no conditional writes, no tombstones).
         .target(name: "ParseAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "CPrctl"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),

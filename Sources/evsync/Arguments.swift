@@ -1,6 +1,6 @@
 /// Command-line words split into positionals, options with values and flags.
 ///
-/// Accepts `--key value`, `--key=value`, `-n value`, repeated options, and
+/// Accepts `--key value`, `--key=value`, `-n value`, `-n1`, repeated options, and
 /// `--` to end options. Which options take a value is declared per command
 /// (`Option`), so an unknown option is reported instead of guessed at.
 struct Arguments {
@@ -36,8 +36,14 @@ struct Arguments {
             if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
                 name = String(word[..<equals])
                 inlineValue = String(word[word.index(after: equals)...])
+            } else if !word.hasPrefix("--"), spellings[word] == nil, let short = spellings[String(word.prefix(2))], short.value != nil {
+                // `-n1`, as getopt reads it: a short option's value may follow it directly.
+                name = String(word.prefix(2))
+                inlineValue = String(word.dropFirst(2))
             }
-            guard let option = spellings[name] else { throw CLIError(.usage, "unknown option \(name)") }
+            guard let option = spellings[name] else {
+                throw CLIError(.usage, "unknown option \(name)\(Suggestion.didYouMean(name, among: Array(spellings.keys.sorted())))")
+            }
             if option.value != nil {
                 guard let value = inlineValue ?? words.popFirst() else {
                     throw CLIError(.usage, "option \(name) needs a value")

@@ -46,13 +46,18 @@ extension CommandLine {
             throw CLIError(.usage, "no command given")
         }
         var rest = Array(words)
+        // `--version` anywhere before `--`, as after a command (`evsync list --version`).
+        if (rest.firstIndex(of: "--") ?? rest.endIndex) > (rest.firstIndex(of: "--version") ?? rest.endIndex) {
+            print(Help.version)
+            return
+        }
         if word == "help" {
             // `help --man`: the man page, for Tools/install and packagers.
             if rest.first == "--man" { print(ManPage.text, terminator: ""); return }
             print(rest.first.flatMap { Commands.named($0, then: rest.dropFirst().first) }.map(Help.text) ?? Help.overview)
             return
         }
-        guard let command = Commands.named(word, then: rest.first) else { throw CLIError(.usage, "unknown command '\(word)' (see evsync --help)") }
+        guard let command = Commands.named(word, then: rest.first) else { throw CLIError(.usage, "unknown command '\(word)'\(Suggestion.didYouMean(word, among: Commands.all.map { $0.words[0] })) (see evsync --help)") }
         let wantsHelp = rest.contains { Help.helpOption.names.contains($0) }
         // A command named by more than one word (`log tail`) needs them all, unless help is asked for.
         for subcommand in command.words.dropFirst() {
@@ -111,7 +116,12 @@ struct GlobalOptions {
 
     /// Opens the store; commands that only read pass `create: false`, so a missing store is exit 66.
     func openStore(create: Bool) throws -> Store {
-        try Store(directory: storeDirectory, schemas: try schemaRegistry(), create: create)
+        do {
+            return try Store(directory: storeDirectory, schemas: try schemaRegistry(), create: create)
+        } catch let error as StoreError where error.code == .notFound && error.message.hasPrefix("no store at") {
+            // Said to a person who may not know how stores come about.
+            throw CLIError(.noInput, "\(error.message) (`evsync add` or `evsync import` creates one; --store DIR or EVSYNC_STORE picks another)")
+        }
     }
 
     /// Opens the store to rebuild its views, which may be missing (see `Store.init(repairingViews:)`).

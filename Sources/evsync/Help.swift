@@ -1,10 +1,15 @@
+import CBuildInfo
 import EventSync
 import Foundation
 
 /// The help texts, rendered from the commands' declarations (`Commands.all`,
 /// `GlobalOptions.options`); nothing about a command is written here.
 enum Help {
-    static let version = "evsync \(EvsyncVersion.current)"
+    /// `evsync 0.1.0`, and the commit when the build was given one (`evsync 0.1.0 (commit 1a2b3c4d5e6f)`).
+    static let version: String = {
+        let commit = String(cString: evsync_build_commit())
+        return "evsync \(EvsyncVersion.current)" + (commit.isEmpty ? "" : " (commit \(Output.safe(commit)))")
+    }()
 
     /// `-h`, `--help`: accepted by every command and before any.
     static let helpOption = Option("--help", "-h", help: "help for any command (or evsync help <command>)")

@@ -78,10 +78,10 @@ enum Output {
     }
 
     /// An event as one line for people: `#12  2026-…Z  updated  local  Holiday/abc  by root@host  name="X"`.
-    /// Values are JSON (so a string is quoted, spaces and all), shortened, and safe.
+    /// Values are JSON (so a string is quoted, spaces and all), shortened, and safe; the time is local.
     static func line(_ event: Event) -> String {
-        var parts = ["#\(event.seq)", Timestamp.iso8601(milliseconds: event.at), event.kind.rawValue, event.origin.rawValue,
-                     safe("\(event.entity)/\(event.recordID)"), "by \(safe(event.author))"]
+        var parts = ["#\(event.seq)", LocalTime.iso8601(milliseconds: event.at), event.kind.rawValue, event.origin.rawValue,
+                     safe("\(event.entity)/\(event.recordID)"), "by \(quotedIfSpaced(event.author))"]
         if let version = event.version { parts.append(safe("v\(version)")) }
         let changes = event.set.keys.sorted().map { "\(safe($0))=\(shortened(event.set[$0].map(display) ?? "", to: 30))" }
             + event.unset.map { "-\(safe($0))" }
@@ -90,6 +90,12 @@ enum Output {
         if let resolves = event.resolves { parts.append("(resolves #\(resolves))") }
         if let reason = event.reason { parts.append("(\(reason))") }
         return parts.joined(separator: "  ")
+    }
+
+    /// `text`, safe, and quoted as JSON when it holds white space (or is empty), so a line's
+    /// fields stay apart: `by "Jane Doe"`, `by jane@host`.
+    static func quotedIfSpaced(_ text: String) -> String {
+        text.isEmpty || text.contains(where: \.isWhitespace) ? display(.string(text)) : safe(text)
     }
 
     /// A record's history for people: each event, then each field it changed as `old → new`.
@@ -102,7 +108,7 @@ enum Output {
             var after = before
             after.apply(event)
             states[key] = after
-            var header = "#\(event.seq)  \(Timestamp.iso8601(milliseconds: event.at))  \(event.kind.rawValue)  \(event.origin.rawValue)  \(safe(event.entity))  by \(safe(event.author))"
+            var header = "#\(event.seq)  \(LocalTime.iso8601(milliseconds: event.at))  \(event.kind.rawValue)  \(event.origin.rawValue)  \(safe(event.entity))  by \(safe(event.author))"
             if let version = event.version { header += safe("  server version \(version)") }
             if let policy = event.policy { header += "  resolved \(policy)" }
             if let resolves = event.resolves { header += "  resolves conflict #\(resolves)" }

@@ -133,16 +133,16 @@ struct BadInputTests {
                 let file = try sandbox.write("bad-\(badLine).jsonl", bad.joined(separator: "\n") + "\n")
                 let result = try sandbox.run(["import", "Holiday", file])
                 #expect(result.status == Exit.dataError, "line \(badLine): \(result)")
-                #expect(result.stderr.contains("line \(badLine):"), "line \(badLine): \(result)")
+                #expect(result.stderr.contains(":\(badLine): "), "line \(badLine): \(result)")
                 #expect(result.stdout.isEmpty)
                 #expect(try Self.snapshot(sandbox) == before, "line \(badLine)")
                 // The same through standard input, a file or a pipe (which is spooled first).
                 let stdin = try sandbox.run(["import", "Holiday", "-"], stdin: Data((bad.joined(separator: "\n")).utf8))
                 #expect(stdin.status == Exit.dataError)
-                #expect(stdin.stderr.contains("line \(badLine):"), "\(stdin)")
+                #expect(stdin.stderr.contains(":\(badLine): "), "\(stdin)")
                 let piped = try sandbox.run(["import", "Holiday", "-"], pipingStdin: Data((bad.joined(separator: "\n")).utf8))
                 #expect(piped.status == Exit.dataError)
-                #expect(piped.stderr.contains("line \(badLine):"), "\(piped)")
+                #expect(piped.stderr.contains(":\(badLine): "), "\(piped)")
             }
             #expect(try Self.snapshot(sandbox) == before)
 
@@ -153,7 +153,7 @@ struct BadInputTests {
             let file = try sandbox.write("blank.jsonl", lines.joined(separator: "\n"))
             let result = try sandbox.run(["import", "Holiday", file])
             #expect(result.status == Exit.dataError)
-            #expect(result.stderr.contains("line 101:"), "\(result)")
+            #expect(result.stderr.contains(":101: "), "\(result)")
 
             // Repaired, the file imports whole.
             lines[100] = #"{"name":"Fixed","date":"2026-03-02"}"#
@@ -178,7 +178,7 @@ struct BadInputTests {
             let file = try sandbox.write("dup.jsonl", lines.joined(separator: "\n"))
             let result = try sandbox.run(["import", "Holiday", file])
             #expect(result.status == Exit.dataError, "\(result)")
-            #expect(result.stderr.contains("line 4:") && result.stderr.contains("d2"), "\(result)")
+            #expect(result.stderr.contains(":4: ") && result.stderr.contains("d2"), "\(result)")
             #expect(try Self.snapshot(sandbox) == before)
             // The same id in another entity is a different record.
             let birthdays = try sandbox.write("b.jsonl", #"{"id":"h","name":"Holly","date":"2000-01-01"}"#)

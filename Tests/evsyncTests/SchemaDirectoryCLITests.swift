@@ -61,7 +61,7 @@ struct SchemaDirectoryCLITests {
             #expect(list.contains { $0.objectValue?["title"] == "Untitled" })
             let table = try succeed(["list", "Book"])
             #expect(table.lines.first?.split(separator: " ") == ["id", "title", "author", "pages", "published"])
-            #expect(table.lines.last == "(3 Book records)")
+            #expect(table.stderr == "(3 Book records)\n")
 
             let history = try #require(try succeed(["history", "dune", "--json"]).json().arrayValue)
             #expect(history.compactMap { $0.objectValue?["kind"] } == ["created", "updated"])

@@ -224,7 +224,7 @@ struct StoreDamageCLITests {
             for words in Self.readCommands + [["edit", "Holiday", "h", "details=More"], ["delete", "Holiday", "h"]] {
                 let result = try sandbox.run(words)
                 #expect(result.status == Exit.noInput, "\(words.joined(separator: " ")): \(result)")
-                #expect(result.stderr == "evsync: no store at \(sandbox.store.path)\n")
+                #expect(result.stderr == "evsync: no store at \(sandbox.store.path) (`evsync add` or `evsync import` creates one; --store DIR or EVSYNC_STORE picks another)\n")
                 #expect(!FileManager.default.fileExists(atPath: sandbox.store.path))
             }
             try FileManager.default.createDirectory(at: sandbox.store, withIntermediateDirectories: true)
@@ -301,6 +301,9 @@ struct StoreDamageCLITests {
                     } else if result.status == Exit.noInput, words[0] == "show" {
                         // A flip in the record's key: LMDB finds no such key, nothing can tell it from a record never made.
                         #expect(result.stderr == "evsync: no Holiday with id 'h'\n", "\(command): \(result)")
+                    } else if result.status == Exit.noInput, words[0] == "history" {
+                        // The same in the history index: no events found for the id, as for an id never used.
+                        #expect(result.stderr == "evsync: no events for id 'h'\n", "\(command): \(result)")
                     } else if result.status != Exit.ok {
                         refusals += 1
                         Self.expectRefusal(result, sandbox, command)

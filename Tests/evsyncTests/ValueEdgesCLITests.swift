@@ -69,7 +69,7 @@ struct ValueEdgesCLITests {
                 #expect(result.status == Exit.dataError, "\(arguments): \(result)")
                 #expect(result.stderr.contains("duplicate key") && result.stderr.split(separator: "\n").count == 1, "\(result)")
             }
-            #expect(try run(["import", "Thing", file]).stderr.contains("line 2:"))
+            #expect(try run(["import", "Thing", file]).stderr.contains("\(file):2: "))
             #expect(try sandbox.eventCount() == 1)
         }
     }

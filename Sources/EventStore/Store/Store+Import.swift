@@ -47,7 +47,7 @@ extension Store {
     /// directory is on disk and has room for what is about to be imported
     /// into it; memory holds one block at a time. The bytes are copied as
     /// they are, so errors still name the input's lines.
-    func spool(_ descriptor: Int32) throws(StoreError) -> Int32 {
+    public func spool(_ descriptor: Int32) throws(StoreError) -> Int32 {
         var template = Array("\(directory)/import-spool.XXXXXX".utf8CString)
         let file = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard file >= 0 else {

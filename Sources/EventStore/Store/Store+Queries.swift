@@ -75,6 +75,38 @@ extension Store {
         }
     }
 
+    /// Calls `body` with each record of an entity in id order, from one read
+    /// snapshot, holding one record at a time (plus any with an id longer than
+    /// `RecordID.maxLength`), so the first arrives at once and memory stays flat
+    /// whatever the table's size. `body` returns false to stop early.
+    ///
+    /// ```swift
+    /// try store.forEachRecord("Holiday") { record in print(record.id); return true }
+    /// ```
+    public func forEachRecord(_ entityName: String, _ body: (Record) -> Bool) throws(StoreError) {
+        let schema = try entity(entityName)
+        try read { transaction in
+            // A long id's key is its hash, marked with `#`, which sorts before every id:
+            // those come first, are put in id order, and are merged in as the others pass.
+            var long: [Record] = []
+            var sortedLong = false
+            var stopped = false
+            try forEachRow(of: schema.name, in: transaction) { id, fields in
+                guard !stopped else { return }
+                let record = Record(entity: schema.name, id: id, fields: fields)
+                if id.utf8.count > RecordID.maxLength { long.append(record); return }
+                if !sortedLong { long.sort { $0.id > $1.id }; sortedLong = true }
+                while let next = long.last, next.id < id {
+                    long.removeLast()
+                    if !body(next) { stopped = true; return }
+                }
+                if !body(record) { stopped = true }
+            } continuing: { !stopped }
+            if !sortedLong { long.sort { $0.id > $1.id } }
+            while !stopped, let next = long.popLast() { stopped = !body(next) }
+        }
+    }
+
     /// Every record of `entity` (its canonical name) in the views, sorted by id.
     func records(of entity: String, in transaction: Transaction) throws -> [Record] {
         var records: [Record] = []
@@ -88,12 +120,13 @@ extension Store {
         return records
     }
 
-    func forEachRow(of entity: String, in transaction: Transaction, _ body: (String, JSONObject) throws -> Void) throws {
+    func forEachRow(of entity: String, in transaction: Transaction, _ body: (String, JSONObject) throws -> Void,
+                    continuing proceed: () -> Bool = { true }) throws {
         let prefix = Keys.entityPrefix(entity)
         let entityKey = String(decoding: prefix.dropLast(), as: UTF8.self)
         let cursor = try transaction.cursor(log.views.records)
         var entry = try cursor.seek(atLeast: prefix)
-        while let current = entry, current.key.starts(with: prefix) {
+        while let current = entry, current.key.starts(with: prefix), proceed() {
             if let row = try RecordEntry.row(in: current.value) {
                 let keyPart = String(decoding: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]), as: UTF8.self)
                 try body(try log.recordID(keyPart: keyPart, entityKey: entityKey, in: transaction), try RecordEntry.decodeFields(row))

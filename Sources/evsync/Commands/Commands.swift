@@ -5,7 +5,7 @@ enum Commands {
         RecordCommands.edit,
         RecordCommands.delete,
         RecordCommands.show,
-        RecordCommands.list,
+        ListCommand.list,
         RecordCommands.importLines,
         LogCommands.history,
         LogCommands.tail,

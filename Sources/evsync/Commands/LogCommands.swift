@@ -14,10 +14,13 @@ enum LogCommands {
         let words = arguments.positionals
         let events = try global.openStore(create: false).history(of: words[0])
         if arguments.has("--json") {
+            // Still `[]` for scripts that read it, and exit 66 as the text form.
             print("[" + events.map(Output.json).joined(separator: ",") + "]")
-        } else if events.isEmpty {
+        }
+        if events.isEmpty {
             throw CLIError(.noInput, "no events for id '\(words[0])'")
-        } else {
+        }
+        if !arguments.has("--json") {
             print(Output.history(events))
         }
     }
@@ -95,23 +98,34 @@ enum LogCommands {
 
     static let rebuildViews = Command(
         name: "rebuild-views", section: .log,
-        usage: "evsync rebuild-views [--verify]",
+        usage: "evsync rebuild-views [--verify] [--json]",
         summary: "replay the log into the views",
         description: "Replays the whole log into fresh views and swaps them in atomically.",
         positionals: 0...0,
-        options: [Option("--verify", help: "rebuild aside, compare, print every difference; exit 1 if there is one")]
+        options: [
+            Option("--verify", help: "rebuild aside, compare, print every difference; exit 1 if there is one"),
+            Option("--json", help: "one object: {events} or, with --verify, {events, match, differences}"),
+        ]
     ) { arguments, global in
         if arguments.has("--verify") {
             let store = try global.openStore(create: false)
             let differences = try store.verifyViews()
+            if arguments.has("--json") {
+                print(Output.json([
+                    "events": .number(JSONNumber(try store.lastSeq())),
+                    "match": .bool(differences.isEmpty),
+                    "differences": .array(differences.map { .string($0.description) }),
+                ]))
+            }
             guard differences.isEmpty else {
-                for difference in differences { print(difference) }
+                if !arguments.has("--json") { for difference in differences { print(difference) } }
                 throw CLIError(.failure, "the views differ from the log (\(differences.count)\(differences.count >= 100 ? "+" : "") difference\(differences.count == 1 ? "" : "s")); run `evsync rebuild-views` to repair them")
             }
-            print("views match the log (\(try store.lastSeq()) events)")
+            if !arguments.has("--json") { print("views match the log (\(Plural.count(Int(try store.lastSeq()), "event")))") }
         } else {
             let count = try global.openStoreRepairingViews().rebuildViews()
-            print("rebuilt the views from \(count) events")
+            print(arguments.has("--json") ? Output.json(["events": .number(JSONNumber(count))])
+                : "rebuilt the views from \(Plural.count(Int(count), "event"))")
         }
     }
 
@@ -165,7 +179,7 @@ enum LogCommands {
 
     /// `2026-12-01T05:00:00.000Z (failed: cannot reach …)`.
     private static func lastSyncText(_ sync: LastSync) -> String {
-        var text = "\(sync.iso8601) (\(sync.interrupted ? "interrupted, " : "")\(sync.result.rawValue)"
+        var text = "\(LocalTime.iso8601(milliseconds: sync.at)) (\(sync.interrupted ? "interrupted, " : "")\(sync.result.rawValue)"
         if let error = sync.error { text += ": \(Output.safe(error))" }
         return text + ")"
     }

@@ -5,51 +5,116 @@ import Foundation
 enum RecordCommands {
     static let add = Command(
         name: "add", section: .records,
-        usage: "evsync add <Entity> [--id ID] field=value… [field:=json…]",
+        usage: "evsync add <Entity> [--id ID] field=value… [field:=json…] [--json]",
         summary: "create a record, print its id",
         description: """
         Creates a record and prints its id (a new UUID unless --id is given).
         field=value sets a string; field:=json sets any JSON value (e.g. observedBy:='["US"]').
         """,
         positionals: 1...Int.max,
-        options: [Option("--id", value: "ID", help: "the record's id (letters, digits, _ and -)")]
+        options: [
+            Option("--id", value: "ID", help: "the record's id (letters, digits, _ and -)"),
+            Option("--json", help: "one object: {entity, id, seq, record} (see README)"),
+        ]
     ) { arguments, global in
         let words = arguments.positionals
         let fields = try assignments(words.dropFirst())
-        let event = try global.openStore(create: true).add(words[0], id: arguments.value("--id"), fields: fields)
-        print(event.recordID)
+        let store = try global.openStore(create: true)
+        let event = try withJSONValueHint(store: store, entity: words[0], words: words.dropFirst()) {
+            try store.add(words[0], id: arguments.value("--id"), fields: fields)
+        }
+        if arguments.has("--json") {
+            print(try changeJSON(store: store, entity: event.entity, id: event.recordID, seq: event.seq))
+        } else {
+            print(event.recordID)
+        }
     }
 
     static let edit = Command(
         name: "edit", section: .records,
-        usage: "evsync edit <Entity> <id> field=value… [field:=json…] [--unset field…]",
+        usage: "evsync edit <Entity> <id> field=value… [field:=json…] [--unset field…] [--json]",
         summary: "change fields",
         description: """
         Changes fields of a record: field=value sets a string, field:=json any JSON value.
         Nothing is written when the values are already those (a note goes to stderr, exit 0).
         """,
         positionals: 2...Int.max,
-        options: [Option("--unset", value: "field", help: "remove a field (repeat for more)")]
+        options: [
+            Option("--unset", value: "field", help: "remove a field (repeat for more)"),
+            Option("--json", help: "one object: {entity, id, seq (null when nothing changed), record}"),
+        ]
     ) { arguments, global in
         let words = arguments.positionals
         let fields = try assignments(words.dropFirst(2))
         guard !fields.isEmpty || !arguments.values("--unset").isEmpty else {
             throw arguments.usageError("nothing to change")
         }
-        if try global.openStore(create: false).edit(words[0], id: words[1], set: fields, unset: arguments.values("--unset")) == nil {
+        let store = try global.openStore(create: false)
+        let event = try withJSONValueHint(store: store, entity: words[0], words: words.dropFirst(2)) {
+            try store.edit(words[0], id: words[1], set: fields, unset: arguments.values("--unset"))
+        }
+        if arguments.has("--json") {
+            print(try changeJSON(store: store, entity: words[0], id: words[1], seq: event?.seq))
+        }
+        if event == nil {
             printError("evsync: no change: \(words[1]) already has those values")
         }
     }
 
     static let delete = Command(
         name: "delete", section: .records,
-        usage: "evsync delete <Entity> <id>",
+        usage: "evsync delete <Entity> <id> [--json]",
         summary: "delete a record",
         description: "Deletes a record. Its events stay in the log; `history` still shows them.",
-        positionals: 2...2
+        positionals: 2...2,
+        options: [Option("--json", help: "one object: {entity, id, seq, record: null}")]
     ) { arguments, global in
         let words = arguments.positionals
-        try global.openStore(create: false).delete(words[0], id: words[1])
+        let store = try global.openStore(create: false)
+        let event = try store.delete(words[0], id: words[1])
+        if arguments.has("--json") {
+            print(try changeJSON(store: store, entity: event.entity, id: event.recordID, seq: event.seq))
+        }
+    }
+
+    /// What `add`, `edit` and `delete --json` print: `{"entity", "id", "seq", "record"}`, `seq` the event
+    /// written (null when none was), `record` the record now (`id` and fields; null once deleted).
+    static func changeJSON(store: Store, entity: String, id: String, seq: UInt64?) throws -> String {
+        let record = try store.record(entity, id: id)
+        return Output.json([
+            "entity": .string(try store.entity(entity).name),
+            "id": .string(id),
+            "seq": seq.map { .number(JSONNumber($0)) } ?? .null,
+            "record": record.map { .object($0.json) } ?? .null,
+        ])
+    }
+
+    /// Runs `body`; when it fails on a field given as `field=value` (a string) that the schema
+    /// wants as another type, the error says how to give a JSON value: `observedBy:='[…]'`.
+    static func withJSONValueHint<T>(store: Store, entity: String, words: some Sequence<String>, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            let failure = CLIError(error)
+            guard failure.code == .dataError, let schema = try? store.entity(entity) else { throw error }
+            for word in words {
+                guard let equals = word.firstIndex(of: "="), !word[..<equals].hasSuffix(":") else { continue }
+                let field = String(word[..<equals]), text = String(word[word.index(after: equals)...])
+                guard schema.hasField(field), (try? schema.validate(field: field, value: .string(text))) == nil else { continue }
+                let example: String
+                if let parsed = try? JSONParser.parse(text), (try? schema.validate(field: field, value: parsed)) != nil {
+                    example = text
+                } else if (try? schema.validate(field: field, value: .array([]))) != nil {
+                    example = "[…]"
+                } else if (try? schema.validate(field: field, value: .object([:]))) != nil {
+                    example = "{…}"
+                } else {
+                    continue
+                }
+                throw CLIError(failure.code, "\(failure.message) (use \(field):='\(example)' for JSON values)")
+            }
+            throw error
+        }
     }
 
     static let show = Command(
@@ -81,41 +146,21 @@ enum RecordCommands {
         }
     }
 
-    static let list = Command(
-        name: "list", section: .records,
-        usage: "evsync list <Entity> [--json] [--as-of SEQ|TIME]",
-        summary: "a table, now or then",
-        description: "Lists the records of an entity as a table, sorted by id.",
-        positionals: 1...1,
-        options: [
-            Option("--json", help: "an array of objects, each with `id` and the fields"),
-            asOfOption,
-        ]
-    ) { arguments, global in
-        let words = arguments.positionals
-        let store = try global.openStore(create: false)
-        let records = try store.records(words[0], asOf: try asOf(arguments))
-        if arguments.has("--json") {
-            print(Output.json(.array(records.map { .object($0.json) })))
-        } else {
-            let schema = try store.entity(words[0])
-            let rows = records.map { record in [Output.safe(record.id)] + schema.fieldNames.map { Output.cell(record.fields[$0]) } }
-            print(Output.table(header: ["id"] + schema.fieldNames, rows: rows))
-            print("(\(records.count) \(schema.name) record\(records.count == 1 ? "" : "s"))")
-        }
-    }
-
     static let importLines = Command(
         name: "import", section: .records,
-        usage: "evsync import <Entity> FILE|-",
-        summary: "JSON Lines, all or nothing",
+        usage: "evsync import <Entity> FILE|- [--json]",
+        summary: "JSON Lines or an array, all or nothing",
         description: """
-        Imports JSON Lines (one object per line: the fields and optionally `id`) from FILE or standard input (-).
-        The whole import is one transaction: one bad line and nothing is written; the error names the line.
+        Imports JSON Lines (one object per line: the fields and optionally `id`), or a JSON array of such
+        objects (what `list --json` prints), from FILE or standard input (-).
+        The whole import is one transaction: one bad record and nothing is written; the error says
+        FILE:LINE: (for an array, FILE: element N:). On a terminal, a large file shows its progress on stderr.
         """,
-        positionals: 2...2
+        positionals: 2...2,
+        options: [Option("--json", help: "one object: {entity, imported}")]
     ) { arguments, global in
         let words = arguments.positionals
+        let name = words[1] == "-" ? "<stdin>" : words[1]
         let descriptor: Int32
         if words[1] == "-" {
             descriptor = STDIN_FILENO
@@ -127,8 +172,27 @@ enum RecordCommands {
         }
         defer { if descriptor != STDIN_FILENO { close(descriptor) } }
         let store = try global.openStore(create: true)
-        let count = try store.importRecords(words[0], from: descriptor)
-        print("imported \(count) \(try store.entity(words[0]).name) record\(count == 1 ? "" : "s")")
+        let schema = try store.entity(words[0])
+        let count: Int
+        let input: ImportInput
+        do {
+            input = try ImportInput(descriptor, store: store)
+        } catch {
+            throw CLIError(CLIError(error).code, "\(Output.safe(name)): \(CLIError(error).message)")
+        }
+        defer { input.close() }
+        do {
+            let progress = ImportProgress.start(name: name, descriptor: input.descriptor)
+            defer { progress?.stop() }
+            count = try store.importRecords(schema.name, from: input.descriptor)
+        } catch {
+            throw input.locate(CLIError(error), in: name)
+        }
+        if arguments.has("--json") {
+            print(Output.json(["entity": .string(schema.name), "imported": .number(JSONNumber(count))]))
+        } else {
+            print("imported \(Plural.count(count, "\(schema.name) record"))")
+        }
     }
 
     /// `field=value` (a string) and `field:=json` (any JSON value), as httpie spells them.
@@ -158,12 +222,12 @@ enum RecordCommands {
     }
 
     static let asOfOption = Option(
-        "--as-of", value: "SEQ|TIME", help: "as it was after event SEQ, or at an ISO 8601 date or time")
+        "--as-of", value: "SEQ|TIME", help: "as it was after event SEQ, or at an ISO 8601 date or time (local without an offset; HH:MM is today)")
 
     static func asOf(_ arguments: Arguments) throws -> LogPoint? {
         guard let text = arguments.value("--as-of") else { return nil }
-        guard let point = LogPoint(text) else {
-            throw CLIError(.usage, "--as-of takes an event number or an ISO 8601 date or time, not '\(text)'")
+        guard let point = LocalTime.logPoint(text) else {
+            throw CLIError(.usage, "--as-of takes an event number, an ISO 8601 date or time (local without an offset) or HH:MM, not '\(text)'")
         }
         return point
     }

@@ -123,7 +123,7 @@ enum SyncCommand {
                 throw CLIError(.interrupted, "sync interrupted; run sync again to finish")
             }
             guard let interval else {
-                if !report.rejected.isEmpty { throw CLIError(.failure, "\(report.rejected.count) change(s) refused by the server; they stay pending") }
+                if !report.rejected.isEmpty { throw CLIError(.failure, "\(Plural.count(report.rejected.count, "change")) refused by the server; they stay pending") }
                 return
             }
             interruption.wait(seconds: interval)

@@ -95,7 +95,12 @@ struct Evsync: Sendable {
 
     /// `history <id> --json`.
     func history(_ id: String) async throws -> [JSONObject] {
-        (try await json(["history", id, "--json"]).arrayValue ?? []).compactMap(\.objectValue)
+        let output = try await run(["history", id, "--json"])
+        // An id without events exits 66, as the text form does, still printing `[]`.
+        guard output.status == 0 || (output.status == 66 && output.stdout == "[]\n"), !output.killedBySignal else {
+            throw ProcessFailure(command: "evsync history \(id) --json", output: output)
+        }
+        return (try JSONParser.parse(output.stdout).arrayValue ?? []).compactMap(\.objectValue)
     }
 
     /// `log tail -n N --json`, one object per line.

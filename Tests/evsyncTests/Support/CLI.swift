@@ -163,6 +163,8 @@ struct Sandbox {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EVSYNC_") }
         environment["EVSYNC_STORE"] = store.path
         environment["EVSYNC_AUTHOR"] = Self.author
+        // Tables are fitted to COLUMNS when it is set; tests that want that set it themselves.
+        environment["COLUMNS"] = nil
         return environment
     }
 

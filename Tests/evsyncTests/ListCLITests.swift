@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+@testable import EventStore
+
+/// `list` for people (fitted, aligned, paged) and for scripts (filters, order, fields).
+@Suite("list options and layout")
+struct ListCLITests {
+    static func seed(_ sandbox: Sandbox) throws {
+        try sandbox.succeed(["add", "Holiday", "--id", "a", "name=New Year", "date=2027-01-01", #"observedBy:=["US","FR"]"#,
+                             "details=A long description of the holiday that goes on and on for a while"])
+        try sandbox.succeed(["add", "Holiday", "--id", "b", "name=春節 Spring Festival", "date=2027-02-06", "details=🎆🧧 fireworks"])
+        try sandbox.succeed(["add", "Holiday", "--id", "c", "name=Easter", "date=2027-03-28", "details=eggs; name>x"])
+    }
+
+    /// The terminal column at which `text` starts in `line` (CJK and emoji take two).
+    static func column(of text: String, in line: String) -> Int? {
+        guard let range = line.range(of: text) else { return nil }
+        return DisplayColumns.of(String(line[..<range.lowerBound]))
+    }
+
+    @Test("at COLUMNS=80 every line fits, CJK and emoji line up, and the hidden columns are named on stderr")
+    func fitsTheTerminal() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let result = try sandbox.succeed(["list", "Holiday"], environment: ["COLUMNS": "80"])
+            let lines = result.lines
+            #expect(lines.count == 4, "\(result)")
+            for line in lines { #expect(DisplayColumns.of(line) <= 80, "\(line)") }
+            #expect(lines.allSatisfy { !$0.hasSuffix(" ") })
+            let dates = lines.dropFirst().compactMap { line in ["2027-01-01", "2027-02-06", "2027-03-28"].compactMap { Self.column(of: $0, in: line) }.first }
+            #expect(dates.count == 3 && Set(dates).count == 1 && dates.first == Self.column(of: "date", in: lines[0]), "\(result)")
+            #expect(Self.column(of: "eggs", in: lines[3]) == Self.column(of: "🎆", in: lines[2]), "\(result)")
+            #expect(result.stdout.contains("A long description of the ho…"), "a long cell is shortened: \(result)")
+            #expect(result.stderr.contains("(too wide to show: wikipediaLink, image; pick columns with --fields)"), "empty columns give way first: \(result)")
+            // Narrower still: the id keeps its place, the rest give way.
+            let narrow = try sandbox.succeed(["list", "Holiday"], environment: ["COLUMNS": "30"])
+            for line in narrow.lines { #expect(DisplayColumns.of(line) <= 30, "\(narrow)") }
+        }
+    }
+
+    @Test("through a pipe nothing is cut to fit and the count goes to stderr")
+    func pipeKeepsWholeCells() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let result = try sandbox.succeed(["list", "Holiday"])
+            #expect(result.stdout.contains("春節 Spring Festival") && result.stdout.contains(#"["US","FR"]"#), "\(result)")
+            #expect(result.stderr == "(3 Holiday records)\n")
+        }
+    }
+
+    @Test("--where, --sort, --limit/-n, --fields, in the table and in --json")
+    func queryOptions() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            func ids(_ options: [String]) throws -> [String] {
+                let result = try sandbox.succeed(["list", "Holiday", "--json"] + options)
+                return try #require(try result.json().arrayValue).compactMap { $0.objectValue?["id"]?.stringValue }
+            }
+            #expect(try ids(["--where", "date>=2027-02-01"]) == ["b", "c"])
+            #expect(try ids(["--where", "date<2027-02-06"]) == ["a"])
+            #expect(try ids(["--where", "name~SPRING"]) == ["b"], "~ is contains, in any case")
+            #expect(try ids(["--where", "observedBy=FR"]) == ["a"], "an array matches when an element does")
+            #expect(try ids(["--where", "observedBy!=FR"]) == ["b", "c"], "a missing field is not equal")
+            #expect(try ids(["--where", "details~name>x"]) == ["c"], "the value is a value, operators and all")
+            #expect(try ids(["--where", "date>=2027-01-01", "--where", "name~ea"]) == ["a", "c"], "repeated: all must hold")
+            #expect(try ids(["--sort", "-date"]) == ["c", "b", "a"])
+            #expect(try ids(["--sort", "observedBy,-id"]) == ["a", "c", "b"], "records without the field come last")
+            #expect(try ids(["--limit", "2"]) == ["a", "b"])
+            #expect(try ids(["-n1", "--sort", "name"]) == ["c"])
+            #expect(try ids(["--limit", "0"]) == [])
+            let fields = try sandbox.succeed(["list", "Holiday", "--json", "--fields", "name", "--where", "id=c"])
+            #expect(try fields.json() == [["name": "Easter"]])
+
+            let table = try sandbox.succeed(["list", "Holiday", "--fields", "date,name", "--sort", "-date", "-n", "2"])
+            #expect(table.lines.map { $0.split(separator: " ", maxSplits: 1).first.map(String.init) } == ["date", "2027-03-28", "2027-02-06"])
+            #expect(table.stderr == "(2 Holiday records, --limit reached)\n")
+        }
+    }
+
+    @Test("a bad --where, --sort or --fields is a usage error naming what was wrong")
+    func badQueries() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            for (options, expected) in [(["--where", "nmae~x"], "did you mean 'name'?"), (["--where", "name"], "--where takes FIELD OP VALUE"),
+                                        (["--sort", "date,"], "no field ''"), (["--fields", "nope"], "no field 'nope'"),
+                                        (["--limit", "-1"], "--limit takes a whole number")] {
+                let result = try sandbox.run(["list", "Holiday"] + options)
+                #expect(result.status == Exit.usage, "\(options): \(result)")
+                #expect(result.stderr.contains(expected), "\(options): \(result)")
+                #expect(result.stdout.isEmpty)
+            }
+        }
+    }
+
+    @Test("on a terminal the table goes through PAGER; --no-pager, PAGER=cat and a pipe do without")
+    func pager() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            // `script` gives the command a pseudo-terminal; its output comes back with CRLF line ends.
+            func onTerminal(_ environment: String, _ options: String = "") throws -> CLIResult {
+                let command = "\(environment) \"$EVSYNC_BINARY_PATH\" list Holiday \(options)"
+                let quoted = "'" + command.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+                return try sandbox.launchShell("COLUMNS=200 script -q -e -c \(quoted) /dev/null").wait()
+            }
+            let paged = try onTerminal("PAGER='sed s/^/paged:/'")
+            #expect(paged.status == Exit.ok, "\(paged)")
+            #expect(paged.stdout.contains("paged:id") && paged.stdout.contains("paged:a "), "\(paged)")
+            #expect(paged.stdout.contains("(3 Holiday records)"), "the count, on the terminal too: \(paged)")
+            #expect(!paged.stdout.contains("paged:(3"), "the count does not go through the pager: \(paged)")
+            for (environment, options) in [("PAGER='sed s/^/paged:/'", "--no-pager"), ("PAGER=cat", ""), ("PAGER='sed s/^/paged:/'", "--json")] {
+                let plain = try onTerminal(environment, options)
+                #expect(plain.status == Exit.ok && !plain.stdout.contains("paged:") && plain.stdout.contains("a"), "\(environment) \(options): \(plain)")
+            }
+            let piped = try sandbox.succeed(["list", "Holiday"], environment: ["PAGER": "sed s/^/paged:/"])
+            #expect(!piped.stdout.contains("paged:"))
+        }
+    }
+
+    @Test("a reader that stops early stops list: `list | head` ends at once, with the first rows")
+    func readerGoesAway() throws {
+        try withSandbox { sandbox in
+            var lines = ""
+            for index in 0..<30_000 { lines += #"{"id":"r\#(index)","name":"n","date":"2027-01-01"}"# + "\n" }
+            try sandbox.succeed(["import", "Holiday", sandbox.write("many.jsonl", lines)])
+            // With SIGPIPE ignored (as a parent may leave it), only the failed write tells list to stop.
+            let result = try sandbox.launchShell(#"""
+                trap '' PIPE
+                "$EVSYNC_BINARY_PATH" list Holiday 2>err | head -3; cat err
+                "$EVSYNC_BINARY_PATH" list Holiday --json 2>/dev/null | head -c 20; echo
+                """#).wait()
+            #expect(result.lines.count == 4, "three lines, no count, then the start of the array: \(result)")
+            #expect(result.lines[1].hasPrefix("r0 "))
+            #expect(result.lines[3] == #"[{"date":"2027-01-01"#)
+            #expect(!result.stdout.contains("30000"), "no count for a reader that went away: \(result)")
+            // A pager quit early: list stops and exits 0 (as git does), without a count.
+            let paged = try sandbox.launchShell(#"script -q -e -c 'PAGER="head -2" "$EVSYNC_BINARY_PATH" list Holiday' /dev/null"#).wait()
+            #expect(paged.status == Exit.ok, "\(paged)")
+            let pagedLines = paged.stdout.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }
+            #expect(pagedLines.count == 2 && pagedLines[1].hasPrefix("r0 "), "\(paged)")
+        }
+    }
+}
+
+/// Display width, as the tests measure it independently of the CLI: East Asian wide and emoji take two columns.
+enum DisplayColumns {
+    static func of(_ text: String) -> Int {
+        text.reduce(0) { width, character in
+            let scalar = character.unicodeScalars.first!
+            let wide = scalar.properties.isEmojiPresentation || (0x1100...0x115F).contains(scalar.value)
+                || (0x2E80...0xA4CF).contains(scalar.value) || (0xAC00...0xD7A3).contains(scalar.value)
+                || (0xF900...0xFAFF).contains(scalar.value) || (0xFF00...0xFF60).contains(scalar.value)
+            return width + (wide ? 2 : 1)
+        }
+    }
+}
