@@ -33,7 +33,7 @@ struct RecordEntryTests {
             #expect(try RecordEntry.decode(bytes, sets: Self.sets) == projection)
             #expect(try RecordEntry.row(in: bytes, sets: Self.sets) == projection.row)
             #expect(try RecordEntry.hasRow(bytes) == (projection.row != nil))
-            #expect(try RecordEntry.rowReference(in: bytes) == nil)
+            #expect(try RecordEntry.rowReferences(in: bytes) == nil)
         }
     }
 
@@ -43,30 +43,30 @@ struct RecordEntryTests {
         RecordProjection(row: ["seq": 300], shadow: ["seq": 300], version: RemoteVersion("3-917fa238")),
     ])
     func byReference(projection: RecordProjection) throws {
-        let entry = try #require(RecordEntry.encode(projection, rowIsSetOf: 300))
+        let entry = try #require(RecordEntry.encode(projection, rowIsSetsOf: [300]))
         #expect(entry.count <= RecordEntry.headerSize + 2 + 2 + 10, "no copy of the fields: \(entry.count) bytes")
         try entry.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws in
             #expect(try RecordEntry.decode(bytes, sets: Self.sets) == projection)
             #expect(try RecordEntry.row(in: bytes, sets: Self.sets) == projection.row)
             #expect(try RecordEntry.hasRow(bytes))
-            #expect(try RecordEntry.rowReference(in: bytes) == 300)
+            #expect(try RecordEntry.rowReferences(in: bytes) == [300])
         }
     }
 
     @Test("a row that differs from its shadow is never stored by reference")
     func differentRowIsCopied() throws {
         let projection = RecordProjection(row: ["seq": 300], shadow: ["seq": 1], version: 7)
-        #expect(RecordEntry.encode(projection, rowIsSetOf: 300) == RecordEntry.encode(projection))
+        #expect(RecordEntry.encode(projection, rowIsSetsOf: [300]) == RecordEntry.encode(projection))
     }
 
     @Test("a pending creation and a record in step are written as encode would write them")
     func startedEntries() throws {
         var pending: [UInt8] = []
         RecordEntry.appendPendingCreation(seq: 300, to: &pending)
-        #expect(pending == RecordEntry.encode(RecordProjection(row: ["seq": 300]), rowIsSetOf: 300))
+        #expect(pending == RecordEntry.encode(RecordProjection(row: ["seq": 300]), rowIsSetsOf: [300]))
         var inStep: [UInt8] = []
         RecordEntry.appendInStep(version: 42, seq: 300, to: &inStep)
-        #expect(inStep == RecordEntry.encode(RecordProjection(row: ["seq": 300], shadow: ["seq": 300], version: 42), rowIsSetOf: 300))
+        #expect(inStep == RecordEntry.encode(RecordProjection(row: ["seq": 300], shadow: ["seq": 300], version: 42), rowIsSetsOf: [300]))
     }
 
     /// The 8 bytes that say a version's token follows the layout byte.
@@ -188,7 +188,7 @@ struct RecordEntryTests {
             let cursor = try transaction.cursor(store.log.views.records)
             var entry = try cursor.first()
             while let current = entry {
-                if try RecordEntry.rowReference(in: current.value) != nil { counts.0 += 1 }
+                if try RecordEntry.rowReferences(in: current.value) != nil { counts.0 += 1 }
                 counts.1 += 1
                 entry = try cursor.next()
             }
@@ -196,7 +196,7 @@ struct RecordEntryTests {
         }
     }
 
-    @Test("imported and pulled records keep no copy of their fields in the views: their rows are the events'")
+    @Test("imported, pulled and edited records keep no copy of their fields in the views: their rows are the events'")
     func importedAndPulledRowsAreReferences() throws {
         try withTemporaryDirectory { directory in
             let store = try Store(directory: directory.appendingPathComponent("store").path, create: true)
@@ -210,8 +210,19 @@ struct RecordEntryTests {
             #expect(try store.ingest(batch, entity: "Holiday", from: "server") { _, _ in }.created == 50)
             try store.add("Holiday", id: "added", fields: ["name": "Added", "date": "2026-01-02"])
             try store.edit("Holiday", id: "i1", set: ["details": "edited"])
-            // Every row but the edited one's is what its creation set.
+            try store.ingest { writer in
+                let current = try writer.projection(entity: "Holiday", id: "p2")
+                try writer.append(Event(eventID: "remote-edit", at: 0, entity: "Holiday", recordID: "p2", kind: .updated,
+                                        origin: .remote, author: "server", set: ["details": "there"], version: 51), current: current)
+            }
+            try store.edit("Holiday", id: "i2", set: ["details": "added"])
+            try store.edit("Holiday", id: "i2", unset: ["details"])
+            // Every row is what its creation set, and the edits after it set, but i2's: an edit removed a field.
             #expect(try Self.referenceCount(store) == (100, 101))
+            #expect(try store.read { try store.log.views.projection(entity: "Holiday", id: "p2", in: $0) }
+                    == RecordProjection(row: ["name": "Pulled 2", "date": "2026-01-01", "details": "there"],
+                                        shadow: ["name": "Pulled 2", "date": "2026-01-01", "details": "there"], version: 51))
+            #expect(try store.recordMap("Holiday")["i2"] == ["name": "Imported 2", "date": "2026-01-01"])
             let records = try store.recordMap("Holiday")
             #expect(records["i7"] == ["name": "Imported 7", "date": "2026-01-01"])
             #expect(records["p7"] == ["name": "Pulled 7", "date": "2026-01-01"])
@@ -219,6 +230,8 @@ struct RecordEntryTests {
             #expect(try store.read { try store.log.views.projection(entity: "Holiday", id: "p7", in: $0) }
                     == RecordProjection(row: ["name": "Pulled 7", "date": "2026-01-01"], shadow: ["name": "Pulled 7", "date": "2026-01-01"], version: 7))
             #expect(try store.status().pendingRecords == 51)
+            try store.rebuildViews()
+            #expect(try Self.referenceCount(store) == (100, 101))
             #expect(try store.verifyViews().isEmpty)
             #expect(try store.read { try store.meta("layout", in: $0) } == "4")
         }

@@ -16,17 +16,18 @@
 /// | `=` | yes | equal to the row | the row's JSON: a record in step with the server, by far the most common |
 /// | `S` | nil | yes | the shadow's JSON |
 /// | `D` | yes | differs | the row's length (4 bytes, big-endian), the row's JSON, the shadow's JSON |
-/// | `r` | yes | nil | as `R`, the row being the `set` of event `seq`: `seq` as a varint (LEB128) |
+/// | `r` | yes | nil | as `R`, the row being the `set`s of events, folded: their `seq`s as varints (LEB128), oldest first |
 /// | `e` | yes | equal to the row | as `=`, likewise by reference |
 ///
 /// A record with neither row, shadow nor version has no entry.
 ///
-/// `r` and `e` (store layout 4) keep a row that is exactly what one event
-/// set, which is every record until it is first edited (an import, a first
-/// pull), as a reference to that event: the fields are in the log already,
-/// and a copy made the views as large as the log. Reading such a row costs
-/// one lookup in the log. Entries written before keep their layout and are
-/// read as they are.
+/// `r` and `e` (store layout 4) keep a row that is what a creation set,
+/// then the updates after it set (none of them unsetting a field, at most
+/// `maxReferences` events), as references to those events: the fields are
+/// in the log already, and a copy made the views as large as the log. That
+/// is every record of an import or a pull, and each edit pulled from a
+/// server. Reading such a row costs a lookup in the log per event. Entries
+/// written before keep their layout and are read as they are.
 enum RecordEntry {
     static let headerSize = 9
     private static let neverHeard = UInt64.max
@@ -42,13 +43,16 @@ enum RecordEntry {
         static let inStepByReference = UInt8(ascii: "e")
     }
 
-    /// Reads the fields event `seq` sets: what a row stored by reference is.
+    /// Reads the fields event `seq` sets: what a row stored by reference is made of.
     typealias SetReader = (_ seq: UInt64) throws -> JSONObject
+
+    /// The most events a row is stored as: each costs a lookup when the row is read.
+    static let maxReferences = 8
 
     /// The entry of `projection`; nil when it needs none.
     /// - Parameter encodedRow: the row, already encoded, when the caller has it.
-    /// - Parameter rowIsSetOf: the event whose `set` the row is exactly, if any: the row is then stored by reference.
-    static func encode(_ projection: RecordProjection, encodedRow: [UInt8]? = nil, rowIsSetOf seq: UInt64? = nil) -> [UInt8]? {
+    /// - Parameter rowIsSetsOf: the events whose `set`s, folded, are the row exactly, if any: the row is then stored by reference.
+    static func encode(_ projection: RecordProjection, encodedRow: [UInt8]? = nil, rowIsSetsOf seqs: [UInt64] = []) -> [UInt8]? {
         let layout: UInt8
         switch (projection.row, projection.shadow) {
         case (nil, nil):
@@ -59,10 +63,10 @@ enum RecordEntry {
         case let (fields?, shadow?): layout = fields == shadow ? Layout.inStep : Layout.different
         }
         var bytes: [UInt8] = []
-        if let seq, layout == Layout.rowOnly || layout == Layout.inStep {
+        if !seqs.isEmpty, layout == Layout.rowOnly || layout == Layout.inStep {
             appendHeader(version: projection.version, layout: layout == Layout.rowOnly ? Layout.rowOnlyByReference : Layout.inStepByReference,
                          to: &bytes)
-            appendVarint(seq, to: &bytes)
+            for seq in seqs { appendVarint(seq, to: &bytes) }
             return bytes
         }
         let row = projection.row.map { encodedRow ?? JSONWriter.encodeObject($0) }
@@ -129,12 +133,12 @@ enum RecordEntry {
         case Layout.rowOnly:
             projection.row = try decodeFields(payload)
         case Layout.rowOnlyByReference:
-            projection.row = try sets(try reference(in: payload))
+            projection.row = try fold(references(in: payload), sets)
         case Layout.inStep:
             projection.row = try decodeFields(payload)
             projection.shadow = projection.row
         case Layout.inStepByReference:
-            projection.row = try sets(try reference(in: payload))
+            projection.row = try fold(references(in: payload), sets)
             projection.shadow = projection.row
         case Layout.shadowOnly:
             projection.shadow = try decodeFields(payload)
@@ -151,7 +155,7 @@ enum RecordEntry {
         let (_, layout, payload) = try parts(of: bytes)
         switch layout {
         case Layout.rowOnly, Layout.inStep: return try decodeFields(payload)
-        case Layout.rowOnlyByReference, Layout.inStepByReference: return try sets(try reference(in: payload))
+        case Layout.rowOnlyByReference, Layout.inStepByReference: return try fold(references(in: payload), sets)
         case Layout.different: return try decodeFields(try split(payload).row)
         default: return nil
         }
@@ -165,25 +169,38 @@ enum RecordEntry {
         }
     }
 
-    /// The event whose `set` the row is, when the row is stored by reference.
-    static func rowReference(in bytes: UnsafeRawBufferPointer) throws -> UInt64? {
+    /// The events whose `set`s the row is, when the row is stored by reference.
+    static func rowReferences(in bytes: UnsafeRawBufferPointer) throws -> [UInt64]? {
         let (_, layout, payload) = try parts(of: bytes)
         switch layout {
-        case Layout.rowOnlyByReference, Layout.inStepByReference: return try reference(in: payload)
+        case Layout.rowOnlyByReference, Layout.inStepByReference: return try references(in: payload)
         default: return nil
         }
     }
 
-    private static func reference(in payload: UnsafeRawBufferPointer) throws -> UInt64 {
+    /// The fields the events set, later ones over earlier ones, as folding them does.
+    private static func fold(_ seqs: [UInt64], _ sets: SetReader) throws -> JSONObject {
+        var row = try sets(seqs[0])
+        for seq in seqs.dropFirst() { row.merge(try sets(seq)) { _, later in later } }
+        return row
+    }
+
+    /// At least one varint, to the end.
+    private static func references(in payload: UnsafeRawBufferPointer) throws -> [UInt64] {
+        var seqs: [UInt64] = []
         var value: UInt64 = 0
         var shift: UInt64 = 0
         for byte in payload {
             guard shift < 63 else { break }
             value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
             shift += 7
+            if byte < 0x80 {
+                seqs.append(value)
+                (value, shift) = (0, 0)
+            }
         }
-        throw EventDecodingError(reason: "a view entry's event reference is damaged", inViews: true)
+        guard !seqs.isEmpty, shift == 0 else { throw EventDecodingError(reason: "a view entry's event references are damaged", inViews: true) }
+        return seqs
     }
 
     static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws -> JSONObject {

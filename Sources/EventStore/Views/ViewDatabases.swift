@@ -111,12 +111,9 @@ struct ViewDatabases: Sendable {
         projection.apply(event)
 
         if projection != before {
-            // A creation's row is its `set`; a row that did not change keeps its reference, if it has one.
             let rowIsSet = event.kind == .created && before.row == nil && before.shadow == nil
-            let rowIsSetOf = rowIsSet ? event.seq
-                : projection.row != nil && projection.row == before.row
-                ? try transaction.withValue(key, in: records) { try RecordEntry.rowReference(in: $0) } ?? nil : nil
-            if let entry = RecordEntry.encode(projection, encodedRow: rowIsSet ? encodedSet : nil, rowIsSetOf: rowIsSetOf) {
+            let references = rowIsSet ? [event.seq] : try rowReferences(after: event, key: key, before: before, now: projection, in: transaction)
+            if let entry = RecordEntry.encode(projection, encodedRow: rowIsSet ? encodedSet : nil, rowIsSetsOf: references) {
                 try transaction.put(key, entry, in: records)
             } else {
                 try transaction.delete(key, in: records)
@@ -128,6 +125,21 @@ struct ViewDatabases: Sendable {
         default: break
         }
         try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
+    }
+
+    /// The events whose `set`s, folded, are the record's row after `event`
+    /// (see `RecordEntry`); none if its row is to be stored as a copy. A
+    /// creation's row is its `set`; a row stored by reference stays so when
+    /// `event` leaves it as it was, or when `event` only sets fields on it.
+    private func rowReferences(after event: Event, key: [UInt8], before: RecordProjection, now: RecordProjection,
+                               in transaction: Transaction) throws -> [UInt64] {
+        guard let row = now.row, let previous = before.row else { return [] }
+        let unchanged = row == previous
+        guard unchanged || (event.kind == .updated && event.unset.isEmpty && !event.set.isEmpty) else { return [] }
+        guard let references = try transaction.withValue(key, in: records, { try RecordEntry.rowReferences(in: $0) }) ?? nil else { return [] }
+        if unchanged { return references }
+        guard references.count < RecordEntry.maxReferences, row == previous.merging(event.set, uniquingKeysWith: { _, set in set }) else { return [] }
+        return references + [event.seq]
     }
 
     /// Adds a record the store has never heard of, in step with the server:
