@@ -18,6 +18,7 @@ import math
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import statistics
@@ -474,6 +475,16 @@ def disk_bytes(path):
     path = Path(path)
     files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
     return sum(p.stat().st_blocks * 512 for p in files), sum(p.stat().st_size for p in files)
+
+
+def lmdb_free_bytes(path):
+    """Bytes of an LMDB environment's pages that are free (kept in its file for later transactions); 0 if not one."""
+    if not (Path(path) / "data.mdb").exists():
+        return 0
+    out = run_quiet(["mdb_stat", "-ef", str(path)]).stdout.decode()
+    size = re.search(r"Page size: (\d+)", out)
+    free = re.search(r"Free pages: (\d+)", out)
+    return int(size.group(1)) * int(free.group(1)) if size and free else 0
 
 
 # --------------------------------------------------------------------------- Kinto
@@ -1256,6 +1267,9 @@ COMMIT;
 
         def note(what, path):
             on_disk, apparent = disk_bytes(path)
+            free = lmdb_free_bytes(path)
+            if free:
+                what += f" (of which LMDB's free pages: {free / n:,.0f} B a record)"
             self.footprint.append((what, n, on_disk, apparent))
             log(f"  {what}: {fmt_mib(on_disk)} on disk, {on_disk / n:,.0f} B a record")
 

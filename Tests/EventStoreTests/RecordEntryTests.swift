@@ -23,33 +23,50 @@ struct RecordEntryTests {
         RecordProjection(row: nil, shadow: ["name": "Gone here"], version: RemoteVersion("007")),
     ]
 
-    @Test("every projection survives encoding, and the row is found without decoding", arguments: projections)
+    /// Rows stored by reference are read through this: event `seq` set `["seq": seq]`.
+    static func sets(_ seq: UInt64) -> JSONObject { ["seq": .number(JSONNumber(Int64(seq)))] }
+
+    @Test("every projection survives encoding", arguments: projections)
     func roundTrip(projection: RecordProjection) throws {
         let entry = try #require(RecordEntry.encode(projection))
-        try entry.withUnsafeBytes { bytes in
-            #expect(try RecordEntry.decode(bytes) == projection)
-            let row = try RecordEntry.row(in: bytes).map { try RecordEntry.decodeFields($0) }
-            #expect(row == projection.row)
+        try entry.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws in
+            #expect(try RecordEntry.decode(bytes, sets: Self.sets) == projection)
+            #expect(try RecordEntry.row(in: bytes, sets: Self.sets) == projection.row)
+            #expect(try RecordEntry.hasRow(bytes) == (projection.row != nil))
+            #expect(try RecordEntry.rowReferences(in: bytes) == nil)
         }
     }
 
-    @Test("a record the store knows nothing of has no entry")
-    func nothingKnown() {
-        #expect(RecordEntry.encode(RecordProjection()) == nil)
+    @Test("a row that is what one event set is stored as a reference to that event, in a few bytes", arguments: [
+        RecordProjection(row: ["seq": 300]),                                       // created here, never pushed
+        RecordProjection(row: ["seq": 300], shadow: ["seq": 300], version: 7),     // in step
+        RecordProjection(row: ["seq": 300], shadow: ["seq": 300], version: RemoteVersion("3-917fa238")),
+    ])
+    func byReference(projection: RecordProjection) throws {
+        let entry = try #require(RecordEntry.encode(projection, rowIsSetsOf: [300]))
+        #expect(entry.count <= RecordEntry.headerSize + 2 + 2 + 10, "no copy of the fields: \(entry.count) bytes")
+        try entry.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws in
+            #expect(try RecordEntry.decode(bytes, sets: Self.sets) == projection)
+            #expect(try RecordEntry.row(in: bytes, sets: Self.sets) == projection.row)
+            #expect(try RecordEntry.hasRow(bytes))
+            #expect(try RecordEntry.rowReferences(in: bytes) == [300])
+        }
+    }
+
+    @Test("a row that differs from its shadow is never stored by reference")
+    func differentRowIsCopied() throws {
+        let projection = RecordProjection(row: ["seq": 300], shadow: ["seq": 1], version: 7)
+        #expect(RecordEntry.encode(projection, rowIsSetsOf: [300]) == RecordEntry.encode(projection))
     }
 
     @Test("a pending creation and a record in step are written as encode would write them")
     func startedEntries() throws {
-        let fields = JSONWriter.encodeObject(["name": "A", "date": "2026-01-01"])
         var pending: [UInt8] = []
-        RecordEntry.startPendingCreation(in: &pending)
-        pending += fields
-        #expect(pending == RecordEntry.encode(RecordProjection(row: ["name": "A", "date": "2026-01-01"])))
+        RecordEntry.appendPendingCreation(seq: 300, to: &pending)
+        #expect(pending == RecordEntry.encode(RecordProjection(row: ["seq": 300]), rowIsSetsOf: [300]))
         var inStep: [UInt8] = []
-        RecordEntry.startInStep(version: 42, in: &inStep)
-        inStep += fields
-        #expect(inStep == RecordEntry.encode(RecordProjection(row: ["name": "A", "date": "2026-01-01"],
-                                                              shadow: ["name": "A", "date": "2026-01-01"], version: 42)))
+        RecordEntry.appendInStep(version: 42, seq: 300, to: &inStep)
+        #expect(inStep == RecordEntry.encode(RecordProjection(row: ["seq": 300], shadow: ["seq": 300], version: 42), rowIsSetsOf: [300]))
     }
 
     /// The 8 bytes that say a version's token follows the layout byte.
@@ -61,12 +78,14 @@ struct RecordEntryTests {
         Array(repeating: 0xFF, count: 8) + [UInt8(ascii: "?")] + Array("{}".utf8),  // unknown layout
         Array(repeating: 0xFF, count: 8) + [UInt8(ascii: "D"), 0, 0, 0, 9] + Array("{}{}".utf8),  // row longer than the entry
         Array(repeating: 0xFF, count: 8) + [UInt8(ascii: "R")] + Array("[1]".utf8),  // fields not an object
+        Array(repeating: 0xFF, count: 8) + [UInt8(ascii: "r")],         // a reference missing
+        Array(repeating: 0xFF, count: 8) + [UInt8(ascii: "e"), 0x80],   // a reference cut short
         Self.tokenMarker + [UInt8(ascii: "-"), 0],           // a token's length cut short
         Self.tokenMarker + [UInt8(ascii: "-"), 0, 5, 0x61],  // a token shorter than its length
         [0x80, 0, 0, 0, 0, 0, 0, 0, UInt8(ascii: "-")],      // a version past Int64
     ] as [[UInt8]])
     func damaged(bytes: [UInt8]) {
-        #expect(throws: EventDecodingError.self) { try bytes.withUnsafeBytes { _ = try RecordEntry.decode($0) } }
+        #expect(throws: EventDecodingError.self) { try bytes.withUnsafeBytes { _ = try RecordEntry.decode($0, sets: Self.sets) } }
     }
 
     // MARK: Layout 1
@@ -81,7 +100,7 @@ struct RecordEntryTests {
             var entry = try cursor.first()
             while let current = entry {
                 let key = Array(current.key)
-                let projection = try RecordEntry.decode(current.value)
+                let projection = try RecordEntry.decode(current.value, sets: store.log.views.sets(in: transaction))
                 if let row = projection.row { try transaction.put(key, JSONWriter.encodeObject(row), in: rows) }
                 if projection.version != nil || projection.shadow != nil {
                     var value = Keys.sequence(UInt64(bitPattern: projection.version?.integer ?? -1))
@@ -140,6 +159,119 @@ struct RecordEntryTests {
             }
             #expect(rows == nil && shadow == nil, "layout 1's databases are gone")
             #expect(layout == Store.layoutVersion)
+        }
+    }
+
+    // MARK: Layout 4: rows by reference
+
+    /// A store as layout 3 wrote it: every row a copy of its fields, never a reference.
+    static func downgradeToLayout3(_ store: Store) throws {
+        try store.environment.write { transaction in
+            let sets = store.log.views.sets(in: transaction)
+            var entries: [([UInt8], [UInt8])] = []
+            let cursor = try transaction.cursor(store.log.views.records)
+            var entry = try cursor.first()
+            while let current = entry {
+                let projection = try RecordEntry.decode(current.value, sets: sets)
+                entries.append((Array(current.key), try #require(RecordEntry.encode(projection))))
+                entry = try cursor.next()
+            }
+            for (key, value) in entries { try transaction.put(key, value, in: store.log.views.records) }
+            try transaction.put(Array("layout".utf8), Array("3".utf8), in: store.meta)
+        }
+    }
+
+    /// How many `records` entries hold a row by reference, and how many in all.
+    static func referenceCount(_ store: Store) throws -> (byReference: Int, all: Int) {
+        try store.read { transaction in
+            var counts = (0, 0)
+            let cursor = try transaction.cursor(store.log.views.records)
+            var entry = try cursor.first()
+            while let current = entry {
+                if try RecordEntry.rowReferences(in: current.value) != nil { counts.0 += 1 }
+                counts.1 += 1
+                entry = try cursor.next()
+            }
+            return counts
+        }
+    }
+
+    @Test("imported, pulled and edited records keep no copy of their fields in the views: their rows are the events'")
+    func importedAndPulledRowsAreReferences() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(directory: directory.appendingPathComponent("store").path, create: true)
+            let input = directory.appendingPathComponent("in.jsonl")
+            try Data((1...50).map { #"{"id":"i\#($0)","name":"Imported \#($0)","date":"2026-01-01"}"# }.joined(separator: "\n").utf8)
+                .write(to: input)
+            #expect(try StoreTests.withDescriptor(input) { try store.importRecords("Holiday", from: $0) } == 50)
+            var batch = try store.makePullBatch()
+            batch.append(RemotePage(records: (1...50).map { RemoteRecord(id: "p\($0)", version: RemoteVersion(Int64($0)), fields: ["name": .string("Pulled \($0)"), "date": "2026-01-01"]) },
+                                    cursor: RemoteCursor("50")))
+            #expect(try store.ingest(batch, entity: "Holiday", from: "server") { _, _ in }.created == 50)
+            try store.add("Holiday", id: "added", fields: ["name": "Added", "date": "2026-01-02"])
+            try store.edit("Holiday", id: "i1", set: ["details": "edited"])
+            try store.ingest { writer in
+                let current = try writer.projection(entity: "Holiday", id: "p2")
+                try writer.append(Event(eventID: "remote-edit", at: 0, entity: "Holiday", recordID: "p2", kind: .updated,
+                                        origin: .remote, author: "server", set: ["details": "there"], version: 51), current: current)
+            }
+            try store.edit("Holiday", id: "i2", set: ["details": "added"])
+            try store.edit("Holiday", id: "i2", unset: ["details"])
+            // Every row is what its creation set, and the edits after it set, but i2's: an edit removed a field.
+            #expect(try Self.referenceCount(store) == (100, 101))
+            #expect(try store.read { try store.log.views.projection(entity: "Holiday", id: "p2", in: $0) }
+                    == RecordProjection(row: ["name": "Pulled 2", "date": "2026-01-01", "details": "there"],
+                                        shadow: ["name": "Pulled 2", "date": "2026-01-01", "details": "there"], version: 51))
+            #expect(try store.recordMap("Holiday")["i2"] == ["name": "Imported 2", "date": "2026-01-01"])
+            let records = try store.recordMap("Holiday")
+            #expect(records["i7"] == ["name": "Imported 7", "date": "2026-01-01"])
+            #expect(records["p7"] == ["name": "Pulled 7", "date": "2026-01-01"])
+            #expect(records["i1"] == ["name": "Imported 1", "date": "2026-01-01", "details": "edited"])
+            #expect(try store.read { try store.log.views.projection(entity: "Holiday", id: "p7", in: $0) }
+                    == RecordProjection(row: ["name": "Pulled 7", "date": "2026-01-01"], shadow: ["name": "Pulled 7", "date": "2026-01-01"], version: 7))
+            #expect(try store.status().pendingRecords == 51)
+            try store.rebuildViews()
+            #expect(try Self.referenceCount(store) == (100, 101))
+            #expect(try store.verifyViews().isEmpty)
+            #expect(try store.read { try store.meta("layout", in: $0) } == "4")
+        }
+    }
+
+    @Test("a store written before rows by reference (layout 3) opens and reads as it did, verifies sound, and is marked 4 when written")
+    func layout3StoreReadsIdentically() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("store").path
+            let before: (records: [String: JSONObject], status: StoreStatus, history: [Event])
+            do {
+                let store = try Store(directory: path, create: true)
+                var batch = try store.makePullBatch()
+                batch.append(RemotePage(records: ["kept", "edited", "gone-here"].enumerated().map { index, id in
+                    RemoteRecord(id: id, version: RemoteVersion(Int64(1_001 + index)), fields: ["name": .string(id), "date": "2026-01-01"])
+                }, cursor: RemoteCursor("1003")))
+                _ = try store.ingest(batch, entity: "Holiday", from: "server") { _, _ in }
+                try store.edit("Holiday", id: "edited", set: ["details": "here"])
+                try store.delete("Holiday", id: "gone-here")
+                try store.add("Holiday", id: "local", fields: ["name": "Local", "date": "2026-02-02"])
+                before = (try store.recordMap("Holiday"), try store.status(), try store.history(of: "kept"))
+                try Self.downgradeToLayout3(store)
+                #expect(try Self.referenceCount(store).byReference == 0)
+            }
+            let store = try Store(directory: path)
+            #expect(try store.read { try store.meta("layout", in: $0) } == "3", "opening changes nothing")
+            #expect(try store.recordMap("Holiday") == before.records)
+            #expect(try store.status() == before.status)
+            #expect(try store.history(of: "kept") == before.history)
+            #expect(try store.verifyViews().isEmpty, "rows copied and rows by reference say the same")
+            try store.add("Holiday", id: "later", fields: ["name": "Later", "date": "2026-03-03"])
+            #expect(try store.read { try store.meta("layout", in: $0) } == Store.layoutVersion)
+            #expect(try Self.referenceCount(store).byReference == 1)
+            // Rebuilt, its rows are references wherever they can be, and read the same.
+            try store.rebuildViews()
+            #expect(try Self.referenceCount(store).byReference == 3)
+            var expected = before.records
+            expected["later"] = ["name": "Later", "date": "2026-03-03"]
+            #expect(try store.recordMap("Holiday") == expected)
+            #expect(try store.verifyViews().isEmpty)
         }
     }
 

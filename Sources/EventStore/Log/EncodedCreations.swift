@@ -17,7 +17,7 @@ struct EncodedCreations: Sendable {
         let historyKey: Range<Int>
         /// The stored event (`EventCoding`).
         let event: Range<Int>
-        /// Its `RecordEntry`: a pending creation whose row is the event's `set` (or `{}`).
+        /// Its `RecordEntry`: a pending creation whose row is the event's `set`.
         let entry: Range<Int>
     }
 
@@ -35,22 +35,12 @@ struct EncodedCreations: Sendable {
         let key = append(Keys.record(entity: event.entity, id: event.recordID))
         let historyKey = append(Keys.history(entity: event.entity, id: event.recordID))
         let start = bytes.count
-        let set = EventCoding.write(event, to: &bytes)
+        EventCoding.write(event, to: &bytes)
         let stored = start..<bytes.count
         let entryStart = bytes.count
-        RecordEntry.startPendingCreation(in: &bytes)
-        if let set { appendCopy(of: set) } else { bytes.append(contentsOf: "{}".utf8) }
+        RecordEntry.appendPendingCreation(seq: event.seq, to: &bytes)
         entries.append(Entry(line: line, seq: event.seq, key: key, historyKey: historyKey, event: stored,
                              entry: entryStart..<bytes.count))
-    }
-
-    /// Appends a copy of `range` of the bytes (`append(contentsOf: bytes[range])` would copy the whole buffer first).
-    private mutating func appendCopy(of range: Range<Int>) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: range.count))
-        bytes.withUnsafeMutableBytes { buffer in
-            UnsafeMutableRawBufferPointer(rebasing: buffer[start...]).copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[range]))
-        }
     }
 
     private mutating func append(_ part: [UInt8]) -> Range<Int> {

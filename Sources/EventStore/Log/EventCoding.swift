@@ -208,6 +208,25 @@ package enum EventCoding {
         return try reader.take(reader.count()).elementsEqual(name)
     }
 
+    /// The fields a stored event sets (empty when it sets none), decoded from
+    /// its `set` alone: what a view row stored by reference (`RecordEntry`) reads.
+    static func setFields(of bytes: UnsafeRawBufferPointer) throws -> JSONObject {
+        if bytes.first == UInt8(ascii: "{") { return try decode(bytes).set }
+        var reader = try checkedBody(of: bytes)
+        _ = try reader.varint()
+        _ = try reader.varint()
+        _ = try reader.byte()
+        let flags = try readFlags(&reader)
+        _ = try reader.take(flags & flagEventUUID != 0 ? 16 : reader.count())
+        _ = try reader.take(reader.count())
+        _ = try reader.take(flags & flagRecordUUID != 0 ? 16 : reader.count())
+        _ = try reader.take(reader.count())
+        let setBytes = try reader.take(reader.count())
+        guard !setBytes.isEmpty else { return [:] }
+        guard case .object(let fields) = try json(setBytes, "set") else { throw EventDecodingError(reason: "its set is not an object") }
+        return fields
+    }
+
     /// Whether a stored event carries a checksum (every event but those of format 1).
     static func hasChecksum(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.first != UInt8(ascii: "{")

@@ -40,14 +40,14 @@ struct EventLog: Sendable {
 
         /// Appends the creation of a record the store has never heard of, as
         /// the server holds it: no fold, its fields are already in canonical
-        /// form, and they become both its row and its shadow. The bulk of a first pull.
+        /// form, and they become both its row and its shadow (stored by
+        /// reference to the event). The bulk of a first pull.
         /// - Returns: false, having appended nothing, when the store has the
         ///   record (it has an entry in the views): the caller folds it the general way.
         mutating func appendServerCreation(_ event: Event, fields: UnsafeRawBufferPointer) throws -> Bool {
             guard let version = event.version, event.kind == .created, event.origin == .remote else { return false }
             entry.removeAll(keepingCapacity: true)
-            RecordEntry.startInStep(version: version, in: &entry)
-            entry.append(contentsOf: fields)
+            RecordEntry.appendInStep(version: version, seq: nextSeq, to: &entry)
             let (views, seq, transaction) = (log.views, nextSeq, transaction)
             guard try entry.withUnsafeBytes({
                 try views.insertInStep(entity: event.entity, id: event.recordID, entry: $0, seq: seq, in: transaction)

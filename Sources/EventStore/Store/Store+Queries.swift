@@ -127,9 +127,9 @@ extension Store {
         let cursor = try transaction.cursor(log.views.records)
         var entry = try cursor.seek(atLeast: prefix)
         while let current = entry, current.key.starts(with: prefix), proceed() {
-            if let row = try RecordEntry.row(in: current.value) {
+            if let row = try log.views.row(in: current.value, log: transaction) {
                 let keyPart = String(decoding: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]), as: UTF8.self)
-                try body(try log.recordID(keyPart: keyPart, entityKey: entityKey, in: transaction), try RecordEntry.decodeFields(row))
+                try body(try log.recordID(keyPart: keyPart, entityKey: entityKey, in: transaction), row)
             }
             entry = try cursor.next()
         }

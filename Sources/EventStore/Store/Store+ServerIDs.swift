@@ -10,7 +10,7 @@ extension Store {
             var ids: [String] = []
             var entry = try cursor.seek(atLeast: prefix)
             while let current = entry, current.key.starts(with: prefix) {
-                if try RecordEntry.decode(current.value).shadow != nil {
+                if try RecordEntry.hasShadow(current.value) {
                     let keyPart = String(decoding: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]), as: UTF8.self)
                     ids.append(try log.recordID(keyPart: keyPart, entityKey: entityKey, in: transaction))
                 }

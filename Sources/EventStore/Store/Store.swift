@@ -34,9 +34,11 @@ public final class Store: Sendable {
     /// (`EventCoding`): a layout-2 store is marked 3 by the first write that
     /// appends events, so that an evsync which reads only format 1 refuses
     /// it as "written by a newer evsync" instead of finding its events damaged.
-    static let layoutVersion = "3"
-    /// Layouts opened as they are: a layout-2 store becomes layout 3 when it is next written.
-    private static let currentLayouts: Set<String> = ["2", layoutVersion]
+    /// Layout 4 is layout 3 whose `records` may hold rows stored by reference
+    /// to the event that set them (`RecordEntry`), marked likewise by the first write.
+    static let layoutVersion = "4"
+    /// Layouts opened as they are: a layout-2 or -3 store becomes layout 4 when it is next written.
+    private static let currentLayouts: Set<String> = ["2", "3", layoutVersion]
 
     /// Opens the store in `directory`.
     ///
@@ -161,10 +163,8 @@ public final class Store: Sendable {
                 }
                 guard create else { throw LayoutNeedsUpgrade() }
             }
-            let log = EventLog(
-                events: try environment.openDatabase("events", flags: flag, in: transaction),
-                views: try ViewDatabases.open(in: environment, transaction: transaction, create: create)
-            )
+            let events = try environment.openDatabase("events", flags: flag, in: transaction)
+            let log = EventLog(events: events, views: try ViewDatabases.open(in: environment, transaction: transaction, create: create, events: events))
             if layout == "1" {
                 try upgradeLayout1(log, environment: environment, in: transaction)
             }
@@ -274,8 +274,8 @@ public final class Store: Sendable {
         }
     }
 
-    /// Marks a layout-2 store as layout 3 before events of format 2 are appended to it (see `layoutVersion`).
-    private func markLayout(in transaction: Transaction) throws {
+    /// Marks a layout-2 or -3 store as layout 4 before events of format 2, or rows by reference, are written to it (see `layoutVersion`).
+    func markLayout(in transaction: Transaction) throws {
         let key = Array("layout".utf8)
         let layout = Array(Self.layoutVersion.utf8)
         if try transaction.get(key, in: meta) != layout { try transaction.put(key, layout, in: meta) }

@@ -29,7 +29,7 @@ extension Store {
                     guard let (entity, _) = Keys.split(current.key) else { break }
                     (prefix, name) = (Keys.entityPrefix(entity), names[entity] ?? entity)
                 }
-                if try RecordEntry.row(in: current.value) != nil { status.records[name, default: 0] += 1 }
+                if try RecordEntry.hasRow(current.value) { status.records[name, default: 0] += 1 }
                 entry = try records.next()
             }
             // For each record waiting in the outbox, its local events since the server last spoke of it.

@@ -16,8 +16,18 @@
 /// | `=` | yes | equal to the row | the row's JSON: a record in step with the server, by far the most common |
 /// | `S` | nil | yes | the shadow's JSON |
 /// | `D` | yes | differs | the row's length (4 bytes, big-endian), the row's JSON, the shadow's JSON |
+/// | `r` | yes | nil | as `R`, the row being the `set`s of events, folded: their `seq`s as varints (LEB128), oldest first |
+/// | `e` | yes | equal to the row | as `=`, likewise by reference |
 ///
 /// A record with neither row, shadow nor version has no entry.
+///
+/// `r` and `e` (store layout 4) keep a row that is what a creation set,
+/// then the updates after it set (none of them unsetting a field, at most
+/// `maxReferences` events), as references to those events: the fields are
+/// in the log already, and a copy made the views as large as the log. That
+/// is every record of an import or a pull, and each edit pulled from a
+/// server. Reading such a row costs a lookup in the log per event. Entries
+/// written before keep their layout and are read as they are.
 enum RecordEntry {
     static let headerSize = 9
     private static let neverHeard = UInt64.max
@@ -29,12 +39,20 @@ enum RecordEntry {
         static let inStep = UInt8(ascii: "=")
         static let shadowOnly = UInt8(ascii: "S")
         static let different = UInt8(ascii: "D")
+        static let rowOnlyByReference = UInt8(ascii: "r")
+        static let inStepByReference = UInt8(ascii: "e")
     }
+
+    /// Reads the fields event `seq` sets: what a row stored by reference is made of.
+    typealias SetReader = (_ seq: UInt64) throws -> JSONObject
+
+    /// The most events a row is stored as: each costs a lookup when the row is read.
+    static let maxReferences = 8
 
     /// The entry of `projection`; nil when it needs none.
     /// - Parameter encodedRow: the row, already encoded, when the caller has it.
-    static func encode(_ projection: RecordProjection, encodedRow: [UInt8]? = nil) -> [UInt8]? {
-        let row = projection.row.map { encodedRow ?? JSONWriter.encodeObject($0) }
+    /// - Parameter rowIsSetsOf: the events whose `set`s, folded, are the row exactly, if any: the row is then stored by reference.
+    static func encode(_ projection: RecordProjection, encodedRow: [UInt8]? = nil, rowIsSetsOf seqs: [UInt64] = []) -> [UInt8]? {
         let layout: UInt8
         switch (projection.row, projection.shadow) {
         case (nil, nil):
@@ -45,6 +63,13 @@ enum RecordEntry {
         case let (fields?, shadow?): layout = fields == shadow ? Layout.inStep : Layout.different
         }
         var bytes: [UInt8] = []
+        if !seqs.isEmpty, layout == Layout.rowOnly || layout == Layout.inStep {
+            appendHeader(version: projection.version, layout: layout == Layout.rowOnly ? Layout.rowOnlyByReference : Layout.inStepByReference,
+                         to: &bytes)
+            for seq in seqs { appendVarint(seq, to: &bytes) }
+            return bytes
+        }
+        let row = projection.row.map { encodedRow ?? JSONWriter.encodeObject($0) }
         bytes.reserveCapacity(headerSize + 4 + (row?.count ?? 0))
         appendHeader(version: projection.version, layout: layout, to: &bytes)
         switch layout {
@@ -60,14 +85,25 @@ enum RecordEntry {
         return bytes
     }
 
-    /// Starts the entry of a record created here and never pushed: its row's JSON follows.
-    static func startPendingCreation(in bytes: inout [UInt8]) {
-        appendHeader(version: nil, layout: Layout.rowOnly, to: &bytes)
+    /// Appends the entry of a record created here by event `seq` and never pushed: its row is that event's `set`.
+    static func appendPendingCreation(seq: UInt64, to bytes: inout [UInt8]) {
+        appendHeader(version: nil, layout: Layout.rowOnlyByReference, to: &bytes)
+        appendVarint(seq, to: &bytes)
     }
 
-    /// Starts the entry of a record in step with the server: its fields' JSON, row and shadow at once, follows.
-    static func startInStep(version: RemoteVersion, in bytes: inout [UInt8]) {
-        appendHeader(version: version, layout: Layout.inStep, to: &bytes)
+    /// Appends the entry of a record created by event `seq` as the server holds it: row and shadow are that event's `set`.
+    static func appendInStep(version: RemoteVersion, seq: UInt64, to bytes: inout [UInt8]) {
+        appendHeader(version: version, layout: Layout.inStepByReference, to: &bytes)
+        appendVarint(seq, to: &bytes)
+    }
+
+    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
     }
 
     private static func appendHeader(version: RemoteVersion?, layout: UInt8, to bytes: inout [UInt8]) {
@@ -88,7 +124,7 @@ enum RecordEntry {
         }
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> RecordProjection {
+    static func decode(_ bytes: UnsafeRawBufferPointer, sets: SetReader) throws -> RecordProjection {
         let (version, layout, payload) = try parts(of: bytes)
         var projection = RecordProjection(version: version)
         switch layout {
@@ -96,8 +132,13 @@ enum RecordEntry {
             break
         case Layout.rowOnly:
             projection.row = try decodeFields(payload)
+        case Layout.rowOnlyByReference:
+            projection.row = try fold(references(in: payload), sets)
         case Layout.inStep:
             projection.row = try decodeFields(payload)
+            projection.shadow = projection.row
+        case Layout.inStepByReference:
+            projection.row = try fold(references(in: payload), sets)
             projection.shadow = projection.row
         case Layout.shadowOnly:
             projection.shadow = try decodeFields(payload)
@@ -109,14 +150,65 @@ enum RecordEntry {
         return projection
     }
 
-    /// The row's JSON, without decoding anything; nil if the record has no row here.
-    static func row(in bytes: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+    /// The row's fields; nil if the record has no row here.
+    static func row(in bytes: UnsafeRawBufferPointer, sets: SetReader) throws -> JSONObject? {
         let (_, layout, payload) = try parts(of: bytes)
         switch layout {
-        case Layout.rowOnly, Layout.inStep: return payload
-        case Layout.different: return try split(payload).row
+        case Layout.rowOnly, Layout.inStep: return try decodeFields(payload)
+        case Layout.rowOnlyByReference, Layout.inStepByReference: return try fold(references(in: payload), sets)
+        case Layout.different: return try decodeFields(try split(payload).row)
         default: return nil
         }
+    }
+
+    /// Whether the record has a row here, decoding nothing.
+    static func hasRow(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
+        switch try parts(of: bytes).1 {
+        case Layout.rowOnly, Layout.inStep, Layout.different, Layout.rowOnlyByReference, Layout.inStepByReference: true
+        default: false
+        }
+    }
+
+    /// Whether the log knows the record on the server (it has a shadow), decoding nothing.
+    static func hasShadow(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
+        switch try parts(of: bytes).1 {
+        case Layout.inStep, Layout.shadowOnly, Layout.different, Layout.inStepByReference: true
+        default: false
+        }
+    }
+
+    /// The events whose `set`s the row is, when the row is stored by reference.
+    static func rowReferences(in bytes: UnsafeRawBufferPointer) throws -> [UInt64]? {
+        let (_, layout, payload) = try parts(of: bytes)
+        switch layout {
+        case Layout.rowOnlyByReference, Layout.inStepByReference: return try references(in: payload)
+        default: return nil
+        }
+    }
+
+    /// The fields the events set, later ones over earlier ones, as folding them does.
+    private static func fold(_ seqs: [UInt64], _ sets: SetReader) throws -> JSONObject {
+        var row = try sets(seqs[0])
+        for seq in seqs.dropFirst() { row.merge(try sets(seq)) { _, later in later } }
+        return row
+    }
+
+    /// At least one varint, to the end.
+    private static func references(in payload: UnsafeRawBufferPointer) throws -> [UInt64] {
+        var seqs: [UInt64] = []
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in payload {
+            guard shift < 63 else { break }
+            value |= UInt64(byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80 {
+                seqs.append(value)
+                (value, shift) = (0, 0)
+            }
+        }
+        guard !seqs.isEmpty, shift == 0 else { throw EventDecodingError(reason: "a view entry's event references are damaged", inViews: true) }
+        return seqs
     }
 
     static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws -> JSONObject {
@@ -137,7 +229,8 @@ enum RecordEntry {
         let raw = Keys.sequence(from: bytes)
         let layout = bytes[8]
         switch layout {
-        case Layout.none, Layout.rowOnly, Layout.inStep, Layout.shadowOnly, Layout.different: break
+        case Layout.none, Layout.rowOnly, Layout.inStep, Layout.shadowOnly, Layout.different,
+             Layout.rowOnlyByReference, Layout.inStepByReference: break
         default: throw EventDecodingError(reason: "a view entry has an unknown layout", inViews: true)
         }
         switch raw {

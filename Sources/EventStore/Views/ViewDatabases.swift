@@ -8,20 +8,51 @@
 ///
 /// All three are rebuilt from the log by `rebuild-views`; they hold nothing
 /// the log does not say.
+///
+/// Reading takes a second transaction, `log`, for the rows stored by
+/// reference to an event (`RecordEntry`): the views' own, except for views
+/// replayed into a scratch environment, whose log is the store's.
 struct ViewDatabases: Sendable {
     let records: Database
     let outbox: Database
     let history: Database
+    /// The log the rows stored by reference are read from.
+    let events: Database
 
     static let names = ["records", "outbox", "history"]
 
-    static func open(in environment: Environment, transaction: Transaction, create: Bool) throws -> ViewDatabases {
+    /// - Parameter events: the log (of this environment or, for scratch views, of the store's).
+    static func open(in environment: Environment, transaction: Transaction, create: Bool, events: Database) throws -> ViewDatabases {
         let createFlag: Int32 = create ? MDBFlags.create : 0
         return ViewDatabases(
             records: try environment.openDatabase("records", flags: createFlag, in: transaction),
             outbox: try environment.openDatabase("outbox", flags: createFlag, in: transaction),
-            history: try environment.openDatabase("history", flags: createFlag | MDBFlags.dupSort | MDBFlags.dupFixed, in: transaction)
+            history: try environment.openDatabase("history", flags: createFlag | MDBFlags.dupSort | MDBFlags.dupFixed, in: transaction),
+            events: events
         )
+    }
+
+    /// Reads what an event sets from the log, in `log`: the rows stored by reference.
+    func sets(in log: Transaction) -> RecordEntry.SetReader {
+        let events = events
+        return { seq in
+            do {
+                guard let fields = try Keys.sequence(seq).withUnsafeBytes({ key in
+                    try log.withValue(key, in: events) { try EventCoding.setFields(of: $0) }
+                }) else {
+                    throw EventDecodingError(reason: "a view entry names event \(seq), which the log does not have", inViews: true)
+                }
+                return fields
+            } catch var error as EventDecodingError where !error.inViews {
+                error.seq = seq
+                throw error
+            }
+        }
+    }
+
+    /// The row of the record whose `records` entry is `entry`; nil if it has none.
+    func row(in entry: UnsafeRawBufferPointer, log: Transaction) throws -> JSONObject? {
+        try RecordEntry.row(in: entry, sets: sets(in: log))
     }
 
     var all: [Database] { [records, outbox, history] }
@@ -32,13 +63,14 @@ struct ViewDatabases: Sendable {
         try projection(key: Keys.record(entity: entity, id: id), in: transaction)
     }
 
-    func projection(key: [UInt8], in transaction: Transaction) throws -> RecordProjection {
-        try transaction.withValue(key, in: records) { try RecordEntry.decode($0) } ?? RecordProjection()
+    /// - Parameter log: where the log is read (default: `transaction`).
+    func projection(key: [UInt8], in transaction: Transaction, log: Transaction? = nil) throws -> RecordProjection {
+        try transaction.withValue(key, in: records) { try RecordEntry.decode($0, sets: sets(in: log ?? transaction)) } ?? RecordProjection()
     }
 
     /// Whether the record under `key` has a row here, not just a shadow or a version.
     private func hasRow(_ key: UnsafeRawBufferPointer, in transaction: Transaction) throws -> Bool {
-        try transaction.withValue(key, in: records) { try RecordEntry.row(in: $0) != nil } ?? false
+        try transaction.withValue(key, in: records) { try RecordEntry.hasRow($0) } ?? false
     }
 
     /// History values: `seq` (8 bytes, big-endian, so duplicates sort in log order), kind, origin.
@@ -63,7 +95,9 @@ struct ViewDatabases: Sendable {
     /// Folds one event into the views, in the transaction that appends it.
     /// - Parameter current: the record's projection, when the caller has just read it in this transaction.
     /// - Parameter encodedSet: `event.set` encoded, which is the new row of a local creation.
-    func apply(_ event: Event, in transaction: Transaction, current: RecordProjection? = nil, encodedSet: [UInt8]? = nil) throws {
+    /// - Parameter log: where the log is read (default: `transaction`).
+    func apply(_ event: Event, in transaction: Transaction, current: RecordProjection? = nil, encodedSet: [UInt8]? = nil,
+               log: Transaction? = nil) throws {
         if event.kind.isNote {
             // Only `history` knows of a skipped record or a refused push; a skipped one without a usable id has no entry to ask for.
             if !event.recordID.isEmpty {
@@ -72,14 +106,14 @@ struct ViewDatabases: Sendable {
             return
         }
         let key = Keys.record(entity: event.entity, id: event.recordID)
-        var projection = try current ?? projection(key: key, in: transaction)
+        var projection = try current ?? projection(key: key, in: transaction, log: log)
         let before = projection
         projection.apply(event)
 
         if projection != before {
-            // A creation's row is its `set`, already encoded.
             let rowIsSet = event.kind == .created && before.row == nil && before.shadow == nil
-            if let entry = RecordEntry.encode(projection, encodedRow: rowIsSet ? encodedSet : nil) {
+            let references = rowIsSet ? [event.seq] : try rowReferences(after: event, key: key, before: before, now: projection, in: transaction)
+            if let entry = RecordEntry.encode(projection, encodedRow: rowIsSet ? encodedSet : nil, rowIsSetsOf: references) {
                 try transaction.put(key, entry, in: records)
             } else {
                 try transaction.delete(key, in: records)
@@ -93,9 +127,24 @@ struct ViewDatabases: Sendable {
         try transaction.put(Keys.history(entity: event.entity, id: event.recordID), Self.historyEntry(event), in: history)
     }
 
+    /// The events whose `set`s, folded, are the record's row after `event`
+    /// (see `RecordEntry`); none if its row is to be stored as a copy. A
+    /// creation's row is its `set`; a row stored by reference stays so when
+    /// `event` leaves it as it was, or when `event` only sets fields on it.
+    private func rowReferences(after event: Event, key: [UInt8], before: RecordProjection, now: RecordProjection,
+                               in transaction: Transaction) throws -> [UInt64] {
+        guard let row = now.row, let previous = before.row else { return [] }
+        let unchanged = row == previous
+        guard unchanged || (event.kind == .updated && event.unset.isEmpty && !event.set.isEmpty) else { return [] }
+        guard let references = try transaction.withValue(key, in: records, { try RecordEntry.rowReferences(in: $0) }) ?? nil else { return [] }
+        if unchanged { return references }
+        guard references.count < RecordEntry.maxReferences, row == previous.merging(event.set, uniquingKeysWith: { _, set in set }) else { return [] }
+        return references + [event.seq]
+    }
+
     /// Adds a record the store has never heard of, in step with the server:
     /// its entry and its first history entry, what folding its remote creation would write.
-    /// - Parameter entry: its `RecordEntry`, started with `startInStep`.
+    /// - Parameter entry: its `RecordEntry` (`RecordEntry.appendInStep`).
     /// - Returns: false, having written nothing, when the store has an entry for it.
     func insertInStep(entity: String, id: String, entry: UnsafeRawBufferPointer, seq: UInt64, in transaction: Transaction) throws -> Bool {
         // The insertion both checks that the record is new and adds it: one tree search, not two.
@@ -139,7 +188,8 @@ struct ViewDatabases: Sendable {
     }
 
     /// Applies events in record order (stable: log order within a record); see `EventLog.Appender.append(contentsOf:)`.
-    func apply(sortedByRecord events: [(event: Event, encodedSet: [UInt8]?)], in transaction: Transaction) throws {
+    /// - Parameter log: where the log is read (default: `transaction`).
+    func apply(sortedByRecord events: [(event: Event, encodedSet: [UInt8]?)], in transaction: Transaction, log: Transaction? = nil) throws {
         // Sort keys, not the events: comparing events would copy them.
         var keys: [UInt8] = []
         var ranges: [Range<Int>] = []
@@ -150,7 +200,7 @@ struct ViewDatabases: Sendable {
             ranges.append(start..<keys.count)
         }
         for index in keys.withUnsafeBytes({ Keys.sortedIndices(of: ranges, in: $0) }) {
-            try apply(events[index].event, in: transaction, encodedSet: events[index].encodedSet)
+            try apply(events[index].event, in: transaction, encodedSet: events[index].encodedSet, log: log)
         }
     }
 

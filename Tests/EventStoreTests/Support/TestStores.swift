@@ -56,6 +56,11 @@ extension Store {
                 event.seq = seq
                 try transaction.put(Keys.sequence(seq), EventJSON.encode(event), in: log.events, append: true)
                 try log.views.apply(event, in: transaction)
+                // Layout 2 holds every row as a copy, never by reference to its event.
+                let key = Keys.record(entity: event.entity, id: event.recordID)
+                if let entry = RecordEntry.encode(try log.views.projection(key: key, in: transaction)) {
+                    try transaction.put(key, entry, in: log.views.records)
+                }
                 return event
             }
             try transaction.put(Array("layout".utf8), Array("2".utf8), in: meta)
