@@ -110,6 +110,21 @@ struct InstallTests {
         }
     }
 
+    @Test("Tools/progress shows long work on one line of a terminal, nothing in a pipe, and keeps it all in its log")
+    func progressLine() async throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let script = Self.repository.appendingPathComponent("Tools/progress").path
+        let piped = directory.file("piped.log"), shown = directory.file("shown.log")
+        let pipe = try await Self.run("bash", ["-c", "printf 'one\\ntwo\\n' | \(script) \(piped) 2>&1"])
+        #expect(pipe.status == 0 && pipe.stdout.isEmpty, "\(pipe)")
+        #expect(try String(contentsOfFile: piped, encoding: .utf8) == "one\ntwo\n")
+        // script(1) gives the command a terminal; its output is what the terminal received.
+        let terminal = try await Self.run("script", ["-qc", "printf 'one\\ntwo\\n' | \(script) \(shown)", "/dev/null"])
+        #expect(terminal.status == 0, "\(terminal)")
+        #expect(terminal.stdout.contains("\r\u{1B}[Kone\r\u{1B}[Ktwo\r\u{1B}[K"), "\(terminal.stdout.debugDescription)")
+        #expect(try String(contentsOfFile: shown, encoding: .utf8) == "one\ntwo\n")
+    }
+
     @Test("Tools/install puts the binary, the man page and the completions under DESTDIR/PREFIX")
     func install() async throws {
         let temporary = try TemporaryDirectory("install")
