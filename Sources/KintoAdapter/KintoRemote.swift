@@ -31,6 +31,8 @@ public final class KintoRemote: SyncRemote {
     private let client: HTTPClient
     private let credentials: Credentials?
     private var cachedBatchLimit: Int?
+    /// The server's root document (`GET /v1/`: settings, capabilities, user), read once.
+    private var cachedRoot: JSONValue?
     /// First responses fetched ahead by `willPull`, by request URL.
     private var prefetched: [URL: HTTPResponse] = [:]
     /// Kinto's `Backoff` header asks clients to wait before their next request.
@@ -103,7 +105,7 @@ public final class KintoRemote: SyncRemote {
 
     // MARK: URLs, built from validated path segments and encoded query items
 
-    private func url(_ segments: [String], query: [URLQueryItem] = []) -> URL {
+    func url(_ segments: [String], query: [URLQueryItem] = []) -> URL {
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
         components.path = server.path + "/" + segments.joined(separator: "/")
         components.queryItems = query.isEmpty ? nil : query
@@ -122,15 +124,28 @@ public final class KintoRemote: SyncRemote {
 
     public func batchLimit() throws(KintoError) -> Int {
         if let cachedBatchLimit { return cachedBatchLimit }
-        let response = try send(HTTPRequest(method: "GET", url: url([""])))
-        try expect(response, [200], doing: "reading the server's settings")
-        let root = try json(response, doing: "reading the server's settings")
+        let root = try serverRoot()
         if credentials != nil, root.objectValue?["user"] == nil {
             throw KintoError(.unauthorized, "the server at \(address) did not accept the credentials")
         }
         let limit = root.objectValue?["settings"]?.objectValue?["batch_max_requests"]?.int64Value.map(Int.init) ?? 25
         cachedBatchLimit = max(1, limit)
         return max(1, limit)
+    }
+
+    /// The server's root document, read once per remote.
+    func serverRoot() throws(KintoError) -> JSONValue {
+        if let cachedRoot { return cachedRoot }
+        let response = try send(HTTPRequest(method: "GET", url: url([""])))
+        try expect(response, [200], doing: "reading the server's settings")
+        let root = try json(response, doing: "reading the server's settings")
+        cachedRoot = root
+        return root
+    }
+
+    /// The bucket's history list (`kinto.plugins.history`).
+    func historyURL(query: [URLQueryItem]) -> URL {
+        url(["buckets", bucket, "history"], query: query)
     }
 
     /// The first request of a pull: changes after `since`, oldest first.
@@ -192,6 +207,10 @@ public final class KintoRemote: SyncRemote {
             response = try send(request)
             isReread = true
         }
+        // With a cursor, each page's changes are also read from the server's
+        // history, for their authors and intermediate versions (KintoHistory.swift).
+        var historyFloor = isReread ? nil : since.flatMap { Int64($0.token) }
+        if historyFloor != nil, try !hasHistory() { historyFloor = nil }
         var total: Int?
         if wantsTotals {
             var head = request
@@ -217,6 +236,15 @@ public final class KintoRemote: SyncRemote {
                     // A restored collection with no records: start the next pull from its version, not ours again.
                     if next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
                 }
+                if let floor = historyFloor, let top = page.cursor.flatMap({ Int64($0.token) }) {
+                    // Unreadable history (nil): the rest of the pull goes on without it.
+                    let covered = try emitHistory(of: collection, after: floor, upTo: top, emit: emit)
+                    if let covered { page = page.removing { covered.contains(HistoryKey(id: $0, version: $1)) } }
+                    historyFloor = covered == nil ? nil : top
+                }
+                // A first pull of an empty collection: start the next one from its version,
+                // so that it reads (and the history covers) only what changes from now on.
+                if since == nil, next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
                 guard emit(page), let next else { return }
                 current = try send(HTTPRequest(method: "GET", url: next))
             }
@@ -234,7 +262,7 @@ public final class KintoRemote: SyncRemote {
     }
 
     /// A `Next-Page` URL, accepted only on our own server: credentials must not follow a link elsewhere.
-    private func sameServer(_ text: String) throws(KintoError) -> URL {
+    func sameServer(_ text: String) throws(KintoError) -> URL {
         guard let url = URL(string: text), url.host == server.host, url.port == server.port, url.scheme == server.scheme else {
             throw KintoError(.server, "the server sent a Next-Page URL on another host; refusing to follow it")
         }
@@ -383,7 +411,7 @@ public final class KintoRemote: SyncRemote {
         }
     }
 
-    private func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
+    func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
         guard !statuses.contains(response.status) else { return }
         let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue ?? "HTTP \(response.status)"
         switch response.status {
@@ -405,7 +433,7 @@ public final class KintoRemote: SyncRemote {
     }
 
     /// Sends with retries: network errors, 5xx and 429 are tried again after a backoff.
-    private func send(_ request: HTTPRequest) throws(KintoError) -> HTTPResponse {
+    func send(_ request: HTTPRequest) throws(KintoError) -> HTTPResponse {
         var attempt = 1
         while true {
             if let backoffUntil, backoffUntil > Date() {

@@ -13,6 +13,8 @@ public struct RemotePage: Sendable {
         package let version: RemoteVersion
         /// The fields, encoded; nil for a tombstone.
         package let fields: Range<Int>?
+        /// Who made this version on the server, when the server says (Kinto's history plugin).
+        package var author: String? = nil
     }
 
     package private(set) var bytes: [UInt8] = []
@@ -40,6 +42,7 @@ public struct RemotePage: Sendable {
                 if let fields = record.fields { writer.write(object: fields) }
                 return (record.version, record.fields == nil)
             }
+            entries[entries.count - 1].author = record.author
         }
     }
 
@@ -84,8 +87,23 @@ public struct RemotePage: Sendable {
         entries.reserveCapacity(entries.count + other.entries.count)
         for entry in other.entries {
             let shift = { (range: Range<Int>) in range.lowerBound + offset..<range.upperBound + offset }
-            entries.append(Entry(id: shift(entry.id), version: entry.version, fields: entry.fields.map(shift)))
+            entries.append(Entry(id: shift(entry.id), version: entry.version, fields: entry.fields.map(shift), author: entry.author))
         }
+    }
+
+    /// The page without the records `shouldRemove` picks, given each one's id and version.
+    package func removing(where shouldRemove: (String, RemoteVersion) -> Bool) -> RemotePage {
+        var kept = RemotePage()
+        (kept.skipped, kept.isReread, kept.total, kept.cursor) = (skipped, isReread, total, cursor)
+        for entry in entries where !shouldRemove(id(of: entry), entry.version) {
+            let start = kept.bytes.count
+            if let fields = entry.fields { kept.bytes.append(contentsOf: bytes[fields]) }
+            let fields = entry.fields == nil ? nil : start..<kept.bytes.count
+            let idStart = kept.bytes.count
+            kept.bytes.append(contentsOf: bytes[entry.id])
+            kept.entries.append(Entry(id: idStart..<kept.bytes.count, version: entry.version, fields: fields, author: entry.author))
+        }
+        return kept
     }
 
     package func id(of entry: Entry) -> String {
@@ -103,6 +121,6 @@ public struct RemotePage: Sendable {
                 return fields
             }
         }
-        return RemoteRecord(id: id(of: entry), version: entry.version, fields: fields)
+        return RemoteRecord(id: id(of: entry), version: entry.version, fields: fields, author: entry.author)
     }
 }

@@ -79,9 +79,12 @@ extension Store {
             let at = clock()
             for (count, index) in order.enumerated() {
                 let entry = page.entries[index]
-                if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: remote) {
+                if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: entry.author ?? remote) {
                     created += 1
                 } else {
+                    // Versions of one record keep their page order (the sort is stable): oldest first.
+                    writer.isFollowedInBatch = count + 1 < order.count
+                        && page.bytes[page.entries[order[count + 1]].id].elementsEqual(page.bytes[entry.id])
                     try fold(try page.record(entry), &writer)
                 }
                 // A first pull can be millions of records, with random ids that touch
@@ -113,6 +116,9 @@ extension Store {
     /// the log says about a record, and append events.
     package struct IngestWriter {
         fileprivate var appender: EventLog.Appender
+        /// While a pulled record is folded: whether the batch holds a later
+        /// version of it (an intermediate version read from the server's history).
+        package fileprivate(set) var isFollowedInBatch = false
 
         /// The record's row, shadow and server version, as of this transaction.
         package func projection(entity: String, id: String) throws -> RecordProjection {

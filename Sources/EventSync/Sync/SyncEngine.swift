@@ -135,7 +135,9 @@ public final class SyncEngine: Sendable {
             guard !batch.isEmpty else { return }
             var pending = report
             let (created, skipped) = try store.ingest(batch, entity: schema.name, from: remote.address) { record, writer in
-                try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: remote.address,
+                // Intermediate versions are history: with local changes pending, the merge is against the latest only.
+                if writer.isFollowedInBatch, try writer.projection(entity: schema.name, id: record.id).isPending { return }
+                try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: record.author ?? remote.address,
                          writer: &writer, report: &pending, isOlder: remote.isVersion(_:olderThan:))
             }
             pending.pulled += created
