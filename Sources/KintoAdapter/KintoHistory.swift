@@ -1,4 +1,4 @@
-import EventStore
+public import EventStore
 import EventSync
 import Foundation
 
@@ -25,6 +25,12 @@ extension KintoRemote {
     /// Whether the server announces the history plugin in its capabilities (`GET /v1/`).
     public func hasHistory() throws(KintoError) -> Bool {
         try serverRoot().objectValue?["capabilities"]?.objectValue?["history"] != nil
+    }
+
+    /// Whether the history plugin is on, once this remote has read the server's
+    /// root (a sync with nothing to pull or push does not ask).
+    public var knowsAuthors: Bool? {
+        cachedRoot.map { $0.objectValue?["capabilities"]?.objectValue?["history"] != nil }
     }
 
     /// Hands on, through `emit`, the history entries of `collection` whose
@@ -80,5 +86,35 @@ extension KintoRemote {
             record.author = entry["user_id"]?.stringValue
             return record
         }
+    }
+}
+
+// MARK: verify --remote
+
+extension KintoRemote {
+    /// `GET …/records?_fields=id,last_modified`, following `Next-Page`.
+    public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
+        let collection = Self.collection(for: entity)
+        let query = [URLQueryItem(name: "_fields", value: "id,last_modified"), URLQueryItem(name: "_sort", value: "last_modified"),
+                     URLQueryItem(name: "_limit", value: String(pageSize))]
+        var next: URL? = url(["buckets", bucket, "collections", collection, "records"], query: query)
+        while let url = next {
+            let response = try send(HTTPRequest(method: "GET", url: url))
+            if response.status == 403 || response.status == 404 { return }  // no collection: nothing on the server
+            try expect(response, [200], doing: "listing \(collection)")
+            let page = try Self.page(from: response.body, collection: collection)
+            guard try onPage(page.entries.map { (page.id(of: $0), $0.version) }) else { return }
+            next = try response.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+        }
+    }
+
+    /// `GET …/records/<id>`.
+    public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
+        let collection = Self.collection(for: entity)
+        let response = try send(HTTPRequest(method: "GET", url: url(["buckets", bucket, "collections", collection, "records", id])))
+        if response.status == 404 || response.status == 403 { return nil }
+        try expect(response, [200], doing: "reading \(collection)/\(id)")
+        let body = try JSONParser.parse(response.body)
+        return body.objectValue?["data"]?.objectValue.flatMap(Self.record(from:))
     }
 }

@@ -25,6 +25,11 @@ public struct RemotePage: Sendable {
     /// beginning, having found the server's data older than the cursor it was
     /// given (a server restored from a backup): the sync says so.
     public var isReread = false
+    /// Set, with the reason, on a page after which the remote saw a sign that
+    /// the server lost or dropped changes a pull cannot bring (a deletion whose
+    /// tombstone was purged): the sync then checks the entity against a
+    /// listing of the server's records (`verify --remote`).
+    public var needsVerification: String?
     /// How many records the server announced in all, when it did.
     public var total: Int?
     /// Where the next pull starts once this page is stored: the remote's
@@ -82,6 +87,7 @@ public struct RemotePage: Sendable {
         cursor = other.cursor ?? cursor
         skipped += other.skipped
         isReread = isReread || other.isReread
+        needsVerification = other.needsVerification ?? needsVerification
         let offset = bytes.count
         bytes.append(contentsOf: other.bytes)
         entries.reserveCapacity(entries.count + other.entries.count)
@@ -95,6 +101,7 @@ public struct RemotePage: Sendable {
     package func removing(where shouldRemove: (String, RemoteVersion) -> Bool) -> RemotePage {
         var kept = RemotePage()
         (kept.skipped, kept.isReread, kept.total, kept.cursor) = (skipped, isReread, total, cursor)
+        kept.needsVerification = needsVerification
         for entry in entries where !shouldRemove(id(of: entry), entry.version) {
             let start = kept.bytes.count
             if let fields = entry.fields { kept.bytes.append(contentsOf: bytes[fields]) }

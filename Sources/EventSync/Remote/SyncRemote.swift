@@ -40,12 +40,34 @@ public protocol SyncRemote: AnyObject {
     /// an older version than the log has (a duplicate in a page, a server
     /// going backwards). False when the server's versions have no order.
     func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool
+
+    /// Whether the server says who made each change (remote events then carry
+    /// that author instead of `address`); nil when this sync did not find out.
+    var knowsAuthors: Bool? { get }
+
+    /// Calls `onPage` with the id and version of every live record the server
+    /// holds, a page at a time, in any order (`verify --remote`). Stops early
+    /// when `onPage` returns false.
+    func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws
+
+    /// The record as the server holds it now; nil when it holds no live one.
+    func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord?
 }
 
 extension SyncRemote {
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {}
 
     public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool { false }
+
+    public var knowsAuthors: Bool? { nil }
+
+    public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
+        throw SyncError(.server, "this remote cannot list its records")
+    }
+
+    public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
+        throw SyncError(.server, "this remote cannot read one record")
+    }
 }
 
 /// What the server did with one operation.

@@ -21,7 +21,7 @@ import Synchronization
 /// server applied but the log never acknowledged is recognised on the next pull.
 public final class SyncEngine: Sendable {
     public let store: Store
-    private let makeRemote: @Sendable () throws -> any SyncRemote
+    let makeRemote: @Sendable () throws -> any SyncRemote
     private let observers = Mutex<[UUID: AsyncStream<SyncStatus>.Continuation]>([:])
 
     /// - Parameter remote: makes the remote for one sync (remotes are not shared between syncs).
@@ -104,7 +104,12 @@ public final class SyncEngine: Sendable {
         let entities = store.schemas.entities
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
         entities: for schema in entities {
-            try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
+            if try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop) {
+                // The server showed it lost what a pull cannot bring back: check it against a listing, and mend.
+                var verification = RemoteVerification()
+                try verify(schema, against: remote, repair: true, policy: policy, into: &verification, report: &report)
+                report.verified.append(schema.name)
+            }
             if shouldStop() { report.interrupted = true; break entities }
         }
         if !report.interrupted {
@@ -113,6 +118,7 @@ public final class SyncEngine: Sendable {
                 if shouldStop() { report.interrupted = true; break }
             }
         }
+        if let known = remote.knowsAuthors { try store.recordRemoteAuthorsKnown(known) }
         try store.recordLastSync(report.result)
         return report
     }
@@ -126,8 +132,10 @@ public final class SyncEngine: Sendable {
     /// behind a slow server, and a crash resumes after the last batch
     /// written, neither skipping nor repeating a record. What the report
     /// counts is committed.
+    /// - Returns: whether the remote saw a sign that the server dropped changes (`RemotePage.needsVerification`)
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
-                      progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws {
+                      progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> Bool {
+        var needsVerification = false
         let since = try store.pullCursor(remote: remote.address, entity: schema.name)
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
         var batch = try store.makePullBatch()
@@ -147,6 +155,7 @@ public final class SyncEngine: Sendable {
         }
         try remote.changes(of: schema, since: since) { page in
             if page.isReread { report.reread.append(schema.name) }
+            if page.needsVerification != nil { needsVerification = true }
             batch.append(page)
             if batch.isFull { try write() }
             step.records += page.entries.count
@@ -156,12 +165,13 @@ public final class SyncEngine: Sendable {
             return !shouldStop()
         }
         try write()
+        return needsVerification && !shouldStop()
     }
 
     /// Appends the event (if any) that a server record means for the log, and counts it.
     /// - Parameter isOlder: the remote's order of versions: with `checkVersion`, a record older than the
     ///   version the log has (a duplicate in a page, a server going backwards) writes nothing.
-    private func fold(_ record: RemoteRecord, entity: String, policy: ConflictPolicy, checkVersion: Bool, author: String,
+    func fold(_ record: RemoteRecord, entity: String, policy: ConflictPolicy, checkVersion: Bool, author: String,
                       writer: inout Store.IngestWriter, report: inout SyncReport,
                       isOlder: (RemoteVersion, RemoteVersion) -> Bool = { _, _ in false }) throws {
         let projection = try writer.projection(entity: entity, id: record.id)

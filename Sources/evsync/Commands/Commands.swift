@@ -13,6 +13,7 @@ enum Commands {
         LogCommands.rebuildViews,
         LogCommands.status,
         SyncCommand.sync,
+        VerifyCommand.verify,
         CompletionsCommand.completions,
     ]
 

@@ -124,12 +124,13 @@ enum LogCommands {
         the remote and the last successful sync.
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, remote, lastSync, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, remote, lastSync, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status()
         let remote = try store.rememberedRemote()
         let lastSync = try store.lastSync()
+        let authorsKnown = try store.remoteAuthorsKnown()
         if arguments.has("--json") {
             var object: JSONObject = [
                 "store": .string(store.directory),
@@ -141,6 +142,7 @@ enum LogCommands {
                 "remote": remote.map(JSONValue.string) ?? .null,
                 "lastSync": lastSync.map { ["at": .string($0.iso8601), "result": .string($0.result.rawValue)] } ?? .null,
             ]
+            object["remoteAuthorsKnown"] = authorsKnown.map(JSONValue.bool) ?? .null
             print(Output.json(.object(object)))
         } else {
             var rows = [["store", store.directory], ["events", "\(status.events)"]]
@@ -150,6 +152,9 @@ enum LogCommands {
                 rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
             }
             rows.append(["remote", remote.map(Output.safe) ?? "none yet (evsync sync --remote URL)"])
+            if authorsKnown == false {
+                rows.append(["authors", "unknown for remote changes: the server keeps no history (Kinto: kinto.plugins.history), so they are credited to the remote"])
+            }
             rows.append(["last sync", lastSync.map { "\($0.iso8601) (\($0.result.rawValue))" } ?? "never"])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
         }
