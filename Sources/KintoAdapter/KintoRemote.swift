@@ -254,6 +254,12 @@ public final class KintoRemote: SyncRemote {
                     page.needsVerification = "its newest change (\(collectionVersion)) is missing from the changes it lists since \(floor)"
                     page.cursor = RemoteCursor(String(collectionVersion))
                 }
+                // Something changed since our cursor: one HEAD says how many records the
+                // server holds (Total-Records), for the sync to compare with the log's count.
+                if next == nil, since != nil, !page.isReread {
+                    let head = HTTPRequest(method: "HEAD", url: url(recordSegments(collection)))
+                    page.liveRecords = try send(head).headers["total-records"].flatMap { Int($0) }
+                }
                 guard emit(page), let next else { return }
                 current = try send(HTTPRequest(method: "GET", url: next))
             }

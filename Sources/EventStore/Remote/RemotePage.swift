@@ -30,6 +30,10 @@ public struct RemotePage: Sendable {
     /// tombstone was purged): the sync then checks the entity against a
     /// listing of the server's records (`verify --remote`).
     public var needsVerification: String?
+    /// On the last page of a pull that brought changes, when the remote
+    /// counted them: how many live records the server holds. The sync
+    /// compares it with the log's count, and verifies the entity when they differ.
+    public var liveRecords: Int?
     /// How many records the server announced in all, when it did.
     public var total: Int?
     /// Where the next pull starts once this page is stored: the remote's
@@ -88,6 +92,7 @@ public struct RemotePage: Sendable {
         skipped += other.skipped
         isReread = isReread || other.isReread
         needsVerification = other.needsVerification ?? needsVerification
+        liveRecords = other.liveRecords ?? liveRecords
         let offset = bytes.count
         bytes.append(contentsOf: other.bytes)
         entries.reserveCapacity(entries.count + other.entries.count)
@@ -102,6 +107,7 @@ public struct RemotePage: Sendable {
         var kept = RemotePage()
         (kept.skipped, kept.isReread, kept.total, kept.cursor) = (skipped, isReread, total, cursor)
         kept.needsVerification = needsVerification
+        kept.liveRecords = liveRecords
         for entry in entries where !shouldRemove(id(of: entry), entry.version) {
             let start = kept.bytes.count
             if let fields = entry.fields { kept.bytes.append(contentsOf: bytes[fields]) }

@@ -66,7 +66,8 @@ extension Store {
     /// Records the page could not hold (`page.skipped`) are each logged as a
     /// `skipped` event, unless the record's last event is that same skip
     /// (the page read again after a crash or a server restore).
-    /// - Returns: how many records were appended as new without a fold, and the skips logged.
+    /// - Returns: how many records were appended as new without a fold (and not followed by a later
+    ///   version in the batch, which counts instead), and the skips logged.
     package func ingest(_ batch: PullBatch, entity: String, from remote: String,
                         fold: (RemoteRecord, inout IngestWriter) throws -> Void) throws(StoreError) -> (created: Int, skipped: [SkippedRecord]) {
         let page = batch.page
@@ -79,12 +80,12 @@ extension Store {
             let at = clock()
             for (count, index) in order.enumerated() {
                 let entry = page.entries[index]
+                // Versions of one record keep their page order (the sort is stable): oldest first.
+                writer.isFollowedInBatch = count + 1 < order.count
+                    && page.bytes[page.entries[order[count + 1]].id].elementsEqual(page.bytes[entry.id])
                 if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: entry.author ?? remote) {
-                    created += 1
+                    if !writer.isFollowedInBatch { created += 1 }  // a record counts once, at its latest version
                 } else {
-                    // Versions of one record keep their page order (the sort is stable): oldest first.
-                    writer.isFollowedInBatch = count + 1 < order.count
-                        && page.bytes[page.entries[order[count + 1]].id].elementsEqual(page.bytes[entry.id])
                     try fold(try page.record(entry), &writer)
                 }
                 // A first pull can be millions of records, with random ids that touch

@@ -136,6 +136,7 @@ public final class SyncEngine: Sendable {
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
                       progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> Bool {
         var needsVerification = false
+        var serverCount: Int?
         let since = try store.pullCursor(remote: remote.address, entity: schema.name)
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
         var batch = try store.makePullBatch()
@@ -144,9 +145,12 @@ public final class SyncEngine: Sendable {
             var pending = report
             let (created, skipped) = try store.ingest(batch, entity: schema.name, from: remote.address) { record, writer in
                 // Intermediate versions are history: with local changes pending, the merge is against the latest only.
+                // A record counts once in the report, at its latest version.
+                var counts = writer.isFollowedInBatch ? SyncReport() : pending
                 if writer.isFollowedInBatch, try writer.projection(entity: schema.name, id: record.id).isPending { return }
                 try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: record.author ?? remote.address,
-                         writer: &writer, report: &pending, isOlder: remote.isVersion(_:olderThan:))
+                         writer: &writer, report: &counts, isOlder: remote.isVersion(_:olderThan:))
+                if !writer.isFollowedInBatch { pending = counts }
             }
             pending.pulled += created
             pending.skipped += skipped.map { Skip(entity: schema.name, id: $0.id, reason: $0.reason) }
@@ -156,6 +160,7 @@ public final class SyncEngine: Sendable {
         try remote.changes(of: schema, since: since) { page in
             if page.isReread { report.reread.append(schema.name) }
             if page.needsVerification != nil { needsVerification = true }
+            if let live = page.liveRecords { serverCount = live }
             batch.append(page)
             if batch.isFull { try write() }
             step.records += page.entries.count
@@ -165,6 +170,12 @@ public final class SyncEngine: Sendable {
             return !shouldStop()
         }
         try write()
+        if !needsVerification, let serverCount, !shouldStop() {
+            // Total-Records disagreeing with the records the log holds as live there.
+            var held = 0
+            try store.forEachRecordLiveOnServer(entity: schema.name) { _, _ in held += 1 }
+            needsVerification = held != serverCount
+        }
         return needsVerification && !shouldStop()
     }
 
