@@ -151,7 +151,7 @@ public final class KintoRemote: SyncRemote {
     /// The first request of a pull: changes after `since`, oldest first.
     private func changesRequest(_ collection: String, since cursor: RemoteCursor?) -> HTTPRequest {
         // Our own cursor, a last_modified; anything else (never written by this adapter) reads everything.
-        let since = cursor.flatMap { Int64($0.token) }
+        let since = cursor.flatMap { Self.cursorValue($0).value }
         var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(pageSize))]
         if let since { query.append(URLQueryItem(name: "_since", value: String(since))) }
         var request = HTTPRequest(method: "GET", url: url(recordSegments(collection), query: query))
@@ -202,14 +202,16 @@ public final class KintoRemote: SyncRemote {
         // would answer "nothing new" forever, so read it all again.
         let collectionVersion = response.headers["etag"].flatMap(Self.timestamp(fromETag:))
         var isReread = false
-        if response.status == 200, let since = since.flatMap({ Int64($0.token) }), let collectionVersion, collectionVersion < since {
+        if response.status == 200, let since = since.flatMap({ Self.cursorValue($0).value }), let collectionVersion, collectionVersion < since {
             request = changesRequest(collection, since: nil)
             response = try send(request)
             isReread = true
         }
         // With a cursor, each page's changes are also read from the server's
         // history, for their authors and intermediate versions (KintoHistory.swift).
-        var historyFloor = isReread ? nil : since.flatMap { Int64($0.token) }
+        // A first pull, and its resumption after a crash, reads only the current records (KintoHistory.swift).
+        let isFirstPull = since.map { Self.cursorValue($0).isFirstPull } ?? true
+        var historyFloor = isReread || isFirstPull ? nil : since.flatMap { Self.cursorValue($0).value }
         if historyFloor != nil, try !hasHistory() { historyFloor = nil }
         var total: Int?
         if wantsTotals {
@@ -246,17 +248,20 @@ public final class KintoRemote: SyncRemote {
                 // A first pull of an empty collection: start the next one from its version,
                 // so that it reads (and the history covers) only what changes from now on.
                 if since == nil, next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
-                if let top = page.cursor.flatMap({ Int64($0.token) }) { newest = max(newest ?? top, top) }
+                if let top = page.cursor.flatMap({ Int64($0.token) }) {
+                    newest = max(newest ?? top, top)
+                    if isFirstPull, next != nil { page.cursor = RemoteCursor(String(top) + Self.firstPullMark) }
+                }
                 // The collection's newest change is past every record listed since our cursor:
                 // a deletion whose tombstone was purged (`kinto purge-deleted`). No pull can bring it.
-                if next == nil, let floor = since.flatMap({ Int64($0.token) }), !page.isReread, let collectionVersion,
+                if next == nil, !isFirstPull, let floor = since.flatMap({ Self.cursorValue($0).value }), !page.isReread, let collectionVersion,
                    collectionVersion > max(newest ?? floor, floor) {
                     page.needsVerification = "its newest change (\(collectionVersion)) is missing from the changes it lists since \(floor)"
                     page.cursor = RemoteCursor(String(collectionVersion))
                 }
                 // Something changed since our cursor: one HEAD says how many records the
                 // server holds (Total-Records), for the sync to compare with the log's count.
-                if next == nil, since != nil, !page.isReread {
+                if next == nil, !isFirstPull, !page.isReread {
                     let head = HTTPRequest(method: "HEAD", url: url(recordSegments(collection)))
                     page.liveRecords = try send(head).headers["total-records"].flatMap { Int($0) }
                 }
@@ -264,6 +269,16 @@ public final class KintoRemote: SyncRemote {
                 current = try send(HTTPRequest(method: "GET", url: next))
             }
         }, consume: onPage)
+    }
+
+    /// Marks the cursor of a first pull not yet finished (`1796093009071~first`): resumed after a
+    /// crash, it still reads only the current records, as the uninterrupted pull would have.
+    static let firstPullMark = "~first"
+
+    /// The `last_modified` a cursor holds, and whether it is a first pull's not yet finished.
+    static func cursorValue(_ cursor: RemoteCursor) -> (value: Int64?, isFirstPull: Bool) {
+        let isFirstPull = cursor.token.hasSuffix(firstPullMark)
+        return (Int64(isFirstPull ? String(cursor.token.dropLast(firstPullMark.count)) : cursor.token), isFirstPull)
     }
 
     /// A Kinto timestamp as its ETag spells it (`"1796093009071"`).

@@ -37,7 +37,7 @@ struct InstallTests {
         let script = directory.appendingPathComponent("evsync.bash")
         try Completion.script(for: .bash).write(to: script, atomically: true, encoding: .utf8)
         #expect(try await Self.bashCompletions(script, ["evsync", ""]) == ["add", "edit", "delete", "show", "list", "import",
-            "history", "log", "rebuild-views", "status", "sync", "completions"])
+            "history", "log", "rebuild-views", "status", "sync", "verify", "completions"])
         #expect(try await Self.bashCompletions(script, ["evsync", "--store", "/tmp", "sy"]) == ["sync"])
         #expect(try await Self.bashCompletions(script, ["evsync", "log", ""]) == ["tail", "verify"])
         #expect(try await Self.bashCompletions(script, ["evsync", "log", "verify", "--j"]) == ["--json"])

@@ -6,7 +6,7 @@ import Foundation
 enum VerifyCommand {
     static let verify = Command(
         name: "verify", section: .server,
-        usage: "evsync verify --remote [--repair] [--json] [--auth-file FILE] [--allow-insecure-auth]",
+        usage: "evsync verify --remote [--repair] [--json] [--auth-file FILE]",
         summary: "compare the log with the server's records",
         description: """
         Lists the ids and versions of the server's records (the remembered remote, or EVSYNC_REMOTE) and
@@ -24,7 +24,6 @@ enum VerifyCommand {
             Option("--repair", help: "append the events that make the next sync converge"),
             Option("--json", help: #"one object: {"findings": [{"entity", "id", "kind", "logVersion", "serverVersion"}], "listed": {Entity: n}, "repaired"}"#),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
-            Option("--allow-insecure-auth", help: "send credentials over plain http to another machine (or EVSYNC_ALLOW_INSECURE_AUTH=1)"),
         ]
     ) { arguments, global in
         guard arguments.has("--remote") else {
@@ -32,7 +31,8 @@ enum VerifyCommand {
         }
         let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
         let credentials = try SyncCommand.credentials(authFile: arguments.value("--auth-file"))
-        let allowInsecureAuth = arguments.has("--allow-insecure-auth") || environment["EVSYNC_ALLOW_INSECURE_AUTH"] == "1"
+        // Plain http to another machine: EVSYNC_ALLOW_INSECURE_AUTH=1, as for sync.
+        let allowInsecureAuth = environment["EVSYNC_ALLOW_INSECURE_AUTH"] == "1"
         let givenType = try RemoteChoice.Kind.given(option: nil, environment: environment["EVSYNC_REMOTE_TYPE"])
         let store = try global.openStore(create: false)
         guard let url = try environment["EVSYNC_REMOTE"] ?? store.rememberedRemote() else {
