@@ -52,6 +52,8 @@ public final class KintoRemote: SyncRemote {
     private let client: HTTPClient
     private let credentials: Credentials?
     private var cachedBatchLimit: Int?
+    /// The server's root document (`GET /v1/`: settings, capabilities, user), read once.
+    private(set) var cachedRoot: JSONValue?
     /// First responses fetched ahead by `willPull`, by request URL.
     private var prefetched: [URL: HTTPResponse] = [:]
     /// Kinto's `Backoff` header asks clients to wait before their next request.
@@ -125,7 +127,7 @@ public final class KintoRemote: SyncRemote {
 
     // MARK: URLs, built from validated path segments and encoded query items
 
-    private func url(_ segments: [String], query: [URLQueryItem] = []) -> URL {
+    func url(_ segments: [String], query: [URLQueryItem] = []) -> URL {
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
         components.path = server.path + "/" + segments.joined(separator: "/")
         components.queryItems = query.isEmpty ? nil : query
@@ -144,15 +146,28 @@ public final class KintoRemote: SyncRemote {
 
     public func batchLimit() throws(KintoError) -> Int {
         if let cachedBatchLimit { return cachedBatchLimit }
-        let response = try send(HTTPRequest(method: "GET", url: url([""])))
-        try expect(response, [200], doing: "reading the server's settings")
-        let root = try json(response, doing: "reading the server's settings")
+        let root = try serverRoot()
         if credentials != nil, root.objectValue?["user"] == nil {
             throw KintoError(.unauthorized, "the server at \(address) did not accept the credentials")
         }
         let limit = root.objectValue?["settings"]?.objectValue?["batch_max_requests"]?.int64Value.map(Int.init) ?? 25
         cachedBatchLimit = max(1, limit)
         return max(1, limit)
+    }
+
+    /// The server's root document, read once per remote.
+    func serverRoot() throws(KintoError) -> JSONValue {
+        if let cachedRoot { return cachedRoot }
+        let response = try send(HTTPRequest(method: "GET", url: url([""])))
+        try expect(response, [200], doing: "reading the server's settings")
+        let root = try json(response, doing: "reading the server's settings")
+        cachedRoot = root
+        return root
+    }
+
+    /// The bucket's history list (`kinto.plugins.history`).
+    func historyURL(query: [URLQueryItem]) -> URL {
+        url(["buckets", bucket, "history"], query: query)
     }
 
     /// The first request of a pull: changes after `since`, oldest first.
@@ -225,6 +240,13 @@ public final class KintoRemote: SyncRemote {
         }
         let previous = isReread ? nil : PullPosition(since)
         var position = previous
+        // With a cursor, each page's changes are also read from the server's history, for their
+        // authors and intermediate versions (KintoHistory.swift), from where this pull starts (a
+        // version the log already has writes nothing). A first pull, and its resumption after a
+        // crash, reads only the current records.
+        let isFirstPull = previous?.isFirstPull ?? true
+        var historyFloor = isReread || isFirstPull ? nil : previous?.start
+        if historyFloor != nil, try !hasHistory() { historyFloor = nil }
         var total: Int?
         if wantsTotals {
             var head = request
@@ -239,6 +261,7 @@ public final class KintoRemote: SyncRemote {
         // of a million records took 56 s instead of 46 s (peak RSS 87.6 vs 90.8 MiB).
         try Pipeline<RemotePage>(depth: 8).run(produce: { [self] emit in
             var current = response
+            var newest: Int64?
             while true {
                 try expect(current, [200], doing: "listing \(collection)")
                 var page = try Self.page(from: current.body, collection: collection)
@@ -250,11 +273,39 @@ public final class KintoRemote: SyncRemote {
                     // A restored collection with no records: start the next pull from its version, not ours again.
                     if next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
                 }
+                if let floor = historyFloor, let top = page.cursor.flatMap({ Int64($0.token) }) {
+                    // Unreadable history (nil): the rest of the pull goes on without it.
+                    let covered = try emitHistory(of: collection, after: floor, upTo: top, emit: emit)
+                    if let covered { page = page.removing { covered.contains(HistoryKey(id: $0, version: $1)) } }
+                    historyFloor = covered == nil ? nil : top
+                }
+                // A first pull of an empty collection: start the next one from its version,
+                // so that it reads (and the history covers) only what changes from now on.
+                if since == nil, next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
+                var pageNewest = page.cursor.flatMap { Int64($0.token) }
+                if let top = pageNewest { newest = max(newest ?? top, top) }
+                // The collection's newest change is past every record listed since our cursor:
+                // a deletion whose tombstone was purged (`kinto purge-deleted`). No pull can bring it.
+                if next == nil, !isFirstPull, let floor = previous?.newest, !page.isReread, let collectionVersion,
+                   collectionVersion > max(newest ?? floor, floor) {
+                    page.needsVerification = "its newest change (\(collectionVersion)) is missing from the changes it lists since \(floor)"
+                    pageNewest = collectionVersion
+                }
+                // Something changed since our cursor: one HEAD says how many records the
+                // server holds (Total-Records), for the sync to compare with the log's count.
+                if next == nil, !isFirstPull, !page.isReread {
+                    let head = HTTPRequest(method: "HEAD", url: url(recordSegments(collection)))
+                    page.liveRecords = try send(head).headers["total-records"].flatMap { Int($0) }
+                }
                 // A record we cannot hold, read again while the cursor settles, was reported by the pull that read it first.
                 if let known = previous?.newest { page.skipped.removeAll { ($0.version?.integer).map { $0 <= known } ?? false } }
-                let after = PullPosition.after(position, pageNewest: page.cursor.flatMap { Int64($0.token) },
+                var after = PullPosition.after(position, pageNewest: pageNewest,
                                                serverTime: current.headers["date"].flatMap(Self.milliseconds(fromHTTPDate:)),
                                                window: settleWindow)
+                // A first pull still under way says so in its cursor; its last page clears the mark.
+                let stillFirst = isFirstPull && next != nil
+                if after == nil, let position, position.isFirstPull != stillFirst { after = position }
+                after?.isFirstPull = stillFirst
                 page.cursor = after?.cursor
                 position = after ?? position
                 guard emit(page), let next else { return }
@@ -290,7 +341,7 @@ public final class KintoRemote: SyncRemote {
     }
 
     /// A `Next-Page` URL, accepted only on our own server: credentials must not follow a link elsewhere.
-    private func sameServer(_ text: String) throws(KintoError) -> URL {
+    func sameServer(_ text: String) throws(KintoError) -> URL {
         guard let url = URL(string: text), url.host == server.host, url.port == server.port, url.scheme == server.scheme else {
             throw KintoError(.server, "the server sent a Next-Page URL on another host; refusing to follow it")
         }
@@ -474,7 +525,7 @@ public final class KintoRemote: SyncRemote {
         }
     }
 
-    private func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
+    func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
         guard !statuses.contains(response.status) else { return }
         let said = Self.said(response)
         switch response.status {
@@ -516,7 +567,7 @@ public final class KintoRemote: SyncRemote {
 
     /// Sends with retries: network errors, 5xx and 429 are tried again after a backoff,
     /// and so is a response that `failsWhen` finds failed (with its reason and the wait it asks for).
-    private func send(_ request: HTTPRequest,
+    func send(_ request: HTTPRequest,
                       failsWhen isFailure: (HTTPResponse) -> (reason: String, retryAfter: Double?)? = { _ in nil })
         throws(KintoError) -> HTTPResponse {
         var attempt = 1

@@ -7,24 +7,37 @@ import EventStore
 /// server's clock, so it can lag behind `newest`: the token is then
 /// `"start:newest"`; once `start` has caught up it is just `"newest"`, the
 /// only form earlier versions of evsync wrote, which therefore still reads.
+/// A first pull not yet finished ends its token with `~first`, so that,
+/// resumed after a crash, it still reads only the current records (not the
+/// server's history), as the uninterrupted pull would have.
 struct PullPosition: Equatable {
     var start: Int64
     var newest: Int64
+    var isFirstPull = false
 
-    init(start: Int64, newest: Int64) {
+    static let firstPullMark = "~first"
+
+    init(start: Int64, newest: Int64, isFirstPull: Bool = false) {
         self.start = start
         self.newest = newest
+        self.isFirstPull = isFirstPull
     }
 
     /// Our own cursor; nil for none, or for one this adapter never wrote (a pull then reads everything).
     init?(_ cursor: RemoteCursor?) {
-        guard let parts = cursor?.token.split(separator: ":", omittingEmptySubsequences: false), parts.count <= 2,
-              let start = parts.first.flatMap({ Int64($0) }), let newest = parts.last.flatMap({ Int64($0) }), start <= newest
+        guard var token = cursor?.token else { return nil }
+        let isFirstPull = token.hasSuffix(Self.firstPullMark)
+        if isFirstPull { token.removeLast(Self.firstPullMark.count) }
+        let parts = token.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let start = parts.first.flatMap({ Int64($0) }), let newest = parts.last.flatMap({ Int64($0) }),
+              start <= newest
         else { return nil }
-        self.init(start: start, newest: newest)
+        self.init(start: start, newest: newest, isFirstPull: isFirstPull)
     }
 
-    var cursor: RemoteCursor { RemoteCursor(start == newest ? String(newest) : "\(start):\(newest)") }
+    var cursor: RemoteCursor {
+        RemoteCursor((start == newest ? String(newest) : "\(start):\(newest)") + (isFirstPull ? Self.firstPullMark : ""))
+    }
 
     /// Everything up to `newest` has been read and has settled: an unchanged collection may answer 304.
     var isSettled: Bool { start == newest }

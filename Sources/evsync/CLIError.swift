@@ -38,7 +38,7 @@ struct CLIError: Error {
         /// What it means, for the man page.
         var meaning: String {
             switch self {
-            case .failure: "anything else, including rebuild-views --verify finding a difference"
+            case .failure: "anything else, including rebuild-views --verify finding a difference, and verify --remote finding differences it did not repair"
             case .usage: "bad usage"
             case .dataError: "bad data: invalid JSON, a schema violation, an unknown field or entity, a bad or existing id"
             case .noInput: "a missing file, store or record"

@@ -13,6 +13,8 @@ public struct RemotePage: Sendable {
         package let version: RemoteVersion
         /// The fields, encoded; nil for a tombstone.
         package let fields: Range<Int>?
+        /// Who made this version on the server, when the server says (Kinto's history plugin).
+        package var author: String? = nil
     }
 
     package private(set) var bytes: [UInt8] = []
@@ -23,6 +25,15 @@ public struct RemotePage: Sendable {
     /// beginning, having found the server's data older than the cursor it was
     /// given (a server restored from a backup): the sync says so.
     public var isReread = false
+    /// Set, with the reason, on a page after which the remote saw a sign that
+    /// the server lost or dropped changes a pull cannot bring (a deletion whose
+    /// tombstone was purged): the sync then checks the entity against a
+    /// listing of the server's records (`verify --remote`).
+    public var needsVerification: String?
+    /// On the last page of a pull that brought changes, when the remote
+    /// counted them: how many live records the server holds. The sync
+    /// compares it with the log's count, and verifies the entity when they differ.
+    public var liveRecords: Int?
     /// How many records the server announced in all, when it did.
     public var total: Int?
     /// Where the next pull starts once this page is stored: the remote's
@@ -40,6 +51,7 @@ public struct RemotePage: Sendable {
                 if let fields = record.fields { writer.write(object: fields) }
                 return (record.version, record.fields == nil)
             }
+            entries[entries.count - 1].author = record.author
         }
     }
 
@@ -79,13 +91,32 @@ public struct RemotePage: Sendable {
         cursor = other.cursor ?? cursor
         skipped += other.skipped
         isReread = isReread || other.isReread
+        needsVerification = other.needsVerification ?? needsVerification
+        liveRecords = other.liveRecords ?? liveRecords
         let offset = bytes.count
         bytes.append(contentsOf: other.bytes)
         entries.reserveCapacity(entries.count + other.entries.count)
         for entry in other.entries {
             let shift = { (range: Range<Int>) in range.lowerBound + offset..<range.upperBound + offset }
-            entries.append(Entry(id: shift(entry.id), version: entry.version, fields: entry.fields.map(shift)))
+            entries.append(Entry(id: shift(entry.id), version: entry.version, fields: entry.fields.map(shift), author: entry.author))
         }
+    }
+
+    /// The page without the records `shouldRemove` picks, given each one's id and version.
+    package func removing(where shouldRemove: (String, RemoteVersion) -> Bool) -> RemotePage {
+        var kept = RemotePage()
+        (kept.skipped, kept.isReread, kept.total, kept.cursor) = (skipped, isReread, total, cursor)
+        kept.needsVerification = needsVerification
+        kept.liveRecords = liveRecords
+        for entry in entries where !shouldRemove(id(of: entry), entry.version) {
+            let start = kept.bytes.count
+            if let fields = entry.fields { kept.bytes.append(contentsOf: bytes[fields]) }
+            let fields = entry.fields == nil ? nil : start..<kept.bytes.count
+            let idStart = kept.bytes.count
+            kept.bytes.append(contentsOf: bytes[entry.id])
+            kept.entries.append(Entry(id: idStart..<kept.bytes.count, version: entry.version, fields: fields, author: entry.author))
+        }
+        return kept
     }
 
     package func id(of entry: Entry) -> String {
@@ -103,6 +134,6 @@ public struct RemotePage: Sendable {
                 return fields
             }
         }
-        return RemoteRecord(id: id(of: entry), version: entry.version, fields: fields)
+        return RemoteRecord(id: id(of: entry), version: entry.version, fields: fields, author: entry.author)
     }
 }

@@ -6,11 +6,15 @@ public struct RemoteRecord: Sendable, Equatable {
     public var version: RemoteVersion
     /// nil for a tombstone: the record was deleted on the server.
     public var fields: JSONObject?
+    /// Who made this version on the server (`account:bob`), when the server
+    /// says; nil credits the change to the remote's address.
+    public var author: String?
 
-    public init(id: String, version: RemoteVersion, fields: JSONObject?) {
+    public init(id: String, version: RemoteVersion, fields: JSONObject?, author: String? = nil) {
         self.id = id
         self.version = version
         self.fields = fields
+        self.author = author
     }
 }
 

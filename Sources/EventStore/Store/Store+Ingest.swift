@@ -66,7 +66,8 @@ extension Store {
     /// Records the page could not hold (`page.skipped`) are each logged as a
     /// `skipped` event, unless the record's last event is that same skip
     /// (the page read again after a crash or a server restore).
-    /// - Returns: how many records were appended as new without a fold, and the skips logged.
+    /// - Returns: how many records were appended as new without a fold (and not followed by a later
+    ///   version in the batch, which counts instead), and the skips logged.
     package func ingest(_ batch: PullBatch, entity: String, from remote: String,
                         fold: (RemoteRecord, inout IngestWriter) throws -> Void) throws(StoreError) -> (created: Int, skipped: [SkippedRecord]) {
         let page = batch.page
@@ -79,8 +80,11 @@ extension Store {
             let at = clock()
             for (count, index) in order.enumerated() {
                 let entry = page.entries[index]
-                if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: remote) {
-                    created += 1
+                // Versions of one record keep their page order (the sort is stable): oldest first.
+                writer.isFollowedInBatch = count + 1 < order.count
+                    && page.bytes[page.entries[order[count + 1]].id].elementsEqual(page.bytes[entry.id])
+                if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: entry.author ?? remote) {
+                    if !writer.isFollowedInBatch { created += 1 }  // a record counts once, at its latest version
                 } else {
                     try fold(try page.record(entry), &writer)
                 }
@@ -113,6 +117,9 @@ extension Store {
     /// the log says about a record, and append events.
     package struct IngestWriter {
         fileprivate var appender: EventLog.Appender
+        /// While a pulled record is folded: whether the batch holds a later
+        /// version of it (an intermediate version read from the server's history).
+        package fileprivate(set) var isFollowedInBatch = false
 
         /// The record's row, shadow and server version, as of this transaction.
         package func projection(entity: String, id: String) throws -> RecordProjection {

@@ -7,6 +7,8 @@ extension Store {
         static let lastSync = "last-sync"
         /// How many server records syncs have skipped (each a `skipped` event), as decimal text.
         static let skippedRecords = "skipped-records"
+        /// Whether the remote says who made its changes: `known` or `unknown`, as the last sync found.
+        static let remoteAuthors = "remote-authors"
         /// The number of the last event, written by every commit that appends (see `Store.checkLogEnd`).
         static let logEnd = "log-end"
         /// Where a pull of one entity from one remote stopped.
@@ -64,6 +66,16 @@ extension Store {
     /// Counts skips logged in this transaction: a counter beside the log, so that `status` need not read the log.
     func addSkippedCount(_ count: Int, in transaction: Transaction) throws {
         try setMeta(MetaKey.skippedRecords, String(try skippedCount(in: transaction) + count), in: transaction)
+    }
+
+    /// Whether the remote's changes come with their authors, as the last sync
+    /// that found out saw; nil before one did.
+    public func remoteAuthorsKnown() throws(StoreError) -> Bool? {
+        try read { try meta(MetaKey.remoteAuthors, in: $0) }.map { $0 == "known" }
+    }
+
+    package func recordRemoteAuthorsKnown(_ known: Bool) throws(StoreError) {
+        if try remoteAuthorsKnown() != known { try writeMeta(MetaKey.remoteAuthors, known ? "known" : "unknown") }
     }
 
     /// The last sync that finished or failed: when, its result, and why it failed.

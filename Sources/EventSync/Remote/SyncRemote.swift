@@ -50,6 +50,18 @@ public protocol SyncRemote: AnyObject {
 
     /// The version logged with a deletion found by `liveIDs`.
     var deletionVersion: RemoteVersion { get }
+
+    /// Whether the server says who made each change (remote events then carry
+    /// that author instead of `address`); nil when this sync did not find out.
+    var knowsAuthors: Bool? { get }
+
+    /// Calls `onPage` with the id and version of every live record the server
+    /// holds, a page at a time, in any order (`verify --remote`). Stops early
+    /// when `onPage` returns false.
+    func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws
+
+    /// The record as the server holds it now; nil when it holds no live one.
+    func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord?
 }
 
 extension SyncRemote {
@@ -60,6 +72,16 @@ extension SyncRemote {
     public func liveIDs(of entity: EntitySchema) throws -> Set<String>? { nil }
 
     public var deletionVersion: RemoteVersion { RemoteVersion("deleted") }
+
+    public var knowsAuthors: Bool? { nil }
+
+    public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
+        throw SyncError(.server, "this remote cannot list its records")
+    }
+
+    public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
+        throw SyncError(.server, "this remote cannot read one record")
+    }
 }
 
 /// What the server did with one operation.

@@ -21,7 +21,7 @@ import Synchronization
 /// server applied but the log never acknowledged is recognised on the next pull.
 public final class SyncEngine: Sendable {
     public let store: Store
-    private let makeRemote: @Sendable () throws -> any SyncRemote
+    let makeRemote: @Sendable () throws -> any SyncRemote
     private let observers = Mutex<[UUID: AsyncStream<SyncStatus>.Continuation]>([:])
 
     /// - Parameters:
@@ -109,7 +109,12 @@ public final class SyncEngine: Sendable {
         let entities = store.schemas.entities
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
         entities: for schema in entities {
-            try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
+            if try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop) {
+                // The server showed it lost what a pull cannot bring back: check it against a listing, and mend.
+                var verification = RemoteVerification()
+                try verify(schema, against: remote, repair: true, policy: policy, into: &verification, report: &report)
+                report.verified.append(schema.name)
+            }
             if shouldStop() { report.interrupted = true; break entities }
         }
         if !report.interrupted {
@@ -118,6 +123,7 @@ public final class SyncEngine: Sendable {
                 if shouldStop() { report.interrupted = true; break }
             }
         }
+        if let known = remote.knowsAuthors { try store.recordRemoteAuthorsKnown(known) }
         // Remembered only once a sync has gone through with it: a mistyped
         // remote that fails must not replace the one the next plain sync uses.
         try store.rememberRemote(remote.address)
@@ -134,8 +140,11 @@ public final class SyncEngine: Sendable {
     /// behind a slow server, and a crash resumes after the last batch
     /// written, neither skipping nor repeating a record. What the report
     /// counts is committed.
+    /// - Returns: whether the remote saw a sign that the server dropped changes (`RemotePage.needsVerification`)
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
-                      progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws {
+                      progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> Bool {
+        var needsVerification = false
+        var serverCount: Int?
         let since = try store.pullCursor(remote: remote.address, entity: schema.name)
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
         var batch = try store.makePullBatch()
@@ -143,8 +152,13 @@ public final class SyncEngine: Sendable {
             guard !batch.isEmpty else { return }
             var pending = report
             let (created, skipped) = try store.ingest(batch, entity: schema.name, from: remote.address) { record, writer in
-                try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: remote.address,
-                         writer: &writer, report: &pending, isOlder: remote.isVersion(_:olderThan:))
+                // Intermediate versions are history: with local changes pending, the merge is against the latest only.
+                // A record counts once in the report, at its latest version.
+                var counts = writer.isFollowedInBatch ? SyncReport() : pending
+                if writer.isFollowedInBatch, try writer.projection(entity: schema.name, id: record.id).isPending { return }
+                try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: record.author ?? remote.address,
+                         writer: &writer, report: &counts, isOlder: remote.isVersion(_:olderThan:))
+                if !writer.isFollowedInBatch { pending = counts }
             }
             pending.pulled += created
             pending.skipped += skipped.map { Skip(entity: schema.name, id: $0.id, reason: $0.reason) }
@@ -153,6 +167,8 @@ public final class SyncEngine: Sendable {
         }
         try remote.changes(of: schema, since: since) { page in
             if page.isReread { report.reread.append(schema.name) }
+            if page.needsVerification != nil { needsVerification = true }
+            if let live = page.liveRecords { serverCount = live }
             batch.append(page)
             if batch.isFull { try write() }
             step.records += page.entries.count
@@ -162,7 +178,14 @@ public final class SyncEngine: Sendable {
             return !shouldStop()
         }
         try write()
+        if !needsVerification, let serverCount, !shouldStop() {
+            // Total-Records disagreeing with the records the log holds as live there.
+            var held = 0
+            try store.forEachRecordLiveOnServer(entity: schema.name) { _, _ in held += 1 }
+            needsVerification = held != serverCount
+        }
         if !shouldStop() { try reconcileDeletions(schema, with: remote, policy: policy, report: &report) }
+        return needsVerification && !shouldStop()
     }
 
     /// For a remote without tombstones: every record the log knows on the
@@ -188,7 +211,7 @@ public final class SyncEngine: Sendable {
     /// Appends the event (if any) that a server record means for the log, and counts it.
     /// - Parameter isOlder: the remote's order of versions: with `checkVersion`, a record older than the
     ///   version the log has (a duplicate in a page, a server going backwards) writes nothing.
-    private func fold(_ record: RemoteRecord, entity: String, policy: ConflictPolicy, checkVersion: Bool, author: String,
+    func fold(_ record: RemoteRecord, entity: String, policy: ConflictPolicy, checkVersion: Bool, author: String,
                       writer: inout Store.IngestWriter, report: inout SyncReport,
                       isOlder: (RemoteVersion, RemoteVersion) -> Bool = { _, _ in false }) throws {
         let projection = try writer.projection(entity: entity, id: record.id)

@@ -23,6 +23,9 @@ public struct SyncReport: Sendable, Equatable {
     /// Entities whose server data turned out older than the last pull (a
     /// server restored from a backup), so they were read again from the start.
     public var reread: [String] = []
+    /// Entities the sync checked against a listing of the server's records
+    /// (`verify --remote --repair`), having seen a sign that the server lost changes.
+    public var verified: [String] = []
     /// Set when the sync stopped on an error; what was done before it is kept.
     public var error: String?
     /// True when the sync was asked to stop and did so between pages.

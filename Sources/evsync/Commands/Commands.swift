@@ -20,6 +20,7 @@ enum Commands {
         AuditCommands.why,
         SyncCommand.sync,
         RemoteCommand.remote,
+        VerifyCommand.verify,
         CompletionsCommand.completions,
     ]
 

@@ -138,12 +138,13 @@ enum LogCommands {
         the remote and the last sync (when it failed, why).
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, remote, lastSync: {at, result, error?, interrupted?}, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status()
         let remote = try store.rememberedRemote()
         let lastSync = try store.lastSync()
+        let authorsKnown = try store.remoteAuthorsKnown()
         if arguments.has("--json") {
             var object: JSONObject = [
                 "store": .string(store.directory),
@@ -155,6 +156,7 @@ enum LogCommands {
                 "remote": remote.map(JSONValue.string) ?? .null,
                 "lastSync": lastSync.map(lastSyncJSON) ?? .null,
             ]
+            object["remoteAuthorsKnown"] = authorsKnown.map(JSONValue.bool) ?? .null
             print(Output.json(.object(object)))
         } else {
             var rows = [["store", store.directory], ["events", "\(status.events)"]]
@@ -164,6 +166,9 @@ enum LogCommands {
                 rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
             }
             rows.append(["remote", remote.map(Output.safe) ?? "none yet (evsync sync --remote URL)"])
+            if authorsKnown == false {
+                rows.append(["authors", "unknown for remote changes: the server keeps no history (Kinto: kinto.plugins.history), so they are credited to the remote"])
+            }
             rows.append(["last sync", lastSync.map(lastSyncText) ?? "never"])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
         }

@@ -190,6 +190,7 @@ enum SyncCommand {
                 ["entity": .string(skip.entity), "id": skip.id.map(JSONValue.string) ?? .null, "reason": .string(skip.reason)]
             }),
             "reread": .array(report.reread.map(JSONValue.string)),
+            "verified": .array(report.verified.map(JSONValue.string)),
         ]
         if report.interrupted { object["interrupted"] = true }
         if let error = report.error { object["error"] = .string(error) }
@@ -222,6 +223,9 @@ enum SyncCommand {
     static func warn(_ report: SyncReport) {
         for entity in report.reread {
             printError("evsync: the server's \(entity) data is older than the last sync (restored from a backup?): read it again from the start")
+        }
+        for entity in report.verified {
+            printError("evsync: the server's \(entity) data lost a change no pull can bring (a purged deletion?): checked it against a listing (evsync verify --remote)")
         }
         let shown = 10
         for skip in report.skipped.prefix(shown) { printError("evsync: skipped a server record that cannot be stored: \(skip)") }

@@ -43,6 +43,14 @@ final class HookedRemote: SyncRemote {
         try inner.prepare(entities)
     }
 
+    // Kinto's order of versions: a pull reading the server's history relies on it to pass over
+    // the versions the log already has newer than (Kinto's own pushes among them).
+    func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool {
+        inner.isVersion(version, olderThan: other)
+    }
+
+    var knowsAuthors: Bool? { inner.knowsAuthors }
+
     func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         try inner.changes(of: entity, since: since) { page in
             pages += 1

@@ -1,0 +1,32 @@
+/// What the log believes the server holds, for `verify --remote`: the last
+/// server state and version of each record, read from the `records` view
+/// (the same fold as every other view).
+extension Store {
+    /// The log's projection of each record, by id, as of now (absent ids: an empty projection).
+    package func projections(entity: String, ids: [String]) throws(StoreError) -> [RecordProjection] {
+        try read { transaction in
+            try ids.map { try log.views.projection(entity: entity, id: $0, in: transaction) }
+        }
+    }
+
+    /// Calls `body` with the id and server version of every record of `entity`
+    /// the log holds as live on the server (a shadow and a version), in key order.
+    package func forEachRecordLiveOnServer(entity: String, _ body: (String, RemoteVersion) throws -> Void) throws(StoreError) {
+        let prefix = Keys.entityPrefix(entity)
+        let entityKey = String(decoding: prefix.dropLast(), as: UTF8.self)
+        try read { transaction in
+            let cursor = try transaction.cursor(log.views.records)
+            var entry = try cursor.seek(atLeast: prefix)
+            while let current = entry, current.key.starts(with: prefix) {
+                let key = Array(current.key)
+                let projection = try log.views.projection(key: key, in: transaction)
+                if projection.shadow != nil, let version = projection.version {
+                    let id = try log.recordID(keyPart: String(decoding: key[prefix.count...], as: UTF8.self), entityKey: entityKey,
+                                              in: transaction)
+                    try body(id, version)
+                }
+                entry = try cursor.next()
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+public import EventStore
+import EventSync
+import Foundation
+
+/// Kinto's history plugin (`kinto.plugins.history`), read by a pull: who
+/// made each change, and every version between two syncs.
+///
+/// The plugin keeps, per bucket, one entry for every create, update and
+/// delete, with the account that made it (`user_id`) and the record as that
+/// change left it (`target.data`, whose `last_modified` is the record's
+/// version). A pull with a cursor reads its records page by page as before;
+/// for each page, whose versions span `(previous cursor, page cursor]`, it
+/// reads the collection's history entries of that same span, oldest first,
+/// and hands them on before the page, each as a record version with its
+/// author. The page's own records then repeat the newest of them (a version
+/// the log already has writes nothing), and stand alone for any change the
+/// history lacks (trimmed, excluded by the server's settings): nothing is
+/// ever missed because the history is incomplete, it only loses its author.
+///
+/// A first pull (no cursor, or the cursor of one a crash interrupted:
+/// `KintoRemote.firstPullMark`) and a collection read again from the start
+/// read only the current records: years of history would make the first
+/// sync of a large collection as slow as its whole past, and the versions
+/// before this store existed are not its history.
+extension KintoRemote {
+    /// Whether the server announces the history plugin in its capabilities (`GET /v1/`).
+    public func hasHistory() throws(KintoError) -> Bool {
+        try serverRoot().objectValue?["capabilities"]?.objectValue?["history"] != nil
+    }
+
+    /// Whether the history plugin is on, once this remote has read the server's
+    /// root (a sync with nothing to pull or push does not ask).
+    public var knowsAuthors: Bool? {
+        cachedRoot.map { $0.objectValue?["capabilities"]?.objectValue?["history"] != nil }
+    }
+
+    /// Hands on, through `emit`, the history entries of `collection` whose
+    /// record versions lie in `(after, upTo]`, oldest first, a page at a
+    /// time, and returns the (id, version) pairs they held. Returns nil,
+    /// having emitted nothing, when the history cannot be read (no
+    /// permission on it): the pull then goes on without authors.
+    func emitHistory(of collection: String, after: Int64, upTo: Int64,
+                     emit: (RemotePage) -> Bool) throws(KintoError) -> Set<HistoryKey>? {
+        let query = [URLQueryItem(name: "resource_name", value: "record"),
+                     URLQueryItem(name: "collection_id", value: collection),
+                     URLQueryItem(name: "gt_target.data.last_modified", value: String(after)),
+                     URLQueryItem(name: "max_target.data.last_modified", value: String(upTo)),
+                     URLQueryItem(name: "_sort", value: "last_modified"),
+                     URLQueryItem(name: "_limit", value: String(pageSize))]
+        var next: URL? = historyURL(query: query)
+        var seen: Set<HistoryKey> = []
+        while let url = next {
+            let response = try send(HTTPRequest(method: "GET", url: url))
+            if [401, 403, 404].contains(response.status), seen.isEmpty { return nil }
+            try expect(response, [200], doing: "reading the history of \(collection)")
+            let records = try Self.historyRecords(from: response.body, collection: collection)
+            for record in records { seen.insert(HistoryKey(id: record.id, version: record.version)) }
+            if !records.isEmpty, !emit(RemotePage(records: records, cursor: nil)) { return seen }
+            next = try response.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+        }
+        return seen
+    }
+
+    /// One record version of a history page: the record's id and version.
+    struct HistoryKey: Hashable {
+        let id: String
+        let version: RemoteVersion
+    }
+
+    /// The record versions a history page holds, each with its author. An
+    /// entry that is not a usable record is passed over: the records listing
+    /// still brings the record's newest version (and skips it if it must).
+    static func historyRecords(from body: [UInt8], collection: String) throws(KintoError) -> [RemoteRecord] {
+        let page: JSONValue
+        do {
+            page = try JSONParser.parse(body)
+        } catch {
+            throw KintoError(.server, "the server sent invalid JSON while reading the history of \(collection): \(error)")
+        }
+        guard let entries = page.objectValue?["data"]?.arrayValue else {
+            throw KintoError(.server, "the server's history of \(collection) has no data array")
+        }
+        return entries.compactMap { entry in
+            guard let entry = entry.objectValue, entry["collection_id"]?.stringValue == collection,
+                  let target = entry["target"]?.objectValue?["data"]?.objectValue,
+                  var record = record(from: target) else { return nil }
+            record.author = entry["user_id"]?.stringValue
+            return record
+        }
+    }
+}
+
+// MARK: verify --remote
+
+extension KintoRemote {
+    /// `GET …/records?_fields=id,last_modified`, following `Next-Page`.
+    public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
+        let collection = Self.collection(for: entity)
+        let query = [URLQueryItem(name: "_fields", value: "id,last_modified"), URLQueryItem(name: "_sort", value: "last_modified"),
+                     URLQueryItem(name: "_limit", value: String(pageSize))]
+        var next: URL? = url(["buckets", bucket, "collections", collection, "records"], query: query)
+        while let url = next {
+            let response = try send(HTTPRequest(method: "GET", url: url))
+            if response.status == 403 || response.status == 404 { return }  // no collection: nothing on the server
+            try expect(response, [200], doing: "listing \(collection)")
+            let page = try Self.page(from: response.body, collection: collection)
+            guard try onPage(page.entries.map { (page.id(of: $0), $0.version) }) else { return }
+            next = try response.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+        }
+    }
+
+    /// `GET …/records/<id>`.
+    public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
+        let collection = Self.collection(for: entity)
+        let response = try send(HTTPRequest(method: "GET", url: url(["buckets", bucket, "collections", collection, "records", id])))
+        if response.status == 404 || response.status == 403 { return nil }
+        try expect(response, [200], doing: "reading \(collection)/\(id)")
+        let body = try JSONParser.parse(response.body)
+        return body.objectValue?["data"]?.objectValue.flatMap(Self.record(from:))
+    }
+}

@@ -1,0 +1,82 @@
+import EventStore
+import EventSync
+import Foundation
+
+/// `evsync verify --remote`: is the server still what the log believes it holds?
+enum VerifyCommand {
+    static let verify = Command(
+        name: "verify", section: .server,
+        usage: "evsync verify --remote [--repair] [--json] [--auth-file FILE]",
+        summary: "compare the log with the server's records",
+        description: """
+        Lists the ids and versions of the server's records (the remembered remote, or EVSYNC_REMOTE) and
+        compares them with what the log believes the server holds. Reports, by kind: purged (live here, gone
+        there without a tombstone: kinto purge-deleted, or lost), unseen (a version the log never saw, below
+        the pull cursor: no pull will bring it), rolledBack (older there than the version the server
+        acknowledged: restored from a backup). --repair turns them into events (a remote deletion, the record
+        as pulled, the record pending again) so that the next sync converges. Exit 0 when nothing was found
+        or everything found was repaired, 1 when differences remain; otherwise the exit codes of sync.
+        `evsync log verify` checks the log itself.
+        """,
+        positionals: 0...0,
+        options: [
+            Option("--remote", help: "compare with the server (required: the only thing verify compares with so far)"),
+            Option("--repair", help: "append the events that make the next sync converge"),
+            Option("--json", help: #"one object: {"findings": [{"entity", "id", "kind", "logVersion", "serverVersion"}], "listed": {Entity: n}, "repaired"}"#),
+            Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
+        ]
+    ) { arguments, global in
+        guard arguments.has("--remote") else {
+            throw CLIError(.usage, "verify needs --remote (to check the log itself: evsync log verify)")
+        }
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
+        let credentials = try SyncCommand.credentials(authFile: arguments.value("--auth-file"))
+        // Plain http to another machine: EVSYNC_ALLOW_INSECURE_AUTH=1, as for sync.
+        let allowInsecureAuth = environment["EVSYNC_ALLOW_INSECURE_AUTH"] == "1"
+        let givenType = try RemoteChoice.Kind.given(option: nil, environment: environment["EVSYNC_REMOTE_TYPE"])
+        let store = try global.openStore(create: false)
+        guard let url = try environment["EVSYNC_REMOTE"] ?? store.rememberedRemote() else {
+            throw CLIError(.usage, "no remote: sync with one first (evsync sync --remote URL) or set EVSYNC_REMOTE")
+        }
+        let choice = try RemoteChoice(url: url, given: givenType)
+        _ = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: nil)
+        let retries = environment["EVSYNC_RETRIES"].flatMap(Int.init)
+        let engine = SyncEngine(store: store) {
+            try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: retries)
+        }
+        let repair = arguments.has("--repair")
+        let result = try engine.verifyRemote(repair: repair)
+        if arguments.has("--json") {
+            print(Output.json(.object([
+                "findings": .array(result.findings.map { finding in
+                    ["entity": .string(finding.entity), "id": .string(finding.id), "kind": .string(finding.kind.rawValue),
+                     "logVersion": finding.logVersion.map { .string($0.token) } ?? .null,
+                     "serverVersion": finding.serverVersion.map { .string($0.token) } ?? .null]
+                }),
+                "listed": .object(result.listed.mapValues { .number(JSONNumber($0)) }),
+                "repaired": .number(JSONNumber(result.repaired)),
+            ])))
+        } else {
+            for finding in result.findings {
+                let versions = "log \(finding.logVersion?.token ?? "none"), server \(finding.serverVersion?.token ?? "none")"
+                print("\(finding.kind.rawValue)  \(finding.entity)/\(Output.safe(finding.id))  (\(versions)): \(describe(finding.kind))")
+            }
+            let listed = result.listed.values.reduce(0, +)
+            print(result.findings.isEmpty
+                  ? "the server holds what the log believes (\(listed) records listed)"
+                  : "\(result.findings.count) difference\(result.findings.count == 1 ? "" : "s") (\(listed) records listed)"
+                    + (repair ? "; \(result.repaired) repaired: the next sync converges" : "; evsync verify --remote --repair mends them"))
+        }
+        if !result.findings.isEmpty, result.repaired < result.findings.count {
+            throw CLIError(.failure, "\(result.findings.count - result.repaired) difference(s) with the server remain")
+        }
+    }
+
+    static func describe(_ kind: RemoteVerification.Kind) -> String {
+        switch kind {
+        case .purged: "live here, gone from the server without a tombstone"
+        case .unseen: "on the server at a version the log never saw, below the pull cursor"
+        case .rolledBack: "older on the server than the version it acknowledged (restored from a backup?)"
+        }
+    }
+}
