@@ -335,6 +335,11 @@ public final class KintoRemote: SyncRemote {
         Int64(text.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")))
     }
 
+    /// The next pull reads from the position's `start` (behind its newest while it settles).
+    public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? {
+        PullPosition(cursor).map { RemoteVersion(String($0.start)) }
+    }
+
     public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool {
         guard let version = version.integer, let other = other.integer else { return false }
         return version < other

@@ -13,6 +13,7 @@ extension Store {
         static let logEnd = "log-end"
         /// Where a pull of one entity from one remote stopped.
         static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
+        static func restored(remote: String, entity: String) -> String { "restored\u{0}\(remote)\u{0}\(entity.lowercased())" }
     }
 
     func meta(_ key: String, in transaction: Transaction) throws -> String? {
@@ -50,6 +51,18 @@ extension Store {
     }
 
     /// Where the last pull of `entity` from `remote` stopped; nil before the first.
+    /// Whether the server's data of `entity` went back in time (restored from a backup) since
+    /// `verify --remote --repair` last decided what to do with records it no longer has.
+    package func serverWasRestored(remote: String, entity: String) throws(StoreError) -> Bool {
+        try read { try meta(MetaKey.restored(remote: remote, entity: entity), in: $0) } == "yes"
+    }
+
+    package func noteServerRestored(_ restored: Bool, remote: String, entity: String) throws(StoreError) {
+        if try serverWasRestored(remote: remote, entity: entity) != restored {
+            try writeMeta(MetaKey.restored(remote: remote, entity: entity), restored ? "yes" : "no")
+        }
+    }
+
     package func pullCursor(remote: String, entity: String) throws(StoreError) -> RemoteCursor? {
         try read { try meta(MetaKey.cursor(remote: remote, entity: entity), in: $0) }.map(RemoteCursor.init)
     }

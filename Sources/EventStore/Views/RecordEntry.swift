@@ -169,14 +169,6 @@ enum RecordEntry {
         }
     }
 
-    /// Whether the log knows the record on the server (it has a shadow), decoding nothing.
-    static func hasShadow(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
-        switch try parts(of: bytes).1 {
-        case Layout.inStep, Layout.shadowOnly, Layout.different, Layout.inStepByReference: true
-        default: false
-        }
-    }
-
     /// The events whose `set`s the row is, when the row is stored by reference.
     static func rowReferences(in bytes: UnsafeRawBufferPointer) throws -> [UInt64]? {
         let (_, layout, payload) = try parts(of: bytes)

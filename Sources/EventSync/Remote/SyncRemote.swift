@@ -51,6 +51,10 @@ public protocol SyncRemote: AnyObject {
     /// The version logged with a deletion found by `liveIDs`.
     var deletionVersion: RemoteVersion { get }
 
+    /// The newest version at or below which no pull from `cursor` reads again (`verify --remote`'s
+    /// "unseen"): a cursor is the adapter's own token, which may hold more than a version.
+    func pullFloor(of cursor: RemoteCursor) -> RemoteVersion?
+
     /// Whether the server says who made each change (remote events then carry
     /// that author instead of `address`); nil when this sync did not find out.
     var knowsAuthors: Bool? { get }
@@ -74,6 +78,8 @@ extension SyncRemote {
     public var deletionVersion: RemoteVersion { RemoteVersion("deleted") }
 
     public var knowsAuthors: Bool? { nil }
+
+    public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { RemoteVersion(cursor.token) }
 
     public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
         throw SyncError(.server, "this remote cannot list its records")

@@ -51,7 +51,9 @@ extension SyncEngine {
             var verification = RemoteVerification()
             var report = SyncReport()
             for schema in store.schemas.entities {
-                try verify(schema, against: remote, repair: repair, policy: policy, into: &verification, report: &report)
+                try verify(schema, against: remote, repair: repair, repairingPurged: true, policy: policy, into: &verification, report: &report)
+                // The user has decided about what a restore lost: later syncs may repair by themselves again.
+                if repair { try store.noteServerRestored(false, remote: remote.address, entity: schema.name) }
             }
             return verification
         } catch {
@@ -60,10 +62,11 @@ extension SyncEngine {
     }
 
     /// Verifies one entity; with `repair`, appends the events its findings call for, in one transaction.
-    func verify(_ schema: EntitySchema, against remote: any SyncRemote, repair: Bool, policy: ConflictPolicy,
+    /// - Parameter repairingPurged: repair `purged` findings too (a remote deletion each); when false they are only reported.
+    func verify(_ schema: EntitySchema, against remote: any SyncRemote, repair: Bool, repairingPurged: Bool, policy: ConflictPolicy,
                 into verification: inout RemoteVerification, report: inout SyncReport) throws {
         let entity = schema.name
-        let cursor = try store.pullCursor(remote: remote.address, entity: entity).map { RemoteVersion($0.token) }
+        let cursor = try store.pullCursor(remote: remote.address, entity: entity).flatMap(remote.pullFloor(of:))
         var findings: [RemoteVerification.Finding] = []
         // The ids listed: memory grows with the collection (an id each), the one thing
         // needed to find records the server no longer has.
@@ -89,16 +92,17 @@ extension SyncEngine {
             }
         }
         verification.findings += findings
-        guard repair, !findings.isEmpty else { return }
+        let repairs = findings.filter { repairingPurged || $0.kind != .purged }
+        guard repair, !repairs.isEmpty else { return }
         // The server's records first, with no transaction open; then one write.
         var current: [String: RemoteRecord] = [:]
-        for finding in findings where finding.kind != .purged {
+        for finding in repairs where finding.kind != .purged {
             if let record = try remote.record(finding.id, of: schema) { current[finding.id] = record }
         }
         var pending = report
         var repaired = 0
         try store.ingest { writer in
-            for finding in findings {
+            for finding in repairs {
                 switch finding.kind {
                 case .purged:
                     guard let version = finding.logVersion else { continue }

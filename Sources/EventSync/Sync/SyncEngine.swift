@@ -109,11 +109,22 @@ public final class SyncEngine: Sendable {
         let entities = store.schemas.entities
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
         entities: for schema in entities {
-            if try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop) {
+            let trigger = try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
+            if report.reread.contains(schema.name) { try store.noteServerRestored(true, remote: remote.address, entity: schema.name) }
+            if let trigger {
                 // The server showed it lost what a pull cannot bring back: check it against a listing, and mend.
+                // After the server was restored from a backup, records missing there are not deleted here on a
+                // count alone: the backup lost them, and this device may hold the only copy (`verify --remote --repair` decides).
+                let repairingPurged = try trigger == .newestChangeMissing
+                    || !store.serverWasRestored(remote: remote.address, entity: schema.name)
                 var verification = RemoteVerification()
-                try verify(schema, against: remote, repair: true, policy: policy, into: &verification, report: &report)
+                try verify(schema, against: remote, repair: true, repairingPurged: repairingPurged, policy: policy,
+                           into: &verification, report: &report)
                 report.verified.append(schema.name)
+                if !repairingPurged {
+                    report.goneFromServer += verification.findings.filter { $0.kind == .purged }
+                        .map { Skip(entity: $0.entity, id: $0.id, reason: "gone from the server without a tombstone") }
+                }
             }
             if shouldStop() { report.interrupted = true; break entities }
         }
@@ -133,6 +144,14 @@ public final class SyncEngine: Sendable {
 
     // MARK: Pull
 
+    /// Why a pull asks for the server to be checked against a listing.
+    enum VerificationTrigger {
+        /// The collection's newest change is missing from what it lists: a deletion whose tombstone was purged.
+        case newestChangeMissing
+        /// The server holds another number of records than the log believes (`Total-Records`).
+        case countDiffers
+    }
+
     /// Pulls one entity's changes. Pages are gathered with no transaction
     /// open, then written a batch at a time, each with the cursor after it,
     /// in one short transaction (`Store.ingest`): the write lock is never
@@ -140,10 +159,10 @@ public final class SyncEngine: Sendable {
     /// behind a slow server, and a crash resumes after the last batch
     /// written, neither skipping nor repeating a record. What the report
     /// counts is committed.
-    /// - Returns: whether the remote saw a sign that the server dropped changes (`RemotePage.needsVerification`)
+    /// - Returns: why the server should be checked against a listing, if it showed a sign that it dropped changes.
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
-                      progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> Bool {
-        var needsVerification = false
+                      progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> VerificationTrigger? {
+        var trigger: VerificationTrigger?
         var serverCount: Int?
         let since = try store.pullCursor(remote: remote.address, entity: schema.name)
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
@@ -167,7 +186,7 @@ public final class SyncEngine: Sendable {
         }
         try remote.changes(of: schema, since: since) { page in
             if page.isReread { report.reread.append(schema.name) }
-            if page.needsVerification != nil { needsVerification = true }
+            if page.needsVerification != nil { trigger = .newestChangeMissing }
             if let live = page.liveRecords { serverCount = live }
             batch.append(page)
             if batch.isFull { try write() }
@@ -178,14 +197,14 @@ public final class SyncEngine: Sendable {
             return !shouldStop()
         }
         try write()
-        if !needsVerification, let serverCount, !shouldStop() {
+        if trigger == nil, let serverCount, !shouldStop() {
             // Total-Records disagreeing with the records the log holds as live there.
             var held = 0
             try store.forEachRecordLiveOnServer(entity: schema.name) { _, _ in held += 1 }
-            needsVerification = held != serverCount
+            if held != serverCount { trigger = .countDiffers }
         }
         if !shouldStop() { try reconcileDeletions(schema, with: remote, policy: policy, report: &report) }
-        return needsVerification && !shouldStop()
+        return shouldStop() ? nil : trigger
     }
 
     /// For a remote without tombstones: every record the log knows on the
@@ -195,7 +214,8 @@ public final class SyncEngine: Sendable {
     private func reconcileDeletions(_ schema: EntitySchema, with remote: any SyncRemote, policy: ConflictPolicy,
                                     report: inout SyncReport) throws {
         guard let live = try remote.liveIDs(of: schema) else { return }
-        let gone = try store.serverHeldIDs(entity: schema.name).filter { !live.contains($0) }
+        var gone: [String] = []
+        try store.forEachRecordLiveOnServer(entity: schema.name) { id, _ in if !live.contains(id) { gone.append(id) } }
         guard !gone.isEmpty else { return }
         var pending = report
         try store.ingest { writer in

@@ -26,6 +26,10 @@ public struct SyncReport: Sendable, Equatable {
     /// Entities the sync checked against a listing of the server's records
     /// (`verify --remote --repair`), having seen a sign that the server lost changes.
     public var verified: [String] = []
+    /// Records the log holds as live on the server that a check found gone from it without a tombstone, after
+    /// the server was restored from a backup: kept here (the backup may have lost them), for
+    /// `verify --remote --repair` to delete.
+    public var goneFromServer: [Skip] = []
     /// Set when the sync stopped on an error; what was done before it is kept.
     public var error: String?
     /// True when the sync was asked to stop and did so between pages.

@@ -191,6 +191,7 @@ enum SyncCommand {
             }),
             "reread": .array(report.reread.map(JSONValue.string)),
             "verified": .array(report.verified.map(JSONValue.string)),
+            "goneFromServer": .array(report.goneFromServer.map { ["entity": .string($0.entity), "id": $0.id.map(JSONValue.string) ?? .null] }),
         ]
         if report.interrupted { object["interrupted"] = true }
         if let error = report.error { object["error"] = .string(error) }
@@ -228,6 +229,12 @@ enum SyncCommand {
             printError("evsync: the server's \(entity) data lost a change no pull can bring (a purged deletion?): checked it against a listing (evsync verify --remote)")
         }
         let shown = 10
+        if !report.goneFromServer.isEmpty {
+            let names = report.goneFromServer.prefix(shown).map { "\($0.entity) \($0.id ?? "")" }.joined(separator: ", ")
+            printError("evsync: \(Plural.count(report.goneFromServer.count, "record")) gone from the server without a tombstone "
+                + "(purged, or lost in a restore), kept here: \(Output.safe(names))\(report.goneFromServer.count > shown ? ", …" : ""); "
+                + "evsync verify --remote --repair deletes them here")
+        }
         for skip in report.skipped.prefix(shown) { printError("evsync: skipped a server record that cannot be stored: \(skip)") }
         if report.skipped.count > shown {
             printError("evsync: … and \(report.skipped.count - shown) more skipped records (sync --json lists them all)")

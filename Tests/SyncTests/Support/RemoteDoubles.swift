@@ -51,6 +51,8 @@ final class HookedRemote: SyncRemote {
 
     var knowsAuthors: Bool? { inner.knowsAuthors }
 
+    func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { inner.pullFloor(of: cursor) }
+
     func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         try inner.changes(of: entity, since: since) { page in
             pages += 1
