@@ -78,8 +78,10 @@ extension Store {
     /// events, through the index) at its last change in the range, so memory holds one record at a time
     /// whatever the range. Records come in the order of their last change in the range.
     /// - Parameters:
+    ///   - from: the earlier point.
     ///   - to: the later point; nil for now.
     ///   - entityName: only this entity's records; nil for every entity.
+    ///   - body: called with each record's difference.
     /// - Returns: the event numbers the points stand for.
     @discardableResult
     public func diff(from: LogPoint, to: LogPoint? = nil, entity entityName: String? = nil,

@@ -35,7 +35,11 @@ extension Store {
 
     /// Restores a record as it was at `point`: its fields then, re-created if it was deleted since, deleted
     /// if it did not exist then. Nothing is appended when it is already so.
-    /// - Parameter dryRun: say what would change, and append nothing.
+    /// - Parameters:
+    ///   - entityName: the record's entity (any case).
+    ///   - id: the record's id.
+    ///   - point: the point in the log to restore it to.
+    ///   - dryRun: say what would change, and append nothing.
     /// - Throws: `.notFound` when the log holds no event of the record.
     @discardableResult
     public func revert(_ entityName: String, id: String, to point: LogPoint, dryRun: Bool = false) throws(StoreError) -> Restoration {
