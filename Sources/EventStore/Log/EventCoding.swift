@@ -239,7 +239,8 @@ package enum EventCoding {
         return UInt8(index)
     }
 
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+    /// LEB128: seven bits a byte, low first, the high bit set on all but the last (view entries use it too).
+    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
         var value = value
         while value >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)

@@ -98,12 +98,7 @@ enum RecordEntry {
     }
 
     private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
+        EventCoding.appendVarint(value, to: &bytes)
     }
 
     private static func appendHeader(version: RemoteVersion?, layout: UInt8, to bytes: inout [UInt8]) {
