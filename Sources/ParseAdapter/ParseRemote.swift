@@ -158,20 +158,37 @@ public final class ParseRemote: SyncRemote {
 
     /// Every live object's id, paged by `objectId` (which never moves, so a live object is never missed).
     public func liveIDs(of entity: EntitySchema) throws -> Set<String>? {
-        let className = Self.className(for: entity)
         var ids = Set<String>()
+        try listing(of: entity) { page in
+            ids.formUnion(page.map(\.id))
+            return true
+        }
+        return ids
+    }
+
+    /// Every object of the class, its record id and version (`updatedAt`), a page at a time,
+    /// ordered by `objectId` and paged by it (never `skip`): the deletions `liveIDs` finds, and `verify --remote`.
+    public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
+        let className = Self.className(for: entity)
         var after: String?
         while true {
             var query = [URLQueryItem(name: "keys", value: "objectId,updatedAt,\(Self.idField)"), URLQueryItem(name: "order", value: "objectId"),
                          URLQueryItem(name: "limit", value: String(pageSize))]
             if let after { query.append(URLQueryItem(name: "where", value: JSONWriter.string(["objectId": ["$gt": .string(after)]]))) }
             let results = try find(className, query: query, doing: "listing the ids of \(className)")
-            guard let last = results.last?.objectValue?["objectId"]?.stringValue else { return ids }
-            for object in results {
-                if let fields = object.objectValue, let id = Self.recordID(of: fields) { ids.insert(id) }
+            guard let last = results.last?.objectValue?["objectId"]?.stringValue else { return }
+            let page = results.compactMap { object -> (id: String, version: RemoteVersion)? in
+                guard let fields = object.objectValue, let id = Self.recordID(of: fields) else { return nil }
+                // Every Parse object has an updatedAt; one without is listed all the same, so it is never taken for deleted.
+                return (id, RemoteVersion(fields["updatedAt"]?.stringValue ?? ""))
             }
+            guard try onPage(page) else { return }
             after = last
         }
+    }
+
+    public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
+        try read([id], of: entity)[id]?.record
     }
 
     /// A batch that failed after it may have reached the server (a broken connection, a 5xx) is not sent again

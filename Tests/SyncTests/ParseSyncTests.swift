@@ -78,6 +78,27 @@ import Testing
         #expect(again.result == "noData", "\(again)")
     }
 
+    @Test func verifyRemoteFindsAnObjectDeletedThereAndRepairsIt() async throws {
+        let (web, cli, scratch) = try await fixture([])
+        defer { withExtendedLifetime(scratch) {} }
+        let gone = try await web.create("Holiday", ["name": "Gone", "date": "2027-01-02"])
+        try await web.create("Holiday", ["name": "Kept", "date": "2027-01-03"])
+        _ = try await cli.syncParse(web)
+        try await web.delete("Holiday", gone)
+
+        let environment = ParseStandIn.environment
+        let found = try await cli.run(["verify", "--remote", "--json"], environment: environment)
+        #expect(found.status == 1, "\(found)")
+        let findings = try JSONParser.parse(found.stdoutLines.last ?? "").objectValue?["findings"]?.arrayValue ?? []
+        #expect(findings.map { $0.objectValue?["id"] } == [.string(gone)], "\(found.stdout)")
+        #expect(findings.first?.objectValue?["kind"] == "purged")
+
+        let repaired = try await cli.run(["verify", "--remote", "--repair", "--json"], environment: environment)
+        #expect(repaired.status == 0, "\(repaired)")
+        #expect(Set(try await cli.records().values.compactMap { $0["name"]?.stringValue }) == ["Kept"])
+        #expect(try await cli.syncParse(web).result == "noData")
+    }
+
     @Test(arguments: ["server-wins", "client-wins"])
     func conflictsFollowThePolicy(policy: String) async throws {
         let (web, cli, scratch) = try await fixture([])
