@@ -67,7 +67,7 @@ public final class KintoRemote: SyncRemote {
     ///     Refused unless this is true (the URL is checked before anything is sent).
     public init(bucketURL: String, credentials: Credentials?, allowingInsecureCredentials: Bool = false) throws(KintoError) {
         let (server, bucket) = try Self.parse(bucketURL)
-        if credentials != nil, !allowingInsecureCredentials, server.scheme == "http", let host = server.host, !Self.isLoopback(host) {
+        if credentials != nil, !allowingInsecureCredentials, server.scheme == "http", let host = server.host, !Loopback.isLoopback(host) {
             throw KintoError(.invalidRemote, "refusing to send credentials unencrypted over http to \(host), which is not this machine: "
                 + "use https (or, accepting that anyone on the way can read them, --allow-insecure-auth or EVSYNC_ALLOW_INSECURE_AUTH=1)")
         }
@@ -108,21 +108,6 @@ public final class KintoRemote: SyncRemote {
         root.path = segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
         guard let url = root.url else { throw KintoError(.invalidRemote, "cannot use the remote URL \(text)") }
         return (url, bucket)
-    }
-
-    /// Whether a URL's host is this machine: `localhost`, 127.0.0.0/8 or `::1`.
-    /// Only the literal forms count (`127.1` or a name in /etc/hosts do not), so
-    /// a doubtful host is treated as remote.
-    static func isLoopback(_ host: String) -> Bool {
-        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        if host == "localhost" { return true }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, host, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
-        }
-        return false
     }
 
     // MARK: URLs, built from validated path segments and encoded query items

@@ -63,7 +63,7 @@ public final class ParseRemote: SyncRemote {
         guard components.query == nil, components.fragment == nil else {
             throw ParseError(.invalidRemote, "the remote URL must not have a query or fragment")
         }
-        if !allowingInsecureCredentials, scheme == "http", !Self.isLoopback(host) {
+        if !allowingInsecureCredentials, scheme == "http", !Loopback.isLoopback(host) {
             throw ParseError(.invalidRemote, "refusing to send the Parse keys unencrypted over http to \(host), which is not this machine: "
                 + "use https (or, accepting that anyone on the way can read them, --allow-insecure-auth or EVSYNC_ALLOW_INSECURE_AUTH=1)")
         }
@@ -77,15 +77,6 @@ public final class ParseRemote: SyncRemote {
         } catch {
             throw ParseError(.failure, error.description)
         }
-    }
-
-    /// Whether a host is this machine, written literally (`localhost`, 127.0.0.0/8, `::1`): a name that merely
-    /// starts with `127.` is another machine.
-    static func isLoopback(_ host: String) -> Bool {
-        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        let isIPv4 = parts.count == 4 && parts.allSatisfy { $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
-        return host == "localhost" || host == "::1" || isIPv4 && parts[0] == "127"
     }
 
     /// The class an entity lives in: its name, as the tutorial's `Holiday` and `Birthday`.
