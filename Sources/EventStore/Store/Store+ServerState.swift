@@ -18,12 +18,10 @@ extension Store {
             let cursor = try transaction.cursor(log.views.records)
             var entry = try cursor.seek(atLeast: prefix)
             while let current = entry, current.key.starts(with: prefix) {
-                let key = Array(current.key)
-                let projection = try log.views.projection(key: key, in: transaction)
-                if projection.shadow != nil, let version = projection.version {
-                    let id = try log.recordID(keyPart: String(decoding: key[prefix.count...], as: UTF8.self), entityKey: entityKey,
-                                              in: transaction)
-                    try body(id, version)
+                // The header says it; a row stored by reference would cost a read of the log for each record.
+                if let version = try RecordEntry.serverVersion(current.value) {
+                    let keyPart = String(decoding: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]), as: UTF8.self)
+                    try body(try log.recordID(keyPart: keyPart, entityKey: entityKey, in: transaction), version)
                 }
                 entry = try cursor.next()
             }

@@ -164,6 +164,16 @@ enum RecordEntry {
         }
     }
 
+    /// The server's version of the record when the log knows it live there (it has a shadow), reading
+    /// only the entry's header: no field is decoded and no referenced event is read.
+    static func serverVersion(_ bytes: UnsafeRawBufferPointer) throws -> RemoteVersion? {
+        let (version, layout, _) = try parts(of: bytes)
+        switch layout {
+        case Layout.inStep, Layout.shadowOnly, Layout.different, Layout.inStepByReference: return version
+        default: return nil
+        }
+    }
+
     /// The events whose `set`s the row is, when the row is stored by reference.
     static func rowReferences(in bytes: UnsafeRawBufferPointer) throws -> [UInt64]? {
         let (_, layout, payload) = try parts(of: bytes)
