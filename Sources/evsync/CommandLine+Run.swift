@@ -124,6 +124,12 @@ struct GlobalOptions {
         }
     }
 
+    /// Opens (creating if needed) the store for `import`, whose one transaction writes its pages in place
+    /// (see `Store.init(importingInto:)`).
+    func openStoreForImport() throws -> Store {
+        try Store(importingInto: storeDirectory, schemas: try schemaRegistry())
+    }
+
     /// Opens the store to rebuild its views, which may be missing (see `Store.init(repairingViews:)`).
     func openStoreRepairingViews() throws -> Store {
         try Store(repairingViews: storeDirectory, schemas: try schemaRegistry())

@@ -157,6 +157,40 @@ struct MultiProcessTests {
         }
     }
 
+    @Test("an import killed while it writes in place leaves the store as it was; the next write gives back the file's extra length")
+    func killedImportWritingInPlace() throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["add", "Holiday", "--id", "before", "name=Before", "date=2026-01-01"])
+            let dataFile = sandbox.store.appendingPathComponent("data.mdb").path
+            func size() -> (length: Int, allocated: Int) {
+                var status = stat()
+                guard stat(dataFile, &status) == 0 else { return (0, 0) }
+                return (Int(status.st_size), Int(status.st_blocks) * 512)
+            }
+            let before = size()
+            let input = try sandbox.write("big.jsonl", (0..<150_000).map { #"{"name":"Holiday \#($0)","date":"2026-01-01"}"# }.joined(separator: "\n"))
+            let importer = try sandbox.launch(["import", "Holiday", input])
+            // Writing in place, the import made the file as long as its map and reserved blocks ahead of its first chunk.
+            let deadline = Date().addingTimeInterval(60)
+            while importer.process.isRunning, Date() < deadline, size().length < 1 << 30 || size().allocated < before.allocated + (4 << 20) {
+                usleep(10_000)
+            }
+            let during = size()
+            kill(importer.process.processIdentifier, SIGKILL)
+            let killed = importer.wait()
+            #expect(killed.status != Exit.ok, "killed before it finished: \(killed)")
+            #expect(during.length >= 1 << 30 && during.allocated >= before.allocated + (4 << 20), "\(during)")
+
+            #expect(try sandbox.eventCount() == 1)
+            #expect(Array(try sandbox.records("Holiday").keys) == ["before"])
+            try sandbox.succeed(["add", "Holiday", "--id", "after", "name=After", "date=2026-01-02"])
+            let after = size()
+            #expect(after.length < 1 << 20 && after.allocated <= after.length + (64 << 10), "trimmed to its used pages: \(after)")
+            #expect(try sandbox.eventCount() == 2)
+            #expect(try sandbox.succeed(["rebuild-views", "--verify"]).stdout == "views match the log (2 events)\n")
+        }
+    }
+
     @Test("concurrent imports and adds from several processes lose nothing")
     func concurrentWriters() throws {
         try withSandbox { sandbox in
@@ -207,6 +241,9 @@ struct MultiProcessTests {
                 #expect(ids == (0..<adds).map { "loop\(loop)-\($0)" }, "each loop's adds in its order")
             }
             #expect(try sandbox.succeed(["rebuild-views", "--verify"]).stdout == "views match the log (\(total) events)\n")
+            // Both imports wrote in place; the last one to end cut the data file back to its used pages.
+            var file = stat()
+            #expect(stat(sandbox.store.appendingPathComponent("data.mdb").path, &file) == 0 && file.st_size < 64 << 20)
         }
     }
 }

@@ -161,6 +161,33 @@ struct StoreDamageCLITests {
         #expect(!opened.isEmpty && !refused.isEmpty, "opened: \(opened), refused: \(refused)")
     }
 
+    @Test("a power cut right after an import that wrote in place: the disk holds every imported event",
+          .enabled(if: Mounts.loopPermitted, "needs root to mount an ext4 image through a loop device"))
+    func powerCutAfterImportWritingInPlace() throws {
+        try withSandbox { sandbox in
+            let disk = try Mounts.LoopDisk(in: sandbox.root, size: "256M")
+            defer { disk.detach() }
+            let store = disk.mountPoint.appendingPathComponent("store").path
+            try sandbox.succeed(["--store", store, "add", "Holiday", "--id", "h", "name=Christmas", "date=2026-12-25"])
+            // Written and not flushed: a power cut now takes it, which shows the copy below is one. The import
+            // writes far more pages than the 16 MiB it keeps mapped, so pages it unmapped must reach the disk too.
+            let unflushed = disk.mountPoint.appendingPathComponent("unflushed")
+            let file = open(unflushed.path, O_WRONLY | O_CREAT, 0o600)
+            #expect(file >= 0 && [UInt8](repeating: 7, count: 1 << 20).withUnsafeBytes { write(file, $0.baseAddress, $0.count) } == 1 << 20)
+            close(file)
+            try sandbox.succeed(["--store", store, "import", "Holiday", "-"], stdin: StoreFailureCLITests.holidays(60_000))
+
+            let cut = try disk.powerCut()
+            defer { cut.detach() }
+            let lost = (try? Data(contentsOf: cut.mountPoint.appendingPathComponent("unflushed")))?.count ?? 0
+            #expect(lost < 1 << 20, "the copy holds what was flushed only, yet has all of a file never synced")
+            let after = cut.mountPoint.appendingPathComponent("store").path
+            #expect(try StoreFailureCLITests.eventCount(sandbox, store: after) == 60_001)
+            #expect(try sandbox.succeed(["--store", after, "rebuild-views", "--verify"]).stdout == "views match the log (60001 events)\n")
+            try sandbox.succeed(["--store", after, "log", "verify"])
+        }
+    }
+
     @Test("a power cut that lost only the last meta page: the store opens with everything up to the commit before, and takes writes")
     func lastMetaPageLost() throws {
         try withSandbox { sandbox in

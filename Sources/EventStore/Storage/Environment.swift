@@ -19,12 +19,32 @@ final class Environment: @unchecked Sendable {
     private let dataFile: (dev_t, ino_t)?
     /// File-backed resident bytes right after the last `releaseMappedPages`.
     private let residentFloor = Atomic<Int>(0)
+    /// Whether write transactions build their pages in the map itself
+    /// (`MDB_WRITEMAP`) rather than in memory: see `init(writesInPlace:)`.
+    let writesInPlace: Bool
+    /// How far into the data file disk blocks were reserved (`reserveFile`), in bytes.
+    private let reservedEnd = Atomic<Int>(0)
 
     /// Opens (creating if needed) the environment in `directory`. An
     /// existing data file is checked first for pages cut off its end (see
     /// `DataFileCheck`): LMDB would fault on them rather than fail. Its files
     /// are created readable and writable by their owner only.
-    init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false) throws(StorageError) {
+    ///
+    /// With `writesInPlace`, a write transaction writes its pages straight
+    /// into the data file's pages in the page cache (`MDB_WRITEMAP`), which
+    /// the kernel writes back and `releaseMappedPages` unmaps; without it,
+    /// LMDB 0.9 holds up to 131,071 dirtied pages (512 MiB) as copies in the
+    /// process's memory until the transaction commits. For one transaction
+    /// larger than that (an import); see `reserveFile`, `trimFile` and
+    /// `keepingMappedPages` for what it asks of its caller.
+    ///
+    /// LMDB's documentation says not to mix processes with and without it on
+    /// one store. On Linux the page cache is one, so the writes of either are
+    /// what the other's map and `pread` see, and each commit syncs its own
+    /// pages before its meta page (`msync` of the whole map there, `fdatasync`
+    /// here): mixing keeps both coherent and durable.
+    init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false,
+         writesInPlace: Bool = false) throws(StorageError) {
         try Self.refuseEmptyDataFile(in: directory)
         try DataFileCheck.check(directory + "/data.mdb")
         var handle: OpaquePointer?
@@ -37,12 +57,14 @@ final class Environment: @unchecked Sendable {
             try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting the reader count")
             var flags = UInt32(MDB_NOTLS)
             if readOnly { flags |= UInt32(MDB_RDONLY) }
+            if writesInPlace && !readOnly { flags |= UInt32(MDB_WRITEMAP) }
             try StorageError.check(mdb_env_open(handle, directory, flags, Self.fileMode), "opening \(directory)")
         } catch {
             mdb_env_close(handle)
             throw error
         }
         self.handle = handle
+        self.writesInPlace = writesInPlace && !readOnly
         self.mapRange = Self.mapRange(of: directory)
         var descriptor: Int32 = -1
         var status = stat()
@@ -122,8 +144,10 @@ final class Environment: @unchecked Sendable {
     /// page cache and come back on the next access). Pages a long pull or
     /// rebuild has read count in the process's resident set; this keeps that
     /// bounded by the work in flight rather than by the size of the store.
-    /// Safe at any time: the map is a read-only shared mapping of the file
-    /// (no `MDB_WRITEMAP`), so a dropped page faults back in unchanged.
+    /// Safe at any time: the map is a shared mapping of the file, so a dropped
+    /// page faults back in unchanged, and one written through it
+    /// (`writesInPlace`) stays dirty in the page cache until the kernel or the
+    /// commit's `msync` writes it.
     func releaseMappedPages() {
         guard let (start, length) = mapRange else { return }
         madvise(UnsafeMutableRawPointer(bitPattern: start), length, MADV_DONTNEED)
@@ -141,6 +165,37 @@ final class Environment: @unchecked Sendable {
         guard let resident = Self.residentFileBackedBytes(),
               resident > residentFloor.load(ordering: .relaxed) + budget else { return }
         releaseMappedPages()
+    }
+
+    /// Runs `body` while a thread of its own keeps this process's mapping of
+    /// the store under `budget` bytes (`releaseMappedPages(beyond:)`, every
+    /// two milliseconds). For a transaction that writes in place
+    /// (`writesInPlace`): its commit clears a flag on every page it dirtied,
+    /// up to 131,071 of them, which maps them all again, inside one LMDB call
+    /// that nothing on the calling thread can interleave with. Dropping a
+    /// page of a shared file mapping while another thread writes it is safe:
+    /// the write lands in the page cache either way.
+    func keepingMappedPages<T, Failure: Error>(under budget: Int, _ body: () throws(Failure) -> T) throws(Failure) -> T {
+        let stop = StopFlag()
+        let stopped = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [self] in
+            while !stop.isSet {
+                releaseMappedPages(beyond: budget)
+                usleep(2_000)
+            }
+            stopped.signal()
+        }
+        defer {
+            stop.set()
+            stopped.wait()
+        }
+        return try body()
+    }
+
+    private final class StopFlag: Sendable {
+        private let flag = Atomic<Bool>(false)
+        var isSet: Bool { flag.load(ordering: .acquiring) }
+        func set() { flag.store(true, ordering: .releasing) }
     }
 
     /// `/proc/self/statm`, kept open: it is read again and again.
@@ -182,6 +237,69 @@ final class Environment: @unchecked Sendable {
         return nil
     }
 
+    /// The data file's descriptor.
+    private var descriptor: Int32 {
+        var descriptor: Int32 = -1
+        _ = mdb_env_get_fd(handle, &descriptor)
+        return descriptor
+    }
+
+    /// Bytes of the data file that its last committed page ends at.
+    var usedFileBytes: Int {
+        var info = MDB_envinfo()
+        var stat = MDB_stat()
+        mdb_env_info(handle, &info)
+        mdb_env_stat(handle, &stat)
+        return (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    }
+
+    /// Sizes the data file for a write transaction that has just begun (and
+    /// so holds the write lock). With `writesInPlace`, LMDB made the data file
+    /// as long as the map when it opened it (a sparse file), since a page
+    /// written through the map must lie inside the file; `trimFile`, here or in
+    /// another process, may have cut it back since, so it is made that long
+    /// again. Any other writer cuts back what an import writing in place left
+    /// past the used pages when it was killed before its own `trimFile`.
+    /// Readers never read past their snapshot's last page.
+    private func fitFileForWriting() throws(StorageError) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw StorageError(code: errno, operation: "reading the data file's size") }
+        if writesInPlace {
+            guard Int(status.st_size) < mapSize else { return }
+            guard ftruncate(descriptor, off_t(mapSize)) == 0 else { throw StorageError(code: errno, operation: "extending the data file to the map") }
+        } else if Int(status.st_size) > usedFileBytes {
+            guard ftruncate(descriptor, off_t(usedFileBytes)) == 0 else { throw StorageError(code: errno, operation: "trimming the data file") }
+        }
+    }
+
+    /// Allocates disk blocks for the data file up to `bytes` from its start,
+    /// for a transaction that writes in place (`writesInPlace`). A page written
+    /// through the map into a hole of the sparse file needs a block when it
+    /// is first touched; on a full device the kernel can only answer that with
+    /// `SIGBUS`. Reserving ahead turns that into `ENOSPC` here, before LMDB
+    /// writes there. Blocks reserved and not used are given back by `trimFile`.
+    func reserveFile(upTo bytes: Int) throws(StorageError) {
+        let end = min(bytes, mapSize)
+        let start = max(reservedEnd.load(ordering: .relaxed), usedFileBytes)
+        guard end > start else { return }
+        // glibc writes a byte into each block where the file system cannot allocate them.
+        let failure = posix_fallocate(descriptor, off_t(start), off_t(end - start))
+        guard failure == 0 else { throw StorageError(code: failure, operation: "reserving \(end - start) bytes of disk for the store") }
+        reservedEnd.store(end, ordering: .relaxed)
+    }
+
+    /// Cuts the data file back to the pages committed transactions use,
+    /// giving back what `writesInPlace` extended and `reserveFile` reserved:
+    /// under the write lock (a transaction begun and dropped), so no writer is past that end.
+    func trimFile() throws(StorageError) {
+        let transaction = try Transaction(environment: handle, readOnly: false)
+        defer { transaction.discard() }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, Int(status.st_size) > usedFileBytes else { return }
+        guard ftruncate(descriptor, off_t(usedFileBytes)) == 0 else { throw StorageError(code: errno, operation: "trimming the data file") }
+        reservedEnd.store(0, ordering: .relaxed)
+    }
+
     /// Opens (or, in a write transaction, creates) a named database.
     func openDatabase(_ name: String, flags: Int32 = 0, in transaction: Transaction) throws(StorageError) -> Database {
         var dbi: MDB_dbi = 0
@@ -215,6 +333,7 @@ final class Environment: @unchecked Sendable {
     func write<T>(_ body: (Transaction) throws -> T) throws -> T {
         let transaction = try Transaction(environment: handle, readOnly: false)
         do {
+            try fitFileForWriting()
             let result = try body(transaction)
             try transaction.commit()
             return result

@@ -61,9 +61,11 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
 
     /// Whether a failed write left the file system holding `directory` full.
     /// LMDB reports a short write as `EIO` ("short write, filesystem full?"
-    /// in its debug log) where a write that could not start gets `ENOSPC`.
+    /// in its debug log) where a write that could not start gets `ENOSPC`; a
+    /// page written through the map (`Environment.writesInPlace`) that finds
+    /// no block faults (`EVSYNC_MDB_FAULT`) where its reservation fell short.
     func leftDeviceFull(holding directory: String) -> Bool {
-        guard code == EIO else { return false }
+        guard code == EIO || code == EVSYNC_MDB_FAULT else { return false }
         var stats = statvfs()
         guard statvfs(directory, &stats) == 0 else { return false }
         // root may use the blocks kept back for it; anyone else only the available ones.

@@ -13,6 +13,10 @@ extension Store {
     /// Records the worker parses before handing them over as one chunk.
     static let importChunk = 100_000
 
+    /// What an imported record writes besides its bytes in `EncodedCreations`: its key in the outbox and
+    /// its history entry's value, with LMDB's node headers.
+    static let importedBytesBesidesChunk = 96
+
     /// Imports JSON Lines (one object per line: the fields, and optionally `id`) from a file descriptor.
     ///
     /// The whole import is one write transaction, so it is all or nothing.
@@ -88,9 +92,20 @@ extension Store {
 
     private func importRecords(_ schema: EntitySchema, from descriptor: Int32) throws(StoreError) -> Int {
         let (at, author) = (clock(), author)
-        return try write { appender in
+        guard environment.writesInPlace else { return try importRecords(schema, from: descriptor, at: at, author: author) }
+        defer { try? environment.trimFile() }
+        return try environment.keepingMappedPages(under: Self.mappedPageBudget) { () throws(StoreError) -> Int in
+            try importRecords(schema, from: descriptor, at: at, author: author)
+        }
+    }
+
+    private func importRecords(_ schema: EntitySchema, from descriptor: Int32, at: Int64, author: String) throws(StoreError) -> Int {
+        try write { appender in
             let firstSeq = appender.nextSeq
             var imported = 0
+            // Written in place, the pages a chunk dirties need their disk blocks first (`Environment.reserveFile`):
+            // at most a copy of every page the store had, and twice what the chunk adds.
+            var reserved = 2 * environment.usedFileBytes
             try Pipeline<EncodedCreations>().run(produce: { emit in
                 var chunk = EncodedCreations()
                 var seq = firstSeq
@@ -117,11 +132,15 @@ extension Store {
                 }
                 _ = emit(chunk)
             }, consume: { chunk in
+                if environment.writesInPlace {
+                    reserved += 2 * (chunk.bytes.count + chunk.count * Self.importedBytesBesidesChunk)
+                    try environment.reserveFile(upTo: reserved)
+                }
                 if let taken = try appender.append(chunk) {
                     throw StoreError(.invalidData, "line \(taken.line): \(schema.name) '\(chunk.recordID(of: taken))' already exists")
                 }
                 imported += chunk.count
-                // Pages read so far need not stay mapped (dirty ones are the transaction's own copies).
+                // Pages read or written so far need not stay mapped: see `Environment.releaseMappedPages`.
                 environment.releaseMappedPages()
                 return true
             })

@@ -65,9 +65,25 @@ public final class Store: Sendable {
         try self.init(directory: directory, schemas: schemas, mapSizes: Self.mapSizes, repairingViews: true)
     }
 
+    /// Opens the store for a large `importRecords`, creating it if missing: as `init(directory:schemas:create:)`,
+    /// except that its write transactions build their pages in the data file's own pages in the page cache,
+    /// which the kernel writes back and the import unmaps as it goes, rather than as copies in this process's
+    /// memory (LMDB holds up to 512 MiB of those). Importing a million records then peaks at about 150 MiB.
+    ///
+    /// While such a store is open its data file is as long as its map (64 GiB, sparse: only the pages in use
+    /// take disk space), and an import reserves disk blocks ahead of what it writes. `importRecords` cuts the
+    /// file back to its used pages when it ends, whether or not it succeeded. Stores opened the usual way,
+    /// in other processes, can be open at the same time.
+    public convenience init(importingInto directory: String, schemas: SchemaRegistry = SchemaRegistry(),
+                            clock: @escaping @Sendable () -> Int64 = Timestamp.now) throws(StoreError) {
+        try self.init(directory: directory, schemas: schemas, create: true, mapSizes: Self.mapSizes,
+                      writesInPlace: true, clock: clock)
+    }
+
     /// Opens the store with the first map size of `mapSizes` that the address space allows (tests fill a small one).
     init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false, mapSizes: [Int],
-         repairingViews: Bool = false, clock: @escaping @Sendable () -> Int64 = Timestamp.now) throws(StoreError) {
+         repairingViews: Bool = false, writesInPlace: Bool = false,
+         clock: @escaping @Sendable () -> Int64 = Timestamp.now) throws(StoreError) {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard create else { throw StoreError(.notFound, "no store at \(directory)") }
@@ -86,7 +102,7 @@ public final class Store: Sendable {
         }
         var context = StoreError.Context(directory: directory, mapSize: nil, mapReduced: false, readOnlyBecause: nil)
         do {
-            let (environment, mapReduced, readOnlyBecause) = try Self.openEnvironment(directory, mapSizes: mapSizes)
+            let (environment, mapReduced, readOnlyBecause) = try Self.openEnvironment(directory, mapSizes: mapSizes, writesInPlace: writesInPlace)
             context = StoreError.Context(directory: directory, mapSize: environment.mapSize, mapReduced: mapReduced,
                                          readOnlyBecause: readOnlyBecause)
             let (log, meta) = try Self.openDatabases(in: environment, directory: directory, create: create,
@@ -121,12 +137,14 @@ public final class Store: Sendable {
     /// write fails with `.readOnly`.
     /// - Returns: the environment, whether its map is smaller than the first
     ///   size tried, and why it was opened read-only (an `errno`), if it was.
-    static func openEnvironment(_ directory: String, mapSizes: [Int]) throws(StorageError) -> (Environment, Bool, Int32?) {
+    static func openEnvironment(_ directory: String, mapSizes: [Int],
+                                writesInPlace: Bool = false) throws(StorageError) -> (Environment, Bool, Int32?) {
         var readOnlyBecause: Int32?
         var failure = StorageError(code: EINVAL, operation: "opening \(directory)")
         for (index, mapSize) in mapSizes.enumerated() {
             do {
-                let environment = try Environment(directory: directory, mapSize: mapSize, maxDatabases: 16, readOnly: readOnlyBecause != nil)
+                let environment = try Environment(directory: directory, mapSize: mapSize, maxDatabases: 16,
+                                                  readOnly: readOnlyBecause != nil, writesInPlace: writesInPlace)
                 return (environment, index > 0, readOnlyBecause)
             } catch where readOnlyBecause == nil && error.kind == .readOnly
                             && FileManager.default.fileExists(atPath: directory + "/data.mdb") {

@@ -99,7 +99,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         let store = name(context)
         let directory = context?.directory
         var kind = error.kind
-        if kind == .other, let directory, error.leftDeviceFull(holding: directory) { kind = .diskFull }
+        if kind == .other || kind == .damaged, let directory, error.leftDeviceFull(holding: directory) { kind = .diskFull }
         switch kind {
         case .mapFull:
             let size = context?.mapSize.map { " (its \(byteCount($0)) map)" } ?? ""

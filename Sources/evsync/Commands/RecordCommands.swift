@@ -171,7 +171,7 @@ enum RecordCommands {
             }
         }
         defer { if descriptor != STDIN_FILENO { close(descriptor) } }
-        let store = try global.openStore(create: true)
+        let store = try global.openStoreForImport()
         let schema = try store.entity(words[0])
         let count: Int
         let input: ImportInput

@@ -27,6 +27,59 @@ enum Mounts {
         return open(file.path, O_WRONLY) < 0 && errno == EPERM
     }()
 
+    /// Whether this process can make an ext4 file system in a file and mount it through a loop device: tried once.
+    static let loopPermitted: Bool = {
+        guard permitted, let directory = try? scratchDirectory("loop-trial") else { return false }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        guard let disk = try? LoopDisk(in: directory, size: "16M") else { return false }
+        disk.detach()
+        return true
+    }()
+
+    /// An ext4 file system in a file, mounted through a loop device: a real disk
+    /// whose device can be copied at any instant. A copy holds what the file
+    /// system has written to the device and nothing of its page cache: the
+    /// disk as a power cut at that instant would leave it.
+    struct LoopDisk {
+        let image: URL
+        let device: String
+        let mountPoint: URL
+
+        /// Makes an image of `size` (as `truncate -s`) in `directory` and mounts it there.
+        init(in directory: URL, size: String) throws {
+            let image = directory.appendingPathComponent("disk-\(UUID().uuidString).img")
+            try run("truncate", ["-s", size, image.path])
+            try run("mkfs.ext4", ["-q", image.path])
+            try self.init(mounting: image)
+        }
+
+        private init(mounting image: URL) throws {
+            let device = try output("losetup", ["-f", "--show", image.path]).trimmingCharacters(in: .whitespacesAndNewlines)
+            let mountPoint = image.deletingPathExtension()
+            do {
+                try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+                try run("mount", [device, mountPoint.path])
+            } catch {
+                try? run("losetup", ["-d", device])
+                throw error
+            }
+            (self.image, self.device, self.mountPoint) = (image, device, mountPoint)
+        }
+
+        /// Copies the device as it is now, without syncing anything, and mounts the copy
+        /// (replaying ext4's journal, as after a power cut).
+        func powerCut() throws -> LoopDisk {
+            let copy = image.deletingLastPathComponent().appendingPathComponent("cut-\(UUID().uuidString).img")
+            try run("cp", ["--sparse=always", image.path, copy.path])
+            return try LoopDisk(mounting: copy)
+        }
+
+        func detach() {
+            Mounts.unmount(mountPoint)
+            try? run("losetup", ["-d", device])
+        }
+    }
+
     /// Mounts a tmpfs of `size` (as `mount -o size=`) on `directory`.
     static func tmpfs(at directory: URL, size: String) throws {
         try run("mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", directory.path])
@@ -64,6 +117,11 @@ enum Mounts {
     }
 
     private static func run(_ tool: String, _ arguments: [String]) throws {
+        _ = try output(tool, arguments)
+    }
+
+    /// Runs `tool` and returns what it printed on standard output.
+    private static func output(_ tool: String, _ arguments: [String]) throws -> String {
         guard let path = ProcessRunner.which(tool) ?? ["/usr/bin/\(tool)", "/bin/\(tool)", "/usr/sbin/\(tool)", "/sbin/\(tool)"]
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw Failure(description: "no \(tool) on this machine")
@@ -71,12 +129,15 @@ enum Mounts {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
+        let output = Pipe()
+        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
         }
+        return String(decoding: printed, as: UTF8.self)
     }
 }
