@@ -262,14 +262,19 @@ final class Environment: @unchecked Sendable {
     /// past the used pages when it was killed before its own `trimFile`.
     /// Readers never read past their snapshot's last page.
     private func fitFileForWriting() throws(StorageError) {
+        guard writesInPlace else { return try cutFileToUsedPages() }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw StorageError(code: errno, operation: "reading the data file's size") }
-        if writesInPlace {
-            guard Int(status.st_size) < mapSize else { return }
-            guard ftruncate(descriptor, off_t(mapSize)) == 0 else { throw StorageError(code: errno, operation: "extending the data file to the map") }
-        } else if Int(status.st_size) > usedFileBytes {
-            guard ftruncate(descriptor, off_t(usedFileBytes)) == 0 else { throw StorageError(code: errno, operation: "trimming the data file") }
-        }
+        guard Int(status.st_size) < mapSize else { return }
+        guard ftruncate(descriptor, off_t(mapSize)) == 0 else { throw StorageError(code: errno, operation: "extending the data file to the map") }
+    }
+
+    /// Cuts the data file back to the pages committed transactions use, if it is longer. Only under the write lock.
+    private func cutFileToUsedPages() throws(StorageError) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, Int(status.st_size) > usedFileBytes else { return }
+        guard ftruncate(descriptor, off_t(usedFileBytes)) == 0 else { throw StorageError(code: errno, operation: "trimming the data file") }
+        reservedEnd.store(0, ordering: .relaxed)
     }
 
     /// Allocates disk blocks for the data file up to `bytes` from its start,
@@ -288,16 +293,12 @@ final class Environment: @unchecked Sendable {
         reservedEnd.store(end, ordering: .relaxed)
     }
 
-    /// Cuts the data file back to the pages committed transactions use,
-    /// giving back what `writesInPlace` extended and `reserveFile` reserved:
-    /// under the write lock (a transaction begun and dropped), so no writer is past that end.
+    /// Gives back what `writesInPlace` extended and `reserveFile` reserved,
+    /// under the write lock (a transaction begun and dropped), so no writer is past the used pages.
     func trimFile() throws(StorageError) {
         let transaction = try Transaction(environment: handle, readOnly: false)
         defer { transaction.discard() }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, Int(status.st_size) > usedFileBytes else { return }
-        guard ftruncate(descriptor, off_t(usedFileBytes)) == 0 else { throw StorageError(code: errno, operation: "trimming the data file") }
-        reservedEnd.store(0, ordering: .relaxed)
+        try cutFileToUsedPages()
     }
 
     /// Opens (or, in a write transaction, creates) a named database.

@@ -27,6 +27,10 @@ extension Store {
     /// input) throws, naming the line, which aborts the transaction. Blank
     /// lines are skipped. Returns the number of records imported.
     ///
+    /// On a store opened with `init(importingInto:)` the transaction's pages
+    /// are written in place and memory stays near 200 MiB at any size; on one
+    /// opened otherwise LMDB holds them in memory, up to 512 MiB.
+    ///
     /// Input that is not a regular file (a pipe, a terminal) is first copied
     /// to its end into a temporary file (see `spool`), and imported from
     /// there: the write lock, which every writer of the store waits for, is

@@ -68,7 +68,7 @@ public final class Store: Sendable {
     /// Opens the store for a large `importRecords`, creating it if missing: as `init(directory:schemas:create:)`,
     /// except that its write transactions build their pages in the data file's own pages in the page cache,
     /// which the kernel writes back and the import unmaps as it goes, rather than as copies in this process's
-    /// memory (LMDB holds up to 512 MiB of those). Importing a million records then peaks at about 150 MiB.
+    /// memory (LMDB holds up to 512 MiB of those). Importing a million records then peaks at about 200 MiB.
     ///
     /// While such a store is open its data file is as long as its map (64 GiB, sparse: only the pages in use
     /// take disk space), and an import reserves disk blocks ahead of what it writes. `importRecords` cuts the
