@@ -39,10 +39,11 @@ final class Environment: @unchecked Sendable {
     /// `keepingMappedPages` for what it asks of its caller.
     ///
     /// LMDB's documentation says not to mix processes with and without it on
-    /// one store. On Linux the page cache is one, so the writes of either are
-    /// what the other's map and `pread` see, and each commit syncs its own
-    /// pages before its meta page (`msync` of the whole map there, `fdatasync`
-    /// here): mixing keeps both coherent and durable.
+    /// one store, without saying why; in `mdb.c` the two differ in how a
+    /// commit writes and flushes. On Linux the page cache is one, so the
+    /// writes of either are what the other's map sees, and each commit syncs
+    /// its own pages before its meta page (`msync` of the whole map with it,
+    /// `fdatasync` without): mixing keeps both coherent and durable.
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false,
          writesInPlace: Bool = false) throws(StorageError) {
         try Self.refuseEmptyDataFile(in: directory)
