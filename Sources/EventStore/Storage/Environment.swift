@@ -273,8 +273,9 @@ final class Environment: @unchecked Sendable {
     /// Cuts the data file back to the pages committed transactions use, if it is longer. Only under the write lock.
     private func cutFileToUsedPages() throws(StorageError) {
         var status = stat()
-        guard fstat(descriptor, &status) == 0, Int(status.st_size) > usedFileBytes else { return }
-        guard ftruncate(descriptor, off_t(usedFileBytes)) == 0 else { throw StorageError(code: errno, operation: "trimming the data file") }
+        let used = usedFileBytes
+        guard fstat(descriptor, &status) == 0, Int(status.st_size) > used else { return }
+        guard ftruncate(descriptor, off_t(used)) == 0 else { throw StorageError(code: errno, operation: "trimming the data file") }
         reservedEnd.store(0, ordering: .relaxed)
     }
 
