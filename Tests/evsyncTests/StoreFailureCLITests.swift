@@ -68,6 +68,27 @@ struct StoreFailureCLITests {
         }
     }
 
+    @Test("a small import into a store larger than the disk's free space: it reserves room for what it touches, not a copy of the store",
+          .enabled(if: Mounts.permitted, "needs root to mount a tmpfs"))
+    func smallImportIntoLargeStore() throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["import", "Holiday", "-"], stdin: Self.holidays(12_000))
+            let disk = sandbox.root.appendingPathComponent("disk")
+            try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+            try Mounts.tmpfs(at: disk, size: "9m")
+            defer { Mounts.unmount(disk) }
+            let store = disk.appendingPathComponent("store")
+            try FileManager.default.copyItem(at: sandbox.store, to: store)
+            var status = stat()
+            #expect(stat(store.appendingPathComponent("data.mdb").path, &status) == 0 && status.st_size > 9 << 19,
+                    "the store takes more than half the disk: a copy of it would not fit")
+
+            let result = try sandbox.run(["--store", store.path, "import", "Holiday", "-"], stdin: Self.holidays(10, from: 12_000))
+            #expect(result.status == Exit.ok && result.stdout == "imported 10 Holiday records\n", "\(result)")
+            #expect(try Self.eventCount(sandbox, store: store.path) == 12_010)
+        }
+    }
+
     @Test("a full map: 'the store at DIR is full (its 256 KiB map)', exit 73; nothing of the failed write is kept",
           .enabled(if: mapSizeHookWorks, "EVSYNC_MAP_SIZE is read by debug builds only"))
     func mapFull() throws {

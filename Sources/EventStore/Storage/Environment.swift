@@ -245,13 +245,18 @@ final class Environment: @unchecked Sendable {
         return descriptor
     }
 
+    /// The size of a page in bytes.
+    var pageSize: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return Int(stat.ms_psize)
+    }
+
     /// Bytes of the data file that its last committed page ends at.
     var usedFileBytes: Int {
         var info = MDB_envinfo()
-        var stat = MDB_stat()
         mdb_env_info(handle, &info)
-        mdb_env_stat(handle, &stat)
-        return (info.me_last_pgno + 1) * Int(stat.ms_psize)
+        return (info.me_last_pgno + 1) * pageSize
     }
 
     /// Sizes the data file for a write transaction that has just begun (and

@@ -17,6 +17,10 @@ extension Store {
     /// its history entry's value, with LMDB's node headers.
     static let importedBytesBesidesChunk = 96
 
+    /// Pages of the store an imported record may copy: a path of up to four pages down each of the four
+    /// trees it is written to (the log, `records`, `history`, the outbox).
+    static let pagesTouchedPerRecord = 16
+
     /// Imports JSON Lines (one object per line: the fields, and optionally `id`) from a file descriptor.
     ///
     /// The whole import is one write transaction, so it is all or nothing.
@@ -108,8 +112,10 @@ extension Store {
             let firstSeq = appender.nextSeq
             var imported = 0
             // Written in place, the pages a chunk dirties need their disk blocks first (`Environment.reserveFile`):
-            // at most a copy of every page the store had, and twice what the chunk adds.
-            var reserved = 2 * environment.usedFileBytes
+            // twice what the chunk adds, and a copy of each page of the store it may touch (a path down each
+            // tree a record is written to), never more than the store's size in all.
+            var reserved = environment.usedFileBytes
+            var uncopied = reserved
             try Pipeline<EncodedCreations>().run(produce: { emit in
                 var chunk = EncodedCreations()
                 var seq = firstSeq
@@ -137,7 +143,9 @@ extension Store {
                 _ = emit(chunk)
             }, consume: { chunk in
                 if environment.writesInPlace {
-                    reserved += 2 * (chunk.bytes.count + chunk.count * Self.importedBytesBesidesChunk)
+                    let copies = min(uncopied, chunk.count * Self.pagesTouchedPerRecord * environment.pageSize)
+                    uncopied -= copies
+                    reserved += copies + 2 * (chunk.bytes.count + chunk.count * Self.importedBytesBesidesChunk)
                     try environment.reserveFile(upTo: reserved)
                 }
                 if let taken = try appender.append(chunk) {
