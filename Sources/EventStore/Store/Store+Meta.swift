@@ -50,19 +50,20 @@ extension Store {
         if try rememberedRemote() != address { try writeMeta(MetaKey.remote, address) }
     }
 
-    /// Where the last pull of `entity` from `remote` stopped; nil before the first.
     /// Whether the server's data of `entity` went back in time (restored from a backup) since
     /// `verify --remote --repair` last decided what to do with records it no longer has.
     package func serverWasRestored(remote: String, entity: String) throws(StoreError) -> Bool {
         try read { try meta(MetaKey.restored(remote: remote, entity: entity), in: $0) } == "yes"
     }
 
+    /// Records whether it was; writes only when that changes, since every write is a flushed commit.
     package func noteServerRestored(_ restored: Bool, remote: String, entity: String) throws(StoreError) {
         if try serverWasRestored(remote: remote, entity: entity) != restored {
             try writeMeta(MetaKey.restored(remote: remote, entity: entity), restored ? "yes" : "no")
         }
     }
 
+    /// Where the last pull of `entity` from `remote` stopped; nil before the first.
     package func pullCursor(remote: String, entity: String) throws(StoreError) -> RemoteCursor? {
         try read { try meta(MetaKey.cursor(remote: remote, entity: entity), in: $0) }.map(RemoteCursor.init)
     }

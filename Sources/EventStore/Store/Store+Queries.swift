@@ -92,7 +92,6 @@ extension Store {
             var sortedLong = false
             var stopped = false
             try forEachRow(of: schema.name, in: transaction) { id, fields in
-                guard !stopped else { return }
                 let record = Record(entity: schema.name, id: id, fields: fields)
                 if id.utf8.count > RecordID.maxLength { long.append(record); return }
                 if !sortedLong { long.sort { $0.id > $1.id }; sortedLong = true }
