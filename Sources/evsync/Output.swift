@@ -88,7 +88,7 @@ enum Output {
         if !changes.isEmpty { parts.append(changes.joined(separator: " ")) }
         if let policy = event.policy { parts.append("(\(policy))") }
         if let resolves = event.resolves { parts.append("(resolves #\(resolves))") }
-        if let reason = event.reason { parts.append("(\(reason))") }
+        if let reason = event.reason { parts.append("(\(safe(reason)))") }
         return parts.joined(separator: "  ")
     }
 
@@ -114,7 +114,7 @@ enum Output {
             if let resolves = event.resolves { header += "  resolves conflict #\(resolves)" }
             lines.append(header)
             lines.append(contentsOf: fieldChanges(from: before.row, to: after.row).map { "    " + $0 })
-            if let reason = event.reason { lines.append("    \(event.kind == .rejected ? "refused" : "not stored"): \(reason)") }
+            if let reason = event.reason { lines.append("    \(event.kind == .rejected ? "refused" : "not stored"): \(safe(reason))") }
             if event.kind == .conflict {
                 lines.append("    local was:  \(event.local?.fields.map { display(.object($0)) } ?? "deleted")")
                 lines.append("    server had: \(event.server?.fields.map { display(.object($0)) } ?? "deleted")")
