@@ -50,6 +50,19 @@ public final class ParseRemote: SyncRemote {
     ///     `address` spells it so that a remembered remote says what it is.
     ///   - allowingInsecureCredentials: send the keys over plain `http` to a host that is not this machine.
     public init(serverURL: String, credentials: ParseCredentials, allowingInsecureCredentials: Bool = false) throws(ParseError) {
+        let url = try Self.checkedServer(serverURL, allowingInsecureCredentials: allowingInsecureCredentials)
+        self.server = url
+        self.address = Self.address(of: url)
+        self.credentials = credentials
+        do {
+            self.client = try HTTPClient(credentials: nil)
+        } catch {
+            throw ParseError(.failure, error.description)
+        }
+    }
+
+    /// `serverURL` as a user gives it (`parse+` in front or not), checked and without a trailing slash.
+    package static func checkedServer(_ serverURL: String, allowingInsecureCredentials: Bool) throws(ParseError) -> URL {
         var serverURL = serverURL
         if serverURL.lowercased().hasPrefix("parse+") { serverURL.removeFirst("parse+".count) }
         guard var components = URLComponents(string: serverURL), let scheme = components.scheme?.lowercased(),
@@ -69,14 +82,12 @@ public final class ParseRemote: SyncRemote {
         }
         while components.path.hasSuffix("/") { components.path.removeLast() }
         guard let url = components.url else { throw ParseError(.invalidRemote, "cannot use the remote URL \(serverURL)") }
-        self.server = url
-        self.address = "parse+" + url.absoluteString
-        self.credentials = credentials
-        do {
-            self.client = try HTTPClient(credentials: nil)
-        } catch {
-            throw ParseError(.failure, error.description)
-        }
+        return url
+    }
+
+    /// How a remembered remote spells the server at `server`: what it is, then its URL.
+    package static func address(of server: URL) -> String {
+        "parse+" + server.absoluteString
     }
 
     /// The class an entity lives in: its name, as the tutorial's `Holiday` and `Birthday`.

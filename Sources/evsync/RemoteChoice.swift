@@ -65,6 +65,15 @@ struct RemoteChoice: Sendable {
         self.url = url
     }
 
+    /// The remote's address as its adapter checks and spells it (what keys the pull cursors), without
+    /// credentials: `evsync remote URL` remembers a remote that only a sync needs the keys of.
+    func address() throws -> String {
+        switch kind {
+        case .kinto: try KintoRemote(bucketURL: url, credentials: nil).address
+        case .parse: ParseRemote.address(of: try ParseRemote.checkedServer(url, allowingInsecureCredentials: false))
+        }
+    }
+
     /// A new adapter for the remote; called once per sync.
     ///
     /// - Parameters:

@@ -79,4 +79,12 @@ struct RemoteChoiceTests {
             #expect(unknown.status == Exit.usage && unknown.stderr.contains("known types: kinto"), "\(unknown)")
         }
     }
+
+    @Test("evsync remote sets a Parse server without its keys, which only a sync needs")
+    func parseRemoteWithoutKeys() throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["remote", "parse+http://127.0.0.1:1337/parse/"])
+            #expect(try sandbox.succeed(["remote", "--json"]).json() == ["remote": "parse+http://127.0.0.1:1337/parse", "type": "parse"])
+        }
+    }
 }

@@ -20,8 +20,7 @@ enum RemoteCommand {
         let givenType = try RemoteChoice.Kind.given(option: nil, environment: EnvironmentVariable.value("EVSYNC_REMOTE_TYPE"))
         if let url = arguments.positionals.first {
             let choice = try RemoteChoice(url: url, given: givenType)
-            // The adapter's own check and its spelling of the address, which keys the pull cursors as a sync's does.
-            let address = try choice.makeRemote(credentials: nil, allowInsecureAuth: false, wantsTotals: false, retries: nil).address
+            let address = try choice.address()
             let store = try global.openStore(create: true)
             try store.rememberRemote(address)
             return
