@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import EventStore
+import TestSupport
 
 /// `list` for people (fitted, aligned, paged) and for scripts (filters, order, fields).
 @Suite("list options and layout")
@@ -113,6 +114,23 @@ struct ListCLITests {
             }
             let piped = try sandbox.succeed(["list", "Holiday"], environment: ["PAGER": "sed s/^/paged:/"])
             #expect(!piped.stdout.contains("paged:"))
+        }
+    }
+
+    @Test("list failing midway still waits for its pager, which keeps the terminal until evsync exits")
+    func pagerOnFailure() throws {
+        try withSandbox { sandbox in
+            try StoreFailureCLITests.seedMany(sandbox, count: 10)
+            let stored = try #require(try sandbox.storedEvent(3))
+            var changed = stored
+            changed[changed.count - 3] ^= 0x20
+            #expect(try patchDataFile(ofStore: sandbox.store.path, stored, changed) > 0)
+            // The pager reads to its end, then takes its time: it outlives an evsync that does not wait for it.
+            let result = try sandbox.launchShell(#"""
+                script -q -e -c 'PAGER="cat >/dev/null; sleep 1; echo pager-done" "$EVSYNC_BINARY_PATH" list Holiday' /dev/null
+                """#).wait()
+            #expect(result.status == Exit.damaged, "\(result)")
+            #expect(result.stdout.contains("pager-done"), "evsync waited for its pager: \(result)")
         }
     }
 

@@ -36,12 +36,18 @@ enum ListCommand {
         let printer = RecordPrinter(query: query, header: query.fields ?? ["id"] + schema.fieldNames, json: json,
                                     columns: Terminal.columns)
         let pager = json ? nil : Pager.start(disabled: arguments.has("--no-pager"))
-        if asOf == nil, query.sort.isEmpty {
-            try store.forEachRecord(schema.name, printer.print)
-        } else {
-            var records = try store.records(schema.name, asOf: asOf).filter(query.matches)
-            if !query.sort.isEmpty { records.sort(by: query.areInOrder) }
-            for record in records where !printer.print(record) { break }
+        do {
+            if asOf == nil, query.sort.isEmpty {
+                try store.forEachRecord(schema.name, printer.print)
+            } else {
+                var records = try store.records(schema.name, asOf: asOf).filter(query.matches)
+                if !query.sort.isEmpty { records.sort(by: query.areInOrder) }
+                for record in records where !printer.print(record) { break }
+            }
+        } catch {
+            // The pager must not keep the terminal once evsync has exited with its error.
+            pager?.finish()
+            throw error
         }
         printer.finish()
         pager?.finish()
