@@ -136,14 +136,18 @@ public final class ParseRemote: SyncRemote {
             var records: [RemoteRecord] = []
             var skipped: [SkippedRecord] = []
             var last: (String, String)?
-            for case let object in results {
-                guard let fields = object.objectValue, let objectID = fields["objectId"]?.stringValue,
-                      let updatedAt = fields["updatedAt"]?.stringValue
-                else {
-                    skipped.append(SkippedRecord(id: nil, version: nil, reason: "an object without objectId or updatedAt: \(JSONWriter.string(object).prefix(200))"))
+            for object in results {
+                let fields = object.fields
+                guard let objectID = fields["objectId"]?.stringValue, let updatedAt = fields["updatedAt"]?.stringValue else {
+                    skipped.append(SkippedRecord(id: nil, version: nil, reason: object.unreadable
+                        ?? "an object without objectId or updatedAt: \(JSONWriter.string(.object(fields)).prefix(200))"))
                     continue
                 }
                 last = (updatedAt, objectID)
+                if let unreadable = object.unreadable {
+                    skipped.append(SkippedRecord(id: Self.recordID(of: fields) ?? objectID, version: RemoteVersion(updatedAt), reason: unreadable))
+                    continue
+                }
                 guard let record = Self.record(from: fields, schema: entity) else {
                     skipped.append(SkippedRecord(id: objectID, version: RemoteVersion(updatedAt), reason: "objectId '\(objectID)' is not an id evsync can hold"))
                     continue
@@ -178,11 +182,17 @@ public final class ParseRemote: SyncRemote {
                          URLQueryItem(name: "limit", value: String(pageSize))]
             if let after { query.append(URLQueryItem(name: "where", value: JSONWriter.string(["objectId": ["$gt": .string(after)]]))) }
             let results = try find(className, query: query, doing: "listing the ids of \(className)")
-            guard let last = results.last?.objectValue?["objectId"]?.stringValue else { return }
+            if results.isEmpty { return }
+            // An object without an objectId cannot be paged past: ending the listing there would take every
+            // object after it for deleted.
+            guard let last = results.last(where: { $0.fields["objectId"]?.stringValue != nil })?.fields["objectId"]?.stringValue else {
+                throw ParseError(.server, "the server listed objects of \(className) without an objectId")
+            }
             let page = results.compactMap { object -> (id: String, version: RemoteVersion)? in
-                guard let fields = object.objectValue, let id = Self.recordID(of: fields) else { return nil }
+                // An object evsync cannot read whole is listed by the members it could read, so it is never taken for deleted.
+                guard let id = Self.recordID(of: object.fields) else { return nil }
                 // Every Parse object has an updatedAt; one without is listed all the same, so it is never taken for deleted.
-                return (id, RemoteVersion(fields["updatedAt"]?.stringValue ?? ""))
+                return (id, RemoteVersion(object.fields["updatedAt"]?.stringValue ?? ""))
             }
             guard try onPage(page) else { return }
             after = last
@@ -313,8 +323,9 @@ public final class ParseRemote: SyncRemote {
         let query = [URLQueryItem(name: "where", value: JSONWriter.string(condition)), URLQueryItem(name: "order", value: "createdAt,objectId"),
                      URLQueryItem(name: "limit", value: String(ids.count * 2 + 10))]
         var objects: [String: ServerObject] = [:]
-        for object in try find(className, query: query, doing: "reading \(className) before writing") {
-            guard let fields = object.objectValue, let objectID = fields["objectId"]?.stringValue,
+        for object in try find(className, query: query, doing: "reading \(className) before writing") where object.unreadable == nil {
+            let fields = object.fields
+            guard let objectID = fields["objectId"]?.stringValue,
                   let record = Self.record(from: fields, schema: entity), objects[record.id] == nil else { continue }
             objects[record.id] = ServerObject(objectID: objectID, record: record)
         }
@@ -340,32 +351,83 @@ public final class ParseRemote: SyncRemote {
 
     // MARK: HTTP
 
+    /// A path under the server's mount, each segment percent-encoded: an `objectId` comes from the server,
+    /// and a `/` or `..` in one must not send a write elsewhere.
     private func path(_ segments: String...) -> String {
-        server.path + "/" + segments.joined(separator: "/")
+        server.path + "/" + segments.map(Self.encodeQueryValue).joined(separator: "/")
     }
 
     private func url(_ segments: String..., query: [URLQueryItem] = []) -> URL {
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
-        components.path = server.path + "/" + segments.joined(separator: "/")
+        components.percentEncodedPath += "/" + segments.map(Self.encodeQueryValue).joined(separator: "/")
         components.percentEncodedQuery = query.isEmpty ? nil : query.map { item in
             "\(item.name)=\(item.value.map(Self.encodeQueryValue) ?? "")"
         }.joined(separator: "&")
         return components.url ?? server
     }
 
-    /// A query value percent-encoded strictly (a JSON `where` holds `+`, `&`, `=` in strings).
+    /// A query value or path segment percent-encoded strictly (a JSON `where` holds `+`, `&`, `=` in strings).
     static func encodeQueryValue(_ value: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~,")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 
-    private func find(_ className: String, query: [URLQueryItem], doing what: String) throws(ParseError) -> [JSONValue] {
+    /// An element of a `results` array.
+    struct FoundObject {
+        /// The object's members; for one evsync cannot read whole, only those that say which object it is.
+        var fields: JSONObject
+        /// Why it could not be read whole (a key given twice, nesting deeper than the parser reads, not an
+        /// object); nil when it was.
+        var unreadable: String?
+    }
+
+    /// The objects a query finds, read one by one: one that another client made unreadable is handed back
+    /// as such, and the rest are read. Only an answer that is not JSON at all fails.
+    private func find(_ className: String, query: [URLQueryItem], doing what: String) throws(ParseError) -> [FoundObject] {
         let response = try send(HTTPRequest(method: "GET", url: url("classes", className, query: query)), doing: what)
-        guard case .array(let results)? = try json(response, doing: what).objectValue?["results"] else {
-            throw ParseError(.server, "the server's answer to \(what) has no results")
+        var found: [FoundObject] = []
+        var sawResults = false
+        do {
+            try response.body.withUnsafeBytes { bytes in
+                try JSONParser.parseObject(bytes) { key, parser in
+                    guard key.equals("results") else { _ = try parser.value(); return }
+                    sawResults = true
+                    try parser.forEachElement { parser in
+                        let start = parser.offset
+                        do {
+                            let value = try parser.value()
+                            found.append(value.objectValue.map { FoundObject(fields: $0) }
+                                         ?? FoundObject(fields: [:], unreadable: "it is not a JSON object"))
+                        } catch let error as JSONParseError {
+                            let isDeep = try parser.skipValue(startingAt: start)
+                            guard isDeep || error.isDuplicateKey else { throw error }
+                            let element = UnsafeRawBufferPointer(rebasing: bytes[start..<parser.offset])
+                            found.append(FoundObject(fields: Self.identity(of: element), unreadable: "evsync cannot read it: \(error)"))
+                        }
+                    }
+                }
+            }
+        } catch {
+            throw ParseError(.server, "the server sent invalid JSON while \(what): \(error)")
         }
-        return results
+        guard sawResults else { throw ParseError(.server, "the server's answer to \(what) has no results") }
+        return found
+    }
+
+    /// What says which object an unreadable one is (`objectId`, `updatedAt`, `idField`), read past the rest.
+    private static func identity(of element: UnsafeRawBufferPointer) -> JSONObject {
+        var fields: JSONObject = [:]
+        try? JSONParser.scanObject(element) { key, parser in
+            let name = String(decoding: key, as: UTF8.self)
+            if name == "objectId" || name == "updatedAt" || name == idField {
+                fields[name] = try parser.value()
+            } else {
+                _ = try parser.skipValue(startingAt: parser.offset)
+            }
+            return true
+        }
+        return fields
     }
 
     private func batch(_ requests: [JSONObject], doing what: String) throws(ParseError) -> [JSONObject] {

@@ -78,6 +78,27 @@ import Testing
         #expect(again.result == "noData", "\(again)")
     }
 
+    @Test(arguments: modes)
+    func anObjectNoOneCanReadIsSkippedAndTheRestArePulled(options: [String]) async throws {
+        let (web, cli, scratch) = try await fixture(options)
+        defer { withExtendedLifetime(scratch) {} }
+        try await web.create("Holiday", ["name": "Kept", "date": "2027-01-03"])
+        let deep = try await web.create("Holiday", ["name": "Deep", "date": "2027-01-04"])
+        _ = try await cli.syncParse(web)
+        // Another client nests a value deeper than evsync reads (Parse keeps it), then a record comes after it.
+        var nested: JSONValue = "bottom"
+        for _ in 0..<(JSONValue.maxFieldNesting + 8) { nested = .array([nested]) }
+        try await web.update("Holiday", deep, ["details": nested])
+        try await web.create("Holiday", ["name": "After", "date": "2027-01-05"])
+
+        let sync = try await cli.syncParse(web)
+        #expect(sync.pulled == 1 && sync.skipped.count == 1, "\(sync) \(sync.skipped)")
+        #expect(sync.skipped.first?.reason.contains("evsync cannot read it") == true, "\(sync.skipped)")
+        // Skipped, not taken for deleted: the record stays as it was last pulled.
+        #expect(Set(try await cli.records().values.compactMap { $0["name"]?.stringValue }) == ["Kept", "Deep", "After"])
+        #expect(try await cli.syncParse(web).deletedHere == 0)
+    }
+
     @Test func verifyRemoteFindsAnObjectDeletedThereAndRepairsIt() async throws {
         let (web, cli, scratch) = try await fixture([])
         defer { withExtendedLifetime(scratch) {} }
