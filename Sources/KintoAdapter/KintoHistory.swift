@@ -18,7 +18,7 @@ import Foundation
 /// ever missed because the history is incomplete, it only loses its author.
 ///
 /// A first pull (no cursor, or the cursor of one a crash interrupted:
-/// `KintoRemote.firstPullMark`) and a collection read again from the start
+/// `PullPosition.firstPullMark`) and a collection read again from the start
 /// read only the current records: years of history would make the first
 /// sync of a large collection as slow as its whole past, and the versions
 /// before this store existed are not its history.

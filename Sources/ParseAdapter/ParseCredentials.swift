@@ -24,9 +24,6 @@ public struct ParseCredentials: Sendable, CustomStringConvertible {
         self.init(applicationID: String(text[..<colon]), restAPIKey: String(text[text.index(after: colon)...]))
     }
 
-    /// Whether the master key is among them: it bypasses every permission on the server.
-    public var usesMasterKey: Bool { masterKey != nil }
-
     var headers: [(String, String)] {
         var headers = [("X-Parse-Application-Id", applicationID)]
         if let restAPIKey, !restAPIKey.isEmpty { headers.append(("X-Parse-REST-API-Key", restAPIKey)) }

@@ -87,4 +87,17 @@ struct RemoteChoiceTests {
             #expect(try sandbox.succeed(["remote", "--json"]).json() == ["remote": "parse+http://127.0.0.1:1337/parse", "type": "parse"])
         }
     }
+
+    @Test("a value of EVSYNC_ALLOW_INSECURE_AUTH or EVSYNC_RETRIES evsync cannot use is refused by sync and verify alike",
+          arguments: [["sync", "--remote", bucket], ["verify", "--remote"]])
+    func badVariablesRefused(command: [String]) throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["add", "Holiday", "name=Day", "date=2026-01-01"])
+            for (name, value, says) in [("EVSYNC_ALLOW_INSECURE_AUTH", "yes", "takes 1 or 0, not 'yes'"),
+                                        ("EVSYNC_RETRIES", "many", "takes a whole number from 1 to 100, not 'many'")] {
+                let result = try sandbox.run(command, environment: [name: value])
+                #expect(result.status == Exit.usage && result.stderr == "evsync: \(name) \(says)\n", "\(command) \(name): \(result)")
+            }
+        }
+    }
 }

@@ -29,18 +29,17 @@ enum VerifyCommand {
         guard arguments.has("--remote") else {
             throw CLIError(.usage, "verify needs --remote (to check the log itself: evsync log verify)")
         }
-        let environment = ProcessInfo.processInfo.environment.filter { !$0.value.isEmpty }
         let credentials = try SyncCommand.credentials(authFile: arguments.value("--auth-file"))
-        // Plain http to another machine: EVSYNC_ALLOW_INSECURE_AUTH=1, as for sync.
-        let allowInsecureAuth = environment["EVSYNC_ALLOW_INSECURE_AUTH"] == "1"
-        let givenType = try RemoteChoice.Kind.given(option: nil, environment: environment["EVSYNC_REMOTE_TYPE"])
+        // The variables sync reads, checked as sync checks them. Plain http to another machine: EVSYNC_ALLOW_INSECURE_AUTH=1.
+        let allowInsecureAuth = try EnvironmentVariable.flag("EVSYNC_ALLOW_INSECURE_AUTH")
+        let retries = try EnvironmentVariable.integer("EVSYNC_RETRIES", in: SyncCommand.retriesRange)
+        let givenType = try RemoteChoice.Kind.given(option: nil, environment: EnvironmentVariable.value("EVSYNC_REMOTE_TYPE"))
         let store = try global.openStore(create: false)
-        guard let url = try environment["EVSYNC_REMOTE"] ?? store.rememberedRemote() else {
+        guard let url = try EnvironmentVariable.value("EVSYNC_REMOTE") ?? store.rememberedRemote() else {
             throw CLIError(.usage, "no remote: sync with one first (evsync sync --remote URL) or set EVSYNC_REMOTE")
         }
         let choice = try RemoteChoice(url: url, given: givenType)
         _ = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: nil)
-        let retries = environment["EVSYNC_RETRIES"].flatMap(Int.init)
         let engine = SyncEngine(store: store) {
             try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: retries)
         }
