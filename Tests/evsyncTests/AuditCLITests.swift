@@ -67,6 +67,11 @@ struct AuditCLITests {
             #expect(text.stdout.contains("+ Holiday/a") && text.stdout.contains("name: (unset) → \"A3\""), "\(text)")
             #expect(text.lines.last == "2 added, 0 changed, 0 deleted between event 0 and event 9", "\(text)")
 
+            // A POINT is what --as-of takes: a local date-time without an offset, or a time of today.
+            let localNow = try sandbox.succeed(["diff", "--from", "0", "--to", "23:59:59.999", "--json"])
+            #expect(try localNow.json().arrayValue?.count == 3, "a, c and d: \(localNow)")
+            #expect(try sandbox.succeed(["diff", "--from", "2000-01-01T00:00", "--json"]).json().arrayValue?.count == 3)
+
             for bad in [["diff"], ["diff", "--from", "yesterday"], ["diff", "--from", "1", "--to", "soon"]] {
                 let result = try sandbox.run(bad)
                 #expect(result.status == Exit.usage && result.stderr.split(separator: "\n").count == 1, "\(bad): \(result)")

@@ -279,11 +279,13 @@ enum AuditCommands {
 
     // MARK: Helpers
 
-    /// A point given to `--from`/`--to`: an event number, an ISO 8601 date or date-time, or `last-sync`.
+    /// A point given to `--from`/`--to`: what `--as-of` takes (`LocalTime.logPoint`: a time without an
+    /// offset is local, as the times printed for people), or `last-sync`.
     static func point(_ text: String, option: String, store: Store) throws -> LogPoint {
         if text == "last-sync" { return try store.lastSyncPoint() }
-        guard let point = LogPoint(text) else {
-            throw CLIError(.usage, "\(option) takes an event number, an ISO 8601 date or date-time, or last-sync, not '\(text)'")
+        guard let point = LocalTime.logPoint(text) else {
+            throw CLIError(.usage, "\(option) takes an event number, an ISO 8601 date or time (local without an offset), HH:MM "
+                + "or last-sync, not '\(Output.safe(text))'")
         }
         return point
     }
