@@ -36,6 +36,14 @@ public struct RetryPolicy: Sendable {
         return max(backoff, asked * random(1.0...1.5))
     }
 
+    /// Waits `seconds` in short slices, so that `shouldStop` (a Ctrl-C) ends the wait at once.
+    /// - Returns: false when it was stopped.
+    package static func wait(_ seconds: Double, unless shouldStop: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !shouldStop(), deadline > Date() { Thread.sleep(forTimeInterval: min(deadline.timeIntervalSinceNow, 0.05)) }
+        return !shouldStop()
+    }
+
     package static func isRetryable(status: Int) -> Bool {
         status == 429 || status >= 500
     }

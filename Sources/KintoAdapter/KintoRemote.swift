@@ -594,10 +594,7 @@ public final class KintoRemote: SyncRemote {
             guard attempt < retry.attempts else { throw given(up: "gave up") }
             let delay = retry.delay(after: attempt, retryAfter: retryAfter)
             onActivity?(.retrying(failure: failure, delay: delay, attempt: attempt + 1, attempts: retry.attempts))
-            // Waited in slices, so that a Ctrl-C ends the wait at once.
-            let deadline = Date().addingTimeInterval(delay)
-            while !shouldStop(), deadline > Date() { Thread.sleep(forTimeInterval: min(deadline.timeIntervalSinceNow, 0.05)) }
-            if shouldStop() { throw given(up: "interrupted") }
+            guard RetryPolicy.wait(delay, unless: shouldStop) else { throw given(up: "interrupted") }
             attempt += 1
         }
     }

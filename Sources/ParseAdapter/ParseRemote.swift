@@ -31,6 +31,8 @@ public final class ParseRemote: SyncRemote {
     /// Records asked for per page (the server may cap it at its `maxLimit`: paging goes on until an empty page).
     public var pageSize = 1000
     public var retry = RetryPolicy()
+    /// Asked while waiting to retry: true once the user asked to stop (Ctrl-C), which ends the wait at once.
+    public var shouldStop: () -> Bool = { false }
     /// Seconds a pull re-reads behind its cursor, for writes stamped before they committed.
     public var reReadWindow = 60.0
     /// Writes per `/batch` (what the JS SDK sends; Parse Server 7 sets no limit).
@@ -212,7 +214,7 @@ public final class ParseRemote: SyncRemote {
             do {
                 return try pushOnce(operations, of: entity)
             } catch let error as ParseError where error.mayHaveApplied && attempt < retry.attempts {
-                Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: nil))
+                try waitToRetry(retry.delay(after: attempt, retryAfter: nil), after: error.description)
                 attempt += 1
             }
         }
@@ -299,7 +301,7 @@ public final class ParseRemote: SyncRemote {
                 guard attempt < retry.attempts else {
                     throw ParseError(.unavailable, "the server kept refusing writes to \(className) as over its request limit (Parse error 155)")
                 }
-                Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: nil))
+                try waitToRetry(retry.delay(after: attempt, retryAfter: nil), after: "the server's request limit (Parse error 155)")
                 attempt += 1
             }
             writes = again
@@ -447,6 +449,11 @@ public final class ParseRemote: SyncRemote {
         }
     }
 
+    /// Waits before a retry; a Ctrl-C (`shouldStop`) ends the wait, and the sync, at once.
+    private func waitToRetry(_ seconds: Double, after failure: String) throws(ParseError) {
+        guard RetryPolicy.wait(seconds, unless: shouldStop) else { throw ParseError(.unavailable, "\(failure) (interrupted)") }
+    }
+
     /// Sends with retries (network errors, 5xx, 429 and Parse's 155), and turns a refusal into a `ParseError`.
     /// - Parameter resendable: false for a request that must not be sent twice once it may have reached the
     ///   server (a batch of creates): a network error or a 5xx then throws at once, `mayHaveApplied`. A 429 or
@@ -476,14 +483,14 @@ public final class ParseRemote: SyncRemote {
                 guard attempt < retry.attempts else {
                     throw ParseError(.unavailable, "\(failure) (gave up after \(attempt) attempts)", code: code)
                 }
-                Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: response.headers["retry-after"].flatMap(Double.init)))
+                try waitToRetry(retry.delay(after: attempt, retryAfter: response.headers["retry-after"].flatMap(Double.init)), after: failure)
             } catch let error as TransportError {
                 guard error.isRetryable else { throw ParseError(.server, error.description) }
                 if !resendable { throw ParseError(.unavailable, error.description, mayHaveApplied: true) }
                 guard attempt < retry.attempts else {
                     throw ParseError(.unavailable, "\(error.description) (gave up after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
                 }
-                Thread.sleep(forTimeInterval: retry.delay(after: attempt, retryAfter: nil))
+                try waitToRetry(retry.delay(after: attempt, retryAfter: nil), after: error.description)
             } catch let error as ParseError {
                 throw error
             } catch {

@@ -144,13 +144,15 @@ struct SyncFeedbackCLITests {
         }
     }
 
-    @Test("Ctrl-C while a sync waits to retry stops it at once: it says so and exits 130, and status records it")
-    func interruptDuringRetries() throws {
+    @Test("Ctrl-C while a sync waits to retry stops it at once: it says so and exits 130, and status records it",
+          arguments: [(unreachable, [:]), ("parse+http://127.0.0.1:1/parse", ["EVSYNC_PARSE_APPLICATION_ID": "app", "EVSYNC_PARSE_REST_API_KEY": "key"])])
+    func interruptDuringRetries(remote: String, variables: [String: String?]) throws {
         try withSandbox { sandbox in
             try sandbox.succeed(["add", "Holiday", "name=X", "date=2026-01-01"])
             let events = try sandbox.eventCount()
             // 100 attempts would take many minutes of backoff.
-            let sync = try sandbox.launch(["sync", "--json", "--remote", Self.unreachable], environment: ["EVSYNC_RETRIES": "100"])
+            let sync = try sandbox.launch(["sync", "--json", "--remote", remote],
+                                          environment: variables.merging(["EVSYNC_RETRIES": "100"]) { $1 })
             Thread.sleep(forTimeInterval: 2)
             kill(sync.process.processIdentifier, SIGINT)
             let result = sync.wait(timeout: 30)
