@@ -121,10 +121,7 @@ struct ListCLITests {
     func pagerOnFailure() throws {
         try withSandbox { sandbox in
             try StoreFailureCLITests.seedMany(sandbox, count: 10)
-            let stored = try #require(try sandbox.storedEvent(3))
-            var changed = stored
-            changed[changed.count - 3] ^= 0x20
-            #expect(try patchDataFile(ofStore: sandbox.store.path, stored, changed) > 0)
+            try StoreFailureCLITests.flipByte(ofEvent: 3, in: sandbox)
             // The pager reads to its end, then takes its time: it outlives an evsync that does not wait for it.
             let result = try sandbox.launchShell(#"""
                 script -q -e -c 'PAGER="cat >/dev/null; sleep 1; echo pager-done" "$EVSYNC_BINARY_PATH" list Holiday' /dev/null

@@ -176,6 +176,14 @@ struct StoreFailureCLITests {
         try sandbox.succeed(["edit", "Holiday", "h", "details=Presents"])
     }
 
+    /// Flips a bit in event `seq`'s stored bytes, in the data file itself: its checksum no longer matches.
+    static func flipByte(ofEvent seq: UInt64, in sandbox: Sandbox, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let stored = try #require(try sandbox.storedEvent(seq), sourceLocation: sourceLocation)
+        var changed = stored
+        changed[changed.count - 3] ^= 0x20
+        #expect(try patchDataFile(ofStore: sandbox.store.path, stored, changed) > 0, sourceLocation: sourceLocation)
+    }
+
     @Test("a data file cut short: every command says the store is damaged, exit 74, no signal")
     func truncated() throws {
         try withSandbox { sandbox in
@@ -202,10 +210,7 @@ struct StoreFailureCLITests {
     func undecodableEvent() throws {
         try withSandbox { sandbox in
             try Self.seedMany(sandbox, count: 10)
-            let stored = try #require(try sandbox.storedEvent(3))
-            var changed = stored
-            changed[changed.count - 3] ^= 0x20
-            #expect(try patchDataFile(ofStore: sandbox.store.path, stored, changed) > 0)
+            try Self.flipByte(ofEvent: 3, in: sandbox)
             let line = "evsync: the store at \(sandbox.store.path) is damaged (corrupt event 3 in the log: its checksum does not match its bytes): "
                 + "rebuild-views cannot help; restore it from a backup\n"
             for words in [["log", "tail", "-n", "100"], ["log", "verify"], ["rebuild-views"], ["rebuild-views", "--verify"]] {
