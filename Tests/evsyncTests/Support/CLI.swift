@@ -127,16 +127,44 @@ final class RunningCommand {
 
     /// Waits for the process to exit; kills it (and records an issue) after `timeout` seconds.
     func wait(timeout: TimeInterval = 120, sourceLocation: SourceLocation = #_sourceLocation) -> CLIResult {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(1_000) }
-        if process.isRunning {
+        let start = Date()
+        let deadline = start.addingTimeInterval(timeout)
+        var missed: Int32?
+        while process.isRunning, Date() < deadline {
+            usleep(1_000)
+            if Date().timeIntervalSince(start) > 1, let status = reapIfExitWasMissed() {
+                missed = status
+                break
+            }
+        }
+        if missed == nil, process.isRunning {
             Issue.record("evsync \(arguments.joined(separator: " ")) did not finish in \(timeout) s; killing it", sourceLocation: sourceLocation)
             stop()
+            missed = reapIfExitWasMissed()
         }
-        process.waitUntilExit()
-        let status = process.terminationReason == .exit ? process.terminationStatus : -process.terminationStatus
+        let status: Int32
+        if let missed {
+            status = missed
+        } else {
+            process.waitUntilExit()
+            status = process.terminationReason == .exit ? process.terminationStatus : -process.terminationStatus
+        }
         return CLIResult(status: status, stdout: currentOutput,
                          stderr: String(decoding: (try? Data(contentsOf: stderrURL)) ?? Data(), as: UTF8.self))
+    }
+
+    /// Foundation's `Process` on Linux was seen, once in a full run, to miss a child's exit: the child
+    /// stayed a zombie, `isRunning` true, and `waitUntilExit` waited for ever. A child that is a zombie
+    /// after a second is reaped here instead; its status as `wait` gives it (a signal negated), or nil
+    /// when it is not a zombie (or Foundation reaped it first).
+    private func reapIfExitWasMissed() -> Int32? {
+        let pid = process.processIdentifier
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let afterName = stat.range(of: ") ", options: .backwards),
+              stat[afterName.upperBound...].hasPrefix("Z") else { return nil }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : -(status & 0x7F)
     }
 
     /// Kills the process (see `stop()`) and waits for it to be gone.
