@@ -418,6 +418,42 @@ extension JSONParser {
         }
     }
 
+    /// `writeCanonicalObject`'s working buffers, for a caller that re-encodes
+    /// many objects (an import's lines) to keep from one to the next.
+    package struct CanonicalScratch {
+        fileprivate var values: [UInt8] = []
+        fileprivate var members: [(key: UnsafeRawBufferPointer, value: Range<Int>)] = []
+        package init() {}
+    }
+
+    /// Writes the object that fills `bytes` (white space around it allowed)
+    /// in canonical form, as `writeCanonicalObject` does at a parser's
+    /// position. Returns false, having written nothing, when `bytes` is not
+    /// one object it can write that way (not an object, a key it leaves to
+    /// the general way, text after the object).
+    package static func writeCanonicalObject(
+        _ bytes: UnsafeRawBufferPointer, to writer: inout JSONWriter, scratch: inout CanonicalScratch,
+        taking take: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool
+    ) throws(JSONParseError) -> Bool {
+        var parser = JSONParser(bytes: bytes)
+        swap(&parser.canonicalValues, &scratch.values)
+        swap(&parser.canonicalMembers, &scratch.members)
+        defer {
+            swap(&parser.canonicalValues, &scratch.values)
+            swap(&parser.canonicalMembers, &scratch.members)
+        }
+        parser.skipWhitespace()
+        guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{") else { return false }
+        let start = writer.bytes.count
+        guard try parser.writeCanonicalObject(to: &writer, taking: take) else { return false }
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else {
+            writer.bytes.removeSubrange(start...)
+            return false
+        }
+        return true
+    }
+
     /// Writes the object at the current position in canonical form (as
     /// `writeCanonical`), leaving out the members `take` reads itself: it is
     /// called with each key and the parser at the value, and returns true

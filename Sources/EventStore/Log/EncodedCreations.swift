@@ -43,6 +43,20 @@ struct EncodedCreations: Sendable {
                              entry: entryStart..<bytes.count))
     }
 
+    /// Adds a local creation from its bytes: `recordID`, valid (`RecordID.isValid`),
+    /// and `set`, the canonical JSON of its fields (see `EventCoding.writeLocalCreation`).
+    mutating func appendLocalCreation(seq: UInt64, at: Int64, entity: String, recordID: UnsafeRawBufferPointer,
+                                      author: String, set: UnsafeRawBufferPointer, line: Int) {
+        let keys = Keys.appendRecordAndHistory(entity: entity, localID: recordID, to: &bytes)
+        let start = bytes.count
+        EventCoding.writeLocalCreation(seq: seq, at: at, entity: entity, recordID: recordID, author: author, set: set,
+                                       to: &bytes)
+        let entryStart = bytes.count
+        RecordEntry.appendPendingCreation(seq: seq, to: &bytes)
+        entries.append(Entry(line: line, seq: seq, key: keys.record, historyKey: keys.history, event: start..<entryStart,
+                             entry: entryStart..<bytes.count))
+    }
+
     private mutating func append(_ part: [UInt8]) -> Range<Int> {
         let start = bytes.count
         bytes.append(contentsOf: part)

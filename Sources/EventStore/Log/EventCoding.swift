@@ -83,16 +83,11 @@ package enum EventCoding {
     @discardableResult
     static func write(_ event: Event, encodedSet: UnsafeRawBufferPointer? = nil, to bytes: inout [UInt8]) -> Range<Int>? {
         let start = bytes.count
-        bytes.append(UInt8(formatVersion))
-        bytes.append(contentsOf: repeatElement(0, count: 4))
-        appendVarint(event.seq, to: &bytes)
-        appendVarint(UInt64(bitPattern: (event.at << 1) ^ (event.at >> 63)), to: &bytes)
-        bytes.append(code(of: event.kind, in: kinds) << 2 | code(of: event.origin, in: origins))
-        let flags = bytes.count
-        bytes.append(0)
+        let flags = appendHead(seq: event.seq, at: event.at, kind: event.kind, origin: event.origin, to: &bytes)
         if appendUUID(event.eventID, to: &bytes) { bytes[flags] |= flagEventUUID } else { append(event.eventID, to: &bytes) }
         append(event.entity, to: &bytes)
-        if appendUUID(event.recordID, to: &bytes) { bytes[flags] |= flagRecordUUID } else { append(event.recordID, to: &bytes) }
+        var recordID = event.recordID
+        recordID.withUTF8 { appendID(UnsafeRawBufferPointer($0), flags: flags, to: &bytes) }
         append(event.author, to: &bytes)
         var set: Range<Int>?
         if let encodedSet {
@@ -120,11 +115,59 @@ package enum EventCoding {
         if let policy = event.policy { bytes.append(Tag.policy.rawValue); bytes.append(code(of: policy, in: policies)) }
         append(event.reason, tag: .reason, to: &bytes)
         if let resolves = event.resolves { bytes.append(Tag.resolves.rawValue); appendVarint(resolves, to: &bytes) }
+        sealChecksum(ofEventAt: start, in: &bytes)
+        return set
+    }
+
+    /// Writes what `write` writes for a local creation with a new event id,
+    /// from bytes: `recordID` (UTF-8) and `set`, the fields' canonical JSON
+    /// (`JSONWriter`), not empty. What `import` writes for each plain line
+    /// (`ImportedLines`), without building an `Event`.
+    static func writeLocalCreation(seq: UInt64, at: Int64, entity: String, recordID: UnsafeRawBufferPointer,
+                                   author: String, set: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        let flags = appendHead(seq: seq, at: at, kind: .created, origin: .local, to: &bytes)
+        let (high, low) = UUIDv4.nextBits()
+        withUnsafeBytes(of: high.bigEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: low.bigEndian) { bytes.append(contentsOf: $0) }
+        bytes[flags] |= flagEventUUID
+        append(entity, to: &bytes)
+        appendID(recordID, flags: flags, to: &bytes)
+        append(author, to: &bytes)
+        appendVarint(UInt64(set.count), to: &bytes)
+        bytes.append(contentsOf: set)
+        sealChecksum(ofEventAt: start, in: &bytes)
+    }
+
+    /// Writes the fields every event of format 2 starts with, up to its flags, the checksum left as zeros;
+    /// returns where the flags byte is.
+    private static func appendHead(seq: UInt64, at: Int64, kind: Event.Kind, origin: Event.Origin,
+                                   to bytes: inout [UInt8]) -> Int {
+        bytes.append(UInt8(formatVersion))
+        bytes.append(contentsOf: repeatElement(0, count: 4))
+        appendVarint(seq, to: &bytes)
+        appendVarint(UInt64(bitPattern: (at << 1) ^ (at >> 63)), to: &bytes)
+        bytes.append(code(of: kind, in: kinds) << 2 | code(of: origin, in: origins))
+        bytes.append(0)
+        return bytes.count - 1
+    }
+
+    /// Writes the record id: its 16 bytes if it is a lower-case UUID (setting its flag), else as a string.
+    private static func appendID(_ id: UnsafeRawBufferPointer, flags: Int, to bytes: inout [UInt8]) {
+        if appendUUID(id, to: &bytes) {
+            bytes[flags] |= flagRecordUUID
+        } else {
+            appendVarint(UInt64(id.count), to: &bytes)
+            bytes.append(contentsOf: id)
+        }
+    }
+
+    /// Fills in the checksum of the event that starts at `start` and ends with `bytes`.
+    private static func sealChecksum(ofEventAt start: Int, in bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in
             let crc = checksum(of: UnsafeRawBufferPointer(rebasing: buffer[start...]))
             buffer.storeBytes(of: crc.littleEndian, toByteOffset: start + 1, as: UInt32.self)
         }
-        return set
     }
 
     /// Decodes a stored event, of any format this evsync reads.
@@ -291,26 +334,28 @@ package enum EventCoding {
     /// Appends the 16 bytes of `text` if it is a lower-case UUID (`8-4-4-4-12` hex digits); else appends nothing.
     private static func appendUUID(_ text: String, to bytes: inout [UInt8]) -> Bool {
         var text = text
-        return text.withUTF8 { utf8 in
-            guard utf8.count == 36 else { return false }
-            let start = bytes.count
-            var index = 0
-            while index < 36 {
-                if index == 8 || index == 13 || index == 18 || index == 23 {
-                    guard utf8[index] == UInt8(ascii: "-") else { break }
-                    index += 1
-                    continue
-                }
-                guard let high = hexDigit(utf8[index]), let low = hexDigit(utf8[index + 1]) else { break }
-                bytes.append(high << 4 | low)
-                index += 2
+        return text.withUTF8 { appendUUID(UnsafeRawBufferPointer($0), to: &bytes) }
+    }
+
+    private static func appendUUID(_ utf8: UnsafeRawBufferPointer, to bytes: inout [UInt8]) -> Bool {
+        guard utf8.count == 36 else { return false }
+        let start = bytes.count
+        var index = 0
+        while index < 36 {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard utf8[index] == UInt8(ascii: "-") else { break }
+                index += 1
+                continue
             }
-            guard index == 36 else {
-                bytes.removeSubrange(start...)
-                return false
-            }
-            return true
+            guard let high = hexDigit(utf8[index]), let low = hexDigit(utf8[index + 1]) else { break }
+            bytes.append(high << 4 | low)
+            index += 2
         }
+        guard index == 36 else {
+            bytes.removeSubrange(start...)
+            return false
+        }
+        return true
     }
 
     private static func hexDigit(_ byte: UInt8) -> UInt8? {

@@ -116,6 +116,23 @@ enum Keys {
         return key
     }
 
+    /// Appends `record(entity:id:)` and then `history(entity:id:)` for an id
+    /// made here (`RecordID.isValid`: never hashed), from its UTF-8 bytes;
+    /// returns where each went. How `import` keys each plain line.
+    static func appendRecordAndHistory(entity: String, localID id: UnsafeRawBufferPointer,
+                                       to bytes: inout [UInt8]) -> (record: Range<Int>, history: Range<Int>) {
+        assert(id.count <= RecordID.maxLength, "a local id is never hashed")
+        let recordStart = bytes.count
+        appendLowercased(entity, to: &bytes)
+        bytes.append(0)
+        bytes.append(contentsOf: id)
+        let historyStart = bytes.count
+        bytes.append(contentsOf: id)
+        bytes.append(0)
+        appendLowercased(entity, to: &bytes)
+        return (recordStart..<historyStart, historyStart..<bytes.count)
+    }
+
     static func historyPrefix(id: String) -> [UInt8] {
         var key: [UInt8] = []
         appendID(id, to: &key)
@@ -179,10 +196,16 @@ enum UUIDv4 {
 
     private static let pool = Mutex(Pool())
 
+    /// A new UUID's 128 bits, as two big-endian halves: its 16 bytes, for
+    /// writers that store them (`EventCoding`) without spelling it out.
+    static func nextBits() -> (high: UInt64, low: UInt64) {
+        let (high, low) = pool.withLock { ($0.next(), $0.next()) }
+        return ((high & ~0xF000) | 0x4000,  // version 4
+                (low & ~(0xC << 60)) | (0x8 << 60))  // variant 10
+    }
+
     static func next() -> String {
-        var (high, low) = pool.withLock { ($0.next(), $0.next()) }
-        high = (high & ~0xF000) | 0x4000  // version 4
-        low = (low & ~(0xC << 60)) | (0x8 << 60)  // variant 10
+        let (high, low) = nextBits()
         let hex: StaticString = "0123456789abcdef"
         return String(unsafeUninitializedCapacity: 36) { buffer in
             var position = 0

@@ -118,16 +118,15 @@ extension Store {
             var uncopied = reserved
             try Pipeline<EncodedCreations>().run(produce: { emit in
                 var chunk = EncodedCreations()
+                var lines = ImportedLines(schema: schema, at: at, author: author)
                 var seq = firstSeq
                 var number = 0
                 do {
                     try LineReader(descriptor: descriptor).forEachLine { line in
                         number += 1
                         guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return }
-                        var event = try Self.importedCreation(line, number: number, schema: schema, at: at, author: author)
-                        event.seq = seq
+                        try lines.append(line, number: number, seq: seq, to: &chunk)
                         seq += 1
-                        chunk.append(event, line: number)
                         if chunk.count >= Self.importChunk {
                             guard emit(chunk) else { throw CancellationError() }
                             chunk = EncodedCreations(reservingBytes: chunk.bytes.count)
@@ -157,29 +156,6 @@ extension Store {
                 return true
             })
             return imported
-        }
-    }
-
-    /// The creation event that one input line asks for.
-    package static func importedCreation(_ line: UnsafeRawBufferPointer, number: Int, schema: EntitySchema,
-                                         at: Int64, author: String) throws(StoreError) -> Event {
-        do {
-            guard case .object(var fields) = try JSONParser.parse(line) else {
-                throw StoreError(.invalidData, "expected a JSON object")
-            }
-            let id: String
-            switch fields.removeValue(forKey: "id") {
-            case nil: id = RecordID.generate()
-            case .string(let given)?: id = given
-            case let other?: throw StoreError(.invalidData, "'id' must be a string, not \(other.typeName)")
-            }
-            try checkID(id)
-            try schema.validate(fields)
-            return Event(eventID: RecordID.generate(), at: at, entity: schema.name, recordID: id, kind: .created,
-                         origin: .local, author: author, set: fields)
-        } catch {
-            let wrapped = StoreError.wrap(error)
-            throw StoreError(wrapped.code == .failure ? .failure : .invalidData, "line \(number): \(wrapped.message)")
         }
     }
 }
