@@ -58,7 +58,9 @@ final class Environment: @unchecked Sendable {
             try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting the reader count")
             var flags = UInt32(MDB_NOTLS)
             if readOnly { flags |= UInt32(MDB_RDONLY) }
-            if writesInPlace && !readOnly { flags |= UInt32(MDB_WRITEMAP) }
+            // Without read-ahead: pages the kernel reads around each fault of the map count in the process's
+            // memory too (importing 1M records peaked ~28 MiB higher with it), and an import touches pages at random.
+            if writesInPlace && !readOnly { flags |= UInt32(MDB_WRITEMAP) | UInt32(MDB_NORDAHEAD) }
             try StorageError.check(mdb_env_open(handle, directory, flags, Self.fileMode), "opening \(directory)")
         } catch {
             mdb_env_close(handle)
