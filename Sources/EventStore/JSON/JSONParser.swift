@@ -430,10 +430,11 @@ extension JSONParser {
     /// in canonical form, as `writeCanonicalObject` does at a parser's
     /// position. Returns false, having written nothing, when `bytes` is not
     /// one object it can write that way (not an object, a key it leaves to
-    /// the general way, text after the object).
+    /// the general way, a member `check` refuses, text after the object).
     package static func writeCanonicalObject(
         _ bytes: UnsafeRawBufferPointer, to writer: inout JSONWriter, scratch: inout CanonicalScratch,
-        taking take: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool
+        taking take: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool,
+        checking check: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
     ) throws(JSONParseError) -> Bool {
         var parser = JSONParser(bytes: bytes)
         swap(&parser.canonicalValues, &scratch.values)
@@ -445,7 +446,7 @@ extension JSONParser {
         parser.skipWhitespace()
         guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{") else { return false }
         let start = writer.bytes.count
-        guard try parser.writeCanonicalObject(to: &writer, taking: take) else { return false }
+        guard try parser.writeCanonicalObject(to: &writer, taking: take, checking: check) else { return false }
         parser.skipWhitespace()
         guard parser.index == bytes.count else {
             writer.bytes.removeSubrange(start...)
@@ -458,11 +459,14 @@ extension JSONParser {
     /// `writeCanonical`), leaving out the members `take` reads itself: it is
     /// called with each key and the parser at the value, and returns true
     /// when it read the value.
+    /// `check` sees each member written, in order: its key and its value as written.
     /// - Returns: false, having read and written nothing, when a key is
     ///   escaped or not ASCII, whose order `JSONWriter` decides by Unicode
-    ///   rules: the caller then parses the object with `value()`.
+    ///   rules: the caller then parses the object with `value()`. Likewise
+    ///   when `check` refuses a member.
     package mutating func writeCanonicalObject(
-        to writer: inout JSONWriter, taking take: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool
+        to writer: inout JSONWriter, taking take: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool,
+        checking check: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool = { _, _ in true }
     ) throws(JSONParseError) -> Bool {
         let start = index
         var values = JSONWriter(capacity: 0)
@@ -508,18 +512,29 @@ extension JSONParser {
             throw JSONParseError(offset: offset,
                                  reason: "duplicate key '\(String(decoding: key, as: UTF8.self))'", isDuplicateKey: true)
         }
-        writer.append(byte: UInt8(ascii: "{"))
-        var first = true
-        for member in members where !member.value.isEmpty {
-            if !first { writer.append(byte: UInt8(ascii: ",")) }
-            first = false
-            // A plain key is its own JSON string.
-            writer.append(byte: UInt8(ascii: "\""))
-            writer.append(raw: member.key)
-            writer.raw("\":")
-            values.bytes.withUnsafeBytes { writer.append(raw: UnsafeRawBufferPointer(rebasing: $0[member.value])) }
+        let written = writer.bytes.count
+        let checked = values.bytes.withUnsafeBytes { values in
+            writer.append(byte: UInt8(ascii: "{"))
+            var first = true
+            for member in members where !member.value.isEmpty {
+                let value = UnsafeRawBufferPointer(rebasing: values[member.value])
+                guard check(member.key, value) else { return false }
+                if !first { writer.append(byte: UInt8(ascii: ",")) }
+                first = false
+                // A plain key is its own JSON string.
+                writer.append(byte: UInt8(ascii: "\""))
+                writer.append(raw: member.key)
+                writer.raw("\":")
+                writer.append(raw: value)
+            }
+            writer.append(byte: UInt8(ascii: "}"))
+            return true
         }
-        writer.append(byte: UInt8(ascii: "}"))
+        guard checked else {
+            writer.bytes.removeSubrange(written...)
+            index = start
+            return false
+        }
         return true
     }
 

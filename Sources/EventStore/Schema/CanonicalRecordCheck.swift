@@ -1,7 +1,8 @@
 /// `EntitySchema.validate` read off a record's canonical JSON (`JSONWriter`)
-/// instead of a built `JSONObject`: what `import` asks of every line.
+/// instead of a built `JSONObject`: what `import` asks of every line, as it
+/// writes the line's fields (`walk`).
 ///
-/// It only ever vouches: `passes` is true when the record certainly passes
+/// It only ever vouches: a walk passes when the record certainly passes
 /// `validate`, and false for everything else, which is then left to
 /// `validate` to judge and to word an error for. So it checks the shapes
 /// nearly every record has on the bytes (ASCII strings without escapes,
@@ -28,36 +29,33 @@ struct CanonicalRecordCheck: Sendable {
         requiredCount = schema.required.count
     }
 
-    /// Whether the record `canonical` spells (a canonical JSON object, keys
-    /// without escapes) certainly passes `EntitySchema.validate`.
-    func passes(_ canonical: UnsafeRawBufferPointer) -> Bool {
-        var next = 0
-        var required = 0
-        var passes = true
-        do {
-            try JSONParser.scanObject(canonical) { key, parser in
-                // Keys and fields are both in byte order: one walk matches them.
-                while next < fields.count, fields[next].name.lexicographicallyPrecedes(key) { next += 1 }
-                guard next < fields.count, fields[next].name.elementsEqual(key) else {
-                    passes = false
-                    return false
-                }
-                let field = fields[next]
-                next += 1
-                let start = parser.offset
-                try parser.skipValue(startingAt: start)
-                guard Self.accepts(field, UnsafeRawBufferPointer(rebasing: canonical[start..<parser.offset])) else {
-                    passes = false
-                    return false
-                }
-                if field.isRequired { required += 1 }
-                return true
-            }
-        } catch {
-            return false
+    /// A walk over one record's members, in the canonical order (as
+    /// `JSONParser.writeCanonicalObject` hands them to its `check`).
+    struct Walk {
+        fileprivate let check: CanonicalRecordCheck
+        private var next = 0
+        private var required = 0
+
+        fileprivate init(_ check: CanonicalRecordCheck) { self.check = check }
+
+        /// Whether this member, the key and canonical value of the next one, certainly passes.
+        mutating func accepts(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool {
+            let fields = check.fields
+            // Keys and fields are both in byte order: one walk matches them.
+            while next < fields.count, fields[next].name.lexicographicallyPrecedes(key) { next += 1 }
+            guard next < fields.count, fields[next].name.elementsEqual(key) else { return false }
+            let field = fields[next]
+            next += 1
+            guard CanonicalRecordCheck.accepts(field, value) else { return false }
+            if field.isRequired { required += 1 }
+            return true
         }
-        return passes && required == requiredCount
+
+        /// Whether the record walked, every member accepted, certainly passes: it has every required field.
+        var passes: Bool { required == check.requiredCount }
     }
+
+    func walk() -> Walk { Walk(self) }
 
     private static func accepts(_ field: Field, _ value: UnsafeRawBufferPointer) -> Bool {
         if let text = plainString(value) {

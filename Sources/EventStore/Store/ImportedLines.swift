@@ -46,13 +46,14 @@ package struct ImportedLines {
         id.removeAll(keepingCapacity: true)
         defer { swap(&id, &self.id) }
         var given: Bool?  // whether the line gives an id, and whether as a string
+        var walk = check.walk()
         do {
-            let written = try JSONParser.writeCanonicalObject(line, to: &fields, scratch: &scratch) { key, parser in
+            let written = try JSONParser.writeCanonicalObject(line, to: &fields, scratch: &scratch, taking: { key, parser in
                 guard key.equals("id") else { return false }
                 given = try parser.string(appendingTo: &id)
                 return true
-            }
-            guard written else { return false }
+            }, checking: { key, value in walk.accepts(key, value) })
+            guard written, walk.passes else { return false }
         } catch {
             return false
         }
@@ -64,10 +65,7 @@ package struct ImportedLines {
         case false?: return false
         }
         // No fields at all: the general way stores an event without a `set`.
-        guard fields.bytes.count > 2,
-              id.withUnsafeBytes({ RecordID.isValid($0) }),
-              fields.bytes.withUnsafeBytes({ check.passes($0) })
-        else { return false }
+        guard fields.bytes.count > 2, id.withUnsafeBytes({ RecordID.isValid($0) }) else { return false }
         id.withUnsafeBytes { id in
             fields.bytes.withUnsafeBytes { set in
                 chunk.appendLocalCreation(seq: seq, at: at, entity: schema.name, recordID: id, author: author, set: set,
