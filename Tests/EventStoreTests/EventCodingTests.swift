@@ -199,5 +199,11 @@ struct EventCodingTests {
         for bad in ["", "a/b", "../x", "-a", "_a", "a b", "a.b", "é", "a\u{0}b", String(repeating: "x", count: 129), "a?", "%41"] {
             #expect(!RecordID.isValid(bad), "\(bad)")
         }
+        // Every byte after the first, against the rule spelled out.
+        for byte in UInt8.min...UInt8.max {
+            let allowed = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == 0x5F || byte == 0x2D
+            #expect([UInt8(ascii: "a"), byte].withUnsafeBytes { RecordID.isValid($0) } == allowed, "byte \(byte)")
+        }
     }
 }

@@ -14,12 +14,14 @@ struct ImportedLinesTests {
     }
 
     /// What the plain way makes of `line`, checked against the general way; nil if it left the line to it.
-    private func plainCreation(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) -> Event? {
-        var lines = ImportedLines(schema: holiday, at: 1_700_000_000_000, author: "tester")
+    private func plainCreation(_ line: String, schema: EntitySchema? = nil,
+                               sourceLocation: SourceLocation = #_sourceLocation) -> Event? {
+        let schema = schema ?? holiday
+        var lines = ImportedLines(schema: schema, at: 1_700_000_000_000, author: "tester")
         let bytes = Array(line.utf8)
         let plain = bytes.withUnsafeBytes { lines.plainCreation($0) }
         let general = bytes.withUnsafeBytes {
-            try? Store.importedCreation($0, number: 1, schema: holiday, at: 1_700_000_000_000, author: "tester")
+            try? Store.importedCreation($0, number: 1, schema: schema, at: 1_700_000_000_000, author: "tester")
         }
         guard var general else {
             #expect(plain == nil, "the plain way took a line the general way refuses: \(line)", sourceLocation: sourceLocation)
@@ -73,6 +75,23 @@ struct ImportedLinesTests {
     ])
     func leftToTheGeneralWay(line: String) {
         #expect(plainCreation(line) == nil)
+    }
+
+    @Test("lengths are counted in characters, however many bytes they take")
+    func lengths() throws {
+        let schema = try EntitySchema(json: #"""
+            {"title": "Code", "type": "object", "required": ["code"],
+             "properties": {"code": {"type": "string", "minLength": 3, "maxLength": 4}, "note": {"maxLength": 2}}}
+            """#, source: "code.schema.json")
+        for (code, passes) in [("abc", true), ("abcd", true), ("ab", false), ("abcde", false), ("é é", true), ("éééé", true),
+                               ("ééééé", false), ("éé", false), ("🇫🇷🇫🇷🇫🇷", true), ("🇫🇷🇫🇷", false), ("e\u{301}e\u{301}e\u{301}", true),
+                               ("e\u{301}e\u{301}", false)] {
+            let line = JSONWriter.string(.object(["code": .string(code)]))
+            #expect((plainCreation(line, schema: schema) != nil) == passes, "\(code)")
+        }
+        #expect(plainCreation(#"{"code":"abc","note":"éé"}"#, schema: schema) != nil)
+        #expect(plainCreation(#"{"code":"abc","note":"ééé"}"#, schema: schema) == nil)
+        #expect(plainCreation(#"{"code":"abc","note":7}"#, schema: schema) != nil)
     }
 
     @Test("the two ways agree on thousands of random lines")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// `EntitySchema.validate` read off a record's canonical JSON (`JSONWriter`)
 /// instead of a built `JSONObject`: what `import` asks of every line, as it
 /// writes the line's fields (`walk`).
@@ -42,8 +44,8 @@ struct CanonicalRecordCheck: Sendable {
         mutating func accepts(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool {
             let fields = check.fields
             // Keys and fields are both in byte order: one walk matches them.
-            while next < fields.count, fields[next].name.lexicographicallyPrecedes(key) { next += 1 }
-            guard next < fields.count, fields[next].name.elementsEqual(key) else { return false }
+            while next < fields.count, compare(fields[next].name, key) < 0 { next += 1 }
+            guard next < fields.count, compare(fields[next].name, key) == 0 else { return false }
             let field = fields[next]
             next += 1
             guard CanonicalRecordCheck.accepts(field, value) else { return false }
@@ -58,12 +60,16 @@ struct CanonicalRecordCheck: Sendable {
     func walk() -> Walk { Walk(self) }
 
     private static func accepts(_ field: Field, _ value: UnsafeRawBufferPointer) -> Bool {
-        if let text = plainString(value) {
+        if let text = unescapedString(value) {
             guard field.takesStrings else { return false }
             let rule = field.rule
-            // ASCII: a character a byte (CR LF, the one pair that is one character, is escaped, so not plain).
-            if let minLength = rule.minLength, text.count < minLength { return false }
-            if let maxLength = rule.maxLength, text.count > maxLength { return false }
+            // A string has at most as many characters as UTF-8 bytes, and at least one if it has any:
+            // its characters are counted only when its bytes leave the answer open.
+            func characters() -> Int { String(decoding: text, as: UTF8.self).count }
+            if let maxLength = rule.maxLength, text.count > maxLength, characters() > maxLength { return false }
+            if let minLength = rule.minLength, text.count < minLength || (minLength > 1 && characters() < minLength) {
+                return false
+            }
             if let format = rule.format {
                 return (try? Rule.checkFormat(format, String(decoding: text, as: UTF8.self), path: "")) != nil
             }
@@ -75,11 +81,23 @@ struct CanonicalRecordCheck: Sendable {
         return (try? field.rule.check(parsed, path: "")) != nil
     }
 
-    /// The text of a string written without escapes, all ASCII; nil for any other value.
-    private static func plainString(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+    /// The UTF-8 of a string written without escapes (canonical JSON writes
+    /// the rest of a string as it is: these bytes are the string); nil for
+    /// any other value.
+    private static func unescapedString(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") else { return nil }
         let text = UnsafeRawBufferPointer(rebasing: value[1..<(value.count - 1)])
-        guard !text.contains(where: { $0 >= 0x80 || $0 < 0x20 || $0 == UInt8(ascii: "\\") }) else { return nil }
-        return text
+        guard let base = text.baseAddress, !text.isEmpty else { return text }
+        return memchr(base, Int32(UInt8(ascii: "\\")), text.count) == nil ? text : nil
+    }
+
+    /// Byte order.
+    private static func compare(_ name: [UInt8], _ key: UnsafeRawBufferPointer) -> Int {
+        let common = min(name.count, key.count)
+        let order = name.withUnsafeBytes { name in
+            guard common > 0, let name = name.baseAddress, let key = key.baseAddress else { return Int32(0) }
+            return memcmp(name, key, common)
+        }
+        return order != 0 ? Int(order) : name.count - key.count
     }
 }
