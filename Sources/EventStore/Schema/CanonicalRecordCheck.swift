@@ -6,10 +6,10 @@ import Foundation
 ///
 /// It only ever vouches: a walk passes when the record certainly passes
 /// `validate`, and false for everything else, which is then left to
-/// `validate` to judge and to word an error for. So it checks the shapes
-/// nearly every record has on the bytes (ASCII strings without escapes,
-/// with their lengths and formats) and builds only the other values, one
-/// field at a time, for `Rule.check`.
+/// `validate` to judge and to word an error for. So it checks strings
+/// without escapes, what nearly every field is, on their bytes (their
+/// lengths and formats, where the rule asks), and builds only the other
+/// values, one field at a time, for `Rule.check`.
 struct CanonicalRecordCheck: Sendable {
     private struct Field: Sendable {
         let name: [UInt8]

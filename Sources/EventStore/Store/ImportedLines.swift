@@ -41,6 +41,7 @@ package struct ImportedLines {
     mutating func appendPlain(_ line: UnsafeRawBufferPointer, number: Int, seq: UInt64,
                               to chunk: inout EncodedCreations) -> Bool {
         fields.removeAll()
+        // The buffer, swapped out for the line: the closures below cannot write to `self`.
         var id: [UInt8] = []
         swap(&id, &self.id)
         id.removeAll(keepingCapacity: true)
