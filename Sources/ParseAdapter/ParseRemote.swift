@@ -202,7 +202,7 @@ public final class ParseRemote: SyncRemote {
     }
 
     public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
-        try read([id], of: entity)[id]?.record
+        try read([id], of: entity).readable[id]?.record
     }
 
     /// A batch that failed after it may have reached the server (a broken connection, a 5xx) is not sent again
@@ -227,7 +227,13 @@ public final class ParseRemote: SyncRemote {
         var outcomes = [RemoteOutcome?](repeating: nil, count: operations.count)
         var writes: [(index: Int, request: JSONObject)] = []
         for (index, operation) in operations.enumerated() {
-            let server = current[operation.id]
+            // An object evsync cannot read has a version it cannot check: left as it is, never written over,
+            // and never taken for absent (a create would make a second object for the id).
+            if let reason = current.unreadable[operation.id] {
+                outcomes[index] = .rejected(status: 0, message: "the server's object for it cannot be read by evsync (\(reason)); left as it is")
+                continue
+            }
+            let server = current.readable[operation.id]
             switch operation {
             case .create(let id, let fields):
                 // Already there: our own create that landed before a crash (acknowledged by the engine if equal), or another's.
@@ -282,7 +288,7 @@ public final class ParseRemote: SyncRemote {
                     again.append((write.index, request))
                 case (.create, ParseError.Code.duplicateValue):
                     // Made meanwhile by someone else (or by us): what is there now is the server's state.
-                    outcomes[write.index] = .preconditionFailed(current: try read([operation.id], of: entity)[operation.id]?.record)
+                    outcomes[write.index] = .preconditionFailed(current: try read([operation.id], of: entity).readable[operation.id]?.record)
                 case (.update, ParseError.Code.objectNotFound):
                     outcomes[write.index] = .preconditionFailed(current: nil)
                 case (.delete, ParseError.Code.objectNotFound):
@@ -317,19 +323,29 @@ public final class ParseRemote: SyncRemote {
         var record: RemoteRecord
     }
 
+    /// What the server holds for some record ids: the objects evsync can read, and why it cannot read the others.
+    struct ServerObjects {
+        var readable: [String: ServerObject] = [:]
+        var unreadable: [String: String] = [:]
+    }
+
     /// The server's objects for these record ids (by `objectId` or `nid`).
-    private func read(_ ids: [String], of entity: EntitySchema) throws -> [String: ServerObject] {
+    private func read(_ ids: [String], of entity: EntitySchema) throws -> ServerObjects {
         let className = Self.className(for: entity)
         let list = JSONValue.array(ids.map { .string($0) })
         let condition: JSONValue = ["$or": [["objectId": ["$in": list]], [Self.idField: ["$in": list]]]]
         let query = [URLQueryItem(name: "where", value: JSONWriter.string(condition)), URLQueryItem(name: "order", value: "createdAt,objectId"),
                      URLQueryItem(name: "limit", value: String(ids.count * 2 + 10))]
-        var objects: [String: ServerObject] = [:]
-        for object in try find(className, query: query, doing: "reading \(className) before writing") where object.unreadable == nil {
+        var objects = ServerObjects()
+        for object in try find(className, query: query, doing: "reading \(className) before writing") {
             let fields = object.fields
+            if let unreadable = object.unreadable {
+                if let id = Self.recordID(of: fields) { objects.unreadable[id] = unreadable }
+                continue
+            }
             guard let objectID = fields["objectId"]?.stringValue,
-                  let record = Self.record(from: fields, schema: entity), objects[record.id] == nil else { continue }
-            objects[record.id] = ServerObject(objectID: objectID, record: record)
+                  let record = Self.record(from: fields, schema: entity), objects.readable[record.id] == nil else { continue }
+            objects.readable[record.id] = ServerObject(objectID: objectID, record: record)
         }
         return objects
     }

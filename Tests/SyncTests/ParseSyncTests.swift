@@ -99,6 +99,36 @@ import Testing
         #expect(try await cli.syncParse(web).deletedHere == 0)
     }
 
+    @Test(arguments: modes)
+    func anObjectNoOneCanReadIsNeitherWrittenOverNorMadeTwice(options: [String]) async throws {
+        let (web, cli, scratch) = try await fixture(options)
+        defer { withExtendedLifetime(scratch) {} }
+        var nested: JSONValue = "bottom"
+        for _ in 0..<(JSONValue.maxFieldNesting + 8) { nested = .array([nested]) }
+        // Another client holds the id this store is about to create, in an object evsync cannot read.
+        let shared = "shared-1"
+        try await web.create("Holiday", ["nid": .string(shared), "name": "Theirs", "date": "2027-01-04", "details": nested])
+        // And makes one this store pulled unreadable, which this store then edits.
+        let deep = try await web.create("Holiday", ["name": "Deep", "date": "2027-01-05"])
+        _ = try await cli.syncParse(web)
+        try await web.update("Holiday", deep, ["details": nested])
+        try await cli.add(id: shared, ["name=Ours", "date=2027-01-06"])
+        try await cli.edit(deep, ["name=Edited"])
+
+        let output = try await cli.run(["sync", "--remote", web.url, "--protocol", "parse", "--json"], environment: ParseStandIn.environment)
+        #expect(output.status == 1, "refused changes exit 1: \(output)")
+        let sync = try SyncJSON(try #require(output.stdoutLines.last))
+        #expect(Set(sync.rejected.compactMap { $0.split(separator: ":").first }) == ["Holiday \(shared)", "Holiday \(deep)"], "\(sync)")
+        #expect(sync.rejected.allSatisfy { $0.contains("cannot be read by evsync") }, "\(sync)")
+        // Their members but the one nested too deep for evsync (and this test) to read.
+        let objects = try await web.objects("Holiday", keys: ["nid", "name"])
+        let named = { (id: String) in objects.filter { $0["nid"]?.stringValue == id || $0["objectId"]?.stringValue == id } }
+        #expect(named(shared).count == 1 && named(shared).first?["name"] == "Theirs", "\(objects)")
+        #expect(named(deep).count == 1 && named(deep).first?["name"] == "Deep", "\(objects)")
+        // Kept here, for the user to see.
+        #expect(try await cli.records()[shared]?["name"] == "Ours")
+    }
+
     @Test func verifyRemoteFindsAnObjectDeletedThereAndRepairsIt() async throws {
         let (web, cli, scratch) = try await fixture([])
         defer { withExtendedLifetime(scratch) {} }

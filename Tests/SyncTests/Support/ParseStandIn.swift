@@ -110,9 +110,11 @@ final class ParseStandIn: Sendable {
         try await request("POST", "/__standin/release")
     }
 
-    /// Every object of a class, in objectId order.
-    func objects(_ className: String) async throws -> [JSONObject] {
-        let (status, body) = try await request("GET", "/classes/\(className)", query: ["limit": "100000", "order": "objectId"])
+    /// Every object of a class, in objectId order; with `keys`, only those members (and Parse's own).
+    func objects(_ className: String, keys: [String]? = nil) async throws -> [JSONObject] {
+        var query = ["limit": "100000", "order": "objectId"]
+        query["keys"] = keys?.joined(separator: ",")
+        let (status, body) = try await request("GET", "/classes/\(className)", query: query)
         guard status == 200, let results = body?.objectValue?["results"]?.arrayValue else {
             throw Failure(description: "listing \(className) answered \(status)")
         }
