@@ -90,6 +90,10 @@ struct OutputCLITests {
             let local = try #require(tail.split(separator: " ").dropFirst().first.map(String.init))
             #expect(local.hasSuffix("+09:00") && Timestamp.parse(local) == milliseconds, "\(tail)")
             #expect(try sandbox.succeed(["history", "ny"], environment: tokyo).stdout.contains(local))
+            for command in [["blame", "Holiday", "ny"], ["why", "Holiday", "ny"]] {
+                let text = try sandbox.succeed(command, environment: tokyo).stdout
+                #expect(text.contains(local) && !text.contains(utc), "\(command): \(text)")
+            }
             #expect(try sandbox.succeed(["log", "tail", "-n1"], environment: ["TZ": "UTC"]).stdout.contains(utc), "UTC is written as the log writes it")
 
             // The same moment, written in Tokyo's time without an offset, a second after the event and a second before it.

@@ -31,7 +31,7 @@ enum AuditCommands {
         } else {
             let rows = blame.fields.map { origin in
                 [Output.safe(origin.field), Output.cell(origin.value), "#\(origin.event.seq)",
-                 Timestamp.iso8601(milliseconds: origin.event.at), source(origin.event), Output.safe(origin.event.author)]
+                 LocalTime.iso8601(milliseconds: origin.event.at), source(origin.event), Output.safe(origin.event.author)]
             }
             print(Output.table(header: ["field", "value", "event", "at", "from", "by"], rows: rows))
         }
@@ -125,7 +125,7 @@ enum AuditCommands {
         for conflict in conflicts {
             let event = conflict.event
             let state = conflict.resolvedBy.map { "resolved by #\($0.seq)" } ?? "open"
-            print("#\(event.seq)  \(Timestamp.iso8601(milliseconds: event.at))  \(Output.safe("\(event.entity)/\(event.recordID)"))  \(event.policy?.rawValue ?? "")  \(state)")
+            print("#\(event.seq)  \(LocalTime.iso8601(milliseconds: event.at))  \(Output.safe("\(event.entity)/\(event.recordID)"))  \(event.policy?.rawValue ?? "")  \(state)")
             if let deleted = conflict.deleted {
                 print("    deleted \(deleted == .local ? "here" : "on the server"), changed \(deleted == .local ? "on the server" : "here"): \(conflict.won.rawValue) won")
             }
@@ -271,7 +271,7 @@ enum AuditCommands {
             case .rejected: "the server refused a push: \(last.reason ?? "")"
             default: "a conflict with the server's version \(last.version.map(\.token) ?? "?"), settled \(last.policy?.rawValue ?? "")"
             }
-            print(Output.safe("last exchange: \(outcome) (#\(last.seq) \(Timestamp.iso8601(milliseconds: last.at)))"))
+            print(Output.safe("last exchange: \(outcome) (#\(last.seq) \(LocalTime.iso8601(milliseconds: last.at)))"))
         } else {
             print("last exchange: none (never pushed, and no conflict)")
         }
@@ -322,9 +322,9 @@ enum AuditCommands {
         return Output.safe("server" + (event.version.map { " v\($0)" } ?? ""))
     }
 
-    /// `#12 2026-…Z local by me@host`.
+    /// `#12 2026-…+01:00 local by me@host` (local time, as `log tail`).
     static func describe(_ event: Event) -> String {
-        Output.safe("#\(event.seq) \(Timestamp.iso8601(milliseconds: event.at)) \(event.kind.rawValue) \(source(event)) by \(event.author)")
+        Output.safe("#\(event.seq) \(LocalTime.iso8601(milliseconds: event.at)) \(event.kind.rawValue) \(source(event)) by \(event.author)")
     }
 
     static func value(_ value: JSONValue?) -> String { value.map(Output.display) ?? "(unset)" }
