@@ -213,7 +213,7 @@ struct StoreFailureCLITests {
             try Self.flipByte(ofEvent: 3, in: sandbox)
             let line = "evsync: the store at \(sandbox.store.path) is damaged (corrupt event 3 in the log: its checksum does not match its bytes): "
                 + "rebuild-views cannot help; restore it from a backup\n"
-            for words in [["log", "tail", "-n", "100"], ["log", "verify"], ["rebuild-views"], ["rebuild-views", "--verify"]] {
+            for words in [["log", "tail", "-n", "100"], ["log", "verify"], ["rebuild-views"], ["rebuild-views", "--verify"], ["conflicts"]] {
                 let result = try sandbox.run(words)
                 #expect(result.status == Exit.damaged, "\(words.joined(separator: " ")): \(result)")
                 #expect(result.stderr == line, "\(words.joined(separator: " "))")

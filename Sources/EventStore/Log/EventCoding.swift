@@ -251,6 +251,20 @@ package enum EventCoding {
         return try reader.take(reader.count()).elementsEqual(name)
     }
 
+    /// A stored event's kind, read without decoding the event (of format 2,
+    /// only the members before it): what a scan for one kind reads of the rest.
+    static func kind(of bytes: UnsafeRawBufferPointer) throws -> Event.Kind {
+        if bytes.first == UInt8(ascii: "{") { return try decode(bytes).kind }
+        var reader = try checkedBody(of: bytes)
+        _ = try reader.varint()
+        _ = try reader.varint()
+        let kindAndOrigin = try reader.byte()
+        guard let kind = entry(Int(kindAndOrigin >> 2), of: kinds), entry(Int(kindAndOrigin & 3), of: origins) != nil else {
+            throw newer("event has a kind or origin this evsync does not know (code \(kindAndOrigin))")
+        }
+        return kind
+    }
+
     /// The fields a stored event sets (empty when it sets none), decoded from
     /// its `set` alone: what a view row stored by reference (`RecordEntry`) reads.
     static func setFields(of bytes: UnsafeRawBufferPointer) throws -> JSONObject {

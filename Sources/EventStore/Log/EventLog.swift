@@ -112,21 +112,40 @@ struct EventLog: Sendable {
         }
     }
 
+    /// Calls `body` with each event of `kind`, in order, decoding only those
+    /// (`EventCoding.kind(of:)`): a scan for conflicts reads the header of the rest.
+    /// - Throws: `EventDecodingError` naming the first event that is damaged or missing.
+    func forEach(kind: Event.Kind, in transaction: Transaction, _ body: (Event) throws -> Void) throws {
+        let cursor = try transaction.cursor(events)
+        var entry = try cursor.seek(atLeast: Keys.sequence(1))
+        var expected: UInt64 = 1
+        var encodedSet: [UInt8]?
+        while let current = entry {
+            let matches: Bool
+            do {
+                matches = try EventCoding.kind(of: current.value) == kind
+            } catch var error as EventDecodingError {
+                error.seq = Keys.sequence(from: current.key)
+                throw error
+            }
+            // Decoded, or at least its key checked, so that a gap in the log is found either way.
+            if matches {
+                try body(try Self.decode(key: current.key, value: current.value, expecting: expected, encodedSet: &encodedSet))
+            } else {
+                try Self.checkKey(current.key, expecting: expected)
+            }
+            expected += 1
+            entry = try cursor.next()
+        }
+    }
+
     /// Decodes the event stored under `key`, checking that it is the one
     /// expected there: its key is `expected` (the log has no gap), and the
     /// event says it is that event.
     /// - Throws: `EventDecodingError` naming the damaged (or missing) event's seq.
     static func decode(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, expecting expected: UInt64?,
                        encodedSet: inout [UInt8]?) throws -> Event {
-        guard key.count == 8 else {
-            throw EventDecodingError(reason: "the log has a key of \(key.count) bytes, not 8", seq: expected)
-        }
-        let seq = Keys.sequence(from: key)
-        if let expected, seq != expected {
-            throw EventDecodingError(reason: seq > expected ? "event is missing (the log goes on at event \(seq))"
-                                                            : "event is missing (the log has event \(seq) in its place)",
-                                     seq: expected)
-        }
+        let seq = try checkKey(key, expecting: expected)
         let event: Event
         do {
             event = try EventCoding.decode(value, encodedSet: &encodedSet)
@@ -138,6 +157,21 @@ struct EventLog: Sendable {
             throw EventDecodingError(reason: "event stored as \(seq) says it is event \(event.seq)", seq: seq)
         }
         return event
+    }
+
+    /// The seq a log key spells, checked to be `expected` (the log has no gap) when given.
+    @discardableResult
+    static func checkKey(_ key: UnsafeRawBufferPointer, expecting expected: UInt64?) throws(EventDecodingError) -> UInt64 {
+        guard key.count == 8 else {
+            throw EventDecodingError(reason: "the log has a key of \(key.count) bytes, not 8", seq: expected)
+        }
+        let seq = Keys.sequence(from: key)
+        if let expected, seq != expected {
+            throw EventDecodingError(reason: seq > expected ? "event is missing (the log goes on at event \(seq))"
+                                                            : "event is missing (the log has event \(seq) in its place)",
+                                     seq: expected)
+        }
+        return seq
     }
 
     /// The ids of the records of `entity` that have events after `seq`, each

@@ -131,25 +131,27 @@ extension Store {
     /// - Parameter openOnly: leave out the conflicts a later `resolve` decided.
     public func conflicts(openOnly: Bool = false) throws(StoreError) -> [Conflict] {
         try read { transaction in
-            var found: [Event] = []
-            var resolvedBy: [UInt64: Event] = [:]
-            try log.forEach(in: transaction) { event in
-                if event.kind == .conflict { found.append(event) }
-                if let resolves = event.resolves { resolvedBy[resolves] = event }
-                return true
+            var conflicts: [Conflict] = []
+            // Only conflict events are decoded; what resolves one is a later change of the same record.
+            try log.forEach(kind: .conflict, in: transaction) { event in
+                let events = try events(entity: event.entity, id: event.recordID, in: transaction)
+                let resolution = events.last { $0.resolves == event.seq }  // the latest decision stands
+                if openOnly, resolution != nil { return }
+                conflicts.append(conflict(event, resolvedBy: resolution, among: events))
             }
-            return try found.compactMap { event in
-                let resolution = resolvedBy[event.seq]
-                if openOnly, resolution != nil { return nil }
-                return try conflict(event, resolvedBy: resolution, in: transaction)
-            }
+            return conflicts
         }
     }
 
     /// A conflict event, read with the server state its merge was based on (the shadow before it).
     func conflict(_ event: Event, resolvedBy resolution: Event?, in transaction: Transaction) throws -> Conflict {
+        conflict(event, resolvedBy: resolution, among: try events(entity: event.entity, id: event.recordID, in: transaction))
+    }
+
+    /// The same, from the record's events.
+    private func conflict(_ event: Event, resolvedBy resolution: Event?, among events: [Event]) -> Conflict {
         var base = RecordProjection()
-        for earlier in try events(entity: event.entity, id: event.recordID, in: transaction) where earlier.seq < event.seq {
+        for earlier in events where earlier.seq < event.seq {
             base.apply(earlier)
         }
         return Conflict(event: event, base: base.shadow, resolvedBy: resolution)
