@@ -2,7 +2,7 @@ import EventStore
 import Foundation
 
 /// What `import` reads: JSON Lines as given, or a JSON array (what `list --json`
-/// prints), which is rewritten as JSON Lines, one element a line, for the store's import.
+/// prints), which is rewritten as JSON Lines, one element a line, for the store's import (`ArrayLines`).
 struct ImportInput {
     /// A regular file, at its start, holding JSON Lines.
     let descriptor: Int32
@@ -26,25 +26,8 @@ struct ImportInput {
             return
         }
         defer { if owned { Foundation.close(descriptor) } }
-        let lines = try Self.linesOfArray(descriptor)
         // Written to another spool file, so the store's import (and its memory) is the same for both forms.
-        var pipe: [Int32] = [0, 0]
-        guard Foundation.pipe(&pipe) == 0 else { throw CLIError(.failure, "cannot make a pipe: \(String(cString: strerror(errno)))") }
-        let writeEnd = pipe[1]
-        let writer = Thread {
-            lines.withUnsafeBytes { bytes in
-                var written = 0
-                while written < bytes.count {
-                    let result = Foundation.write(writeEnd, bytes.baseAddress! + written, bytes.count - written)
-                    if result < 0 { if errno == EINTR { continue }; break }
-                    written += result
-                }
-            }
-            Foundation.close(writeEnd)
-        }
-        writer.start()
-        defer { Foundation.close(pipe[0]) }
-        (self.descriptor, self.isArray, self.owned) = (try store.spool(pipe[0]), true, true)
+        (self.descriptor, self.isArray, self.owned) = (try ArrayLines.spool(descriptor, store: store), true, true)
     }
 
     func close() { if owned { Foundation.close(descriptor) } }
@@ -63,24 +46,6 @@ struct ImportInput {
             }
             offset += off_t(count)
         }
-    }
-
-    /// The array's elements as JSON Lines (each re-encoded, so an element spread over lines takes one).
-    private static func linesOfArray(_ descriptor: Int32) throws -> [UInt8] {
-        guard let data = try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readToEnd() else {
-            throw CLIError(.failure, "cannot read input: \(String(cString: strerror(errno)))")
-        }
-        var bytes = [UInt8](data)
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
-        let value: JSONValue
-        do { value = try JSONParser.parse(bytes) } catch { throw CLIError(.dataError, "not a JSON array: \(error)") }
-        guard case .array(let elements) = value else { throw CLIError(.dataError, "not a JSON array") }
-        var lines: [UInt8] = []
-        for element in elements {
-            lines += Output.json(element).utf8
-            lines.append(0x0A)
-        }
-        return lines
     }
 
     /// An import error as `FILE:LINE: message` (JSON Lines) or `FILE: element N: message` (an array).

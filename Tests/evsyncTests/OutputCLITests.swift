@@ -54,6 +54,14 @@ struct OutputCLITests {
             let pretty = "\u{FEFF}\n  [\n  {\"name\": \"C\",\n   \"date\": \"2027-01-03\"}\n]\n"
             #expect(try sandbox.succeed(["--store", copy, "import", "Holiday", "-"], stdin: Data(pretty.utf8)).stdout == "imported 1 Holiday record\n")
             #expect(try sandbox.run(["--store", copy, "import", "Holiday", "-"], stdin: Data("[]".utf8)).stdout == "imported 0 Holiday records\n")
+            // Brackets, commas and quotes inside strings; tokens spread over lines; each element a record.
+            let tricky = #"[ {"id": "t1", "name": "a ] b, \"c\" { [", "date":"2027-01-04"},"# + "\n\t"
+                + #"{"id":"t2","name":"\\","observedBy":[ "X" ,"#  + "\r\n" + #" "Y" ],"date":"2027-01-05"} ]"#
+            #expect(try sandbox.succeed(["--store", copy, "import", "Holiday", "-"], stdin: Data(tricky.utf8)).stdout == "imported 2 Holiday records\n")
+            let records = try sandbox.succeed(["--store", copy, "list", "Holiday", "--json"]).json().arrayValue ?? []
+            let byID = Dictionary(uniqueKeysWithValues: records.compactMap { $0.objectValue }.map { ($0["id"]?.stringValue ?? "", $0) })
+            #expect(byID["t1"]?["name"] == #"a ] b, "c" { ["#)
+            #expect(byID["t2"]?["name"] == "\\" && byID["t2"]?["observedBy"] == ["X", "Y"], "\(records)")
         }
     }
 
@@ -72,6 +80,19 @@ struct OutputCLITests {
             let broken = try sandbox.run(["import", "Holiday", "-"], stdin: Data("[{},".utf8))
             #expect(broken.status == Exit.dataError)
             #expect(broken.stderr.hasPrefix("evsync: <stdin>: not a JSON array: "), "\(broken)")
+            for (text, message) in [
+                (#"[{"name":"A","date":"2027-01-01"} {"name":"B"}]"#, "not a JSON array: expected ',' or ']' after element 1"),
+                ("[] x", "not a JSON array: text after the array"),
+                ("[,]", "not a JSON array: expected an element after '['"),
+                (#"[{"name":"A","date":"2027-01-01"},]"#, "not a JSON array: expected an element after ','"),
+                // A line break inside a string is invalid JSON, not something to join lines over.
+                ("[{\"name\":\"A\",\"date\":\"2027-01-01\"},\n{\"name\":\"B\nC\",\"date\":\"2027-01-02\"}]",
+                 "element 2: a control character in a string (it must be escaped)"),
+                (#"[{"name":"A","date":"2027-01-01"},{"name":"B","date":"2027-01-02","name":"C"}]"#, "element 2: invalid JSON"),
+            ] {
+                let result = try sandbox.run(["import", "Holiday", "-"], stdin: Data(text.utf8))
+                #expect(result.status == Exit.dataError && result.stderr.hasPrefix("evsync: <stdin>: \(message)"), "\(text): \(result)")
+            }
             #expect(try sandbox.run(["status"]).status == Exit.ok)
             #expect(try sandbox.eventCount() == 0)
         }

@@ -60,12 +60,7 @@ extension Store {
     /// into it; memory holds one block at a time. The bytes are copied as
     /// they are, so errors still name the input's lines.
     public func spool(_ descriptor: Int32) throws(StoreError) -> Int32 {
-        var template = Array("\(directory)/import-spool.XXXXXX".utf8CString)
-        let file = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard file >= 0 else {
-            throw StoreError(.failure, "cannot create a spool file in \(directory): \(String(cString: strerror(errno)))")
-        }
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        let file = try spoolFile()
         var block = [UInt8](repeating: 0, count: 1 << 20)
         let failure: StoreError? = block.withUnsafeMutableBytes { buffer in
             while true {
@@ -95,6 +90,19 @@ extension Store {
             close(file)
             throw failure
         }
+        return file
+    }
+
+    /// A new empty file in the store's directory, unlinked at once (so nothing
+    /// is left behind, whatever happens), open for reading and writing: where
+    /// input to import is copied or rewritten first (see `spool`).
+    public func spoolFile() throws(StoreError) -> Int32 {
+        var template = Array("\(directory)/import-spool.XXXXXX".utf8CString)
+        let file = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard file >= 0 else {
+            throw StoreError(.failure, "cannot create a spool file in \(directory): \(String(cString: strerror(errno)))")
+        }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         return file
     }
 
