@@ -109,14 +109,16 @@ struct ArrayLines {
     /// One byte of the current element, on its line; ends the element where it ends.
     private mutating func copy(_ byte: UInt8) throws {
         if inString {
+            // Escaped or not, a raw control character is invalid there, and a line break would split the element.
+            if byte < 0x20 {
+                throw CLIError(.dataError, "element \(element): a control character in a string (it must be escaped)")
+            }
             if escaped {
                 escaped = false
             } else if byte == UInt8(ascii: "\\") {
                 escaped = true
             } else if byte == UInt8(ascii: "\"") {
                 inString = false
-            } else if byte < 0x20 {
-                throw CLIError(.dataError, "element \(element): a control character in a string (it must be escaped)")
             }
             line.append(byte)
             return

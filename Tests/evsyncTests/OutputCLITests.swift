@@ -88,6 +88,7 @@ struct OutputCLITests {
                 // A line break inside a string is invalid JSON, not something to join lines over.
                 ("[{\"name\":\"A\",\"date\":\"2027-01-01\"},\n{\"name\":\"B\nC\",\"date\":\"2027-01-02\"}]",
                  "element 2: a control character in a string (it must be escaped)"),
+                ("[{\"name\":\"A\\\n\",\"date\":\"2027-01-02\"}]", "element 1: a control character in a string (it must be escaped)"),
                 (#"[{"name":"A","date":"2027-01-01"},{"name":"B","date":"2027-01-02","name":"C"}]"#, "element 2: invalid JSON"),
             ] {
                 let result = try sandbox.run(["import", "Holiday", "-"], stdin: Data(text.utf8))
