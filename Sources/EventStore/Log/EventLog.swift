@@ -121,18 +121,17 @@ struct EventLog: Sendable {
         var expected: UInt64 = 1
         var encodedSet: [UInt8]?
         while let current = entry {
+            // Its key first, so that a gap in the log is found whatever the kinds.
+            let seq = try Self.checkKey(current.key, expecting: expected)
             let matches: Bool
             do {
                 matches = try EventCoding.kind(of: current.value) == kind
             } catch var error as EventDecodingError {
-                error.seq = Keys.sequence(from: current.key)
+                error.seq = seq
                 throw error
             }
-            // Decoded, or at least its key checked, so that a gap in the log is found either way.
             if matches {
                 try body(try Self.decode(key: current.key, value: current.value, expecting: expected, encodedSet: &encodedSet))
-            } else {
-                try Self.checkKey(current.key, expecting: expected)
             }
             expected += 1
             entry = try cursor.next()
