@@ -226,11 +226,14 @@ public final class KintoRemote: SyncRemote {
         let previous = isReread ? nil : PullPosition(since)
         var position = previous
         // With a cursor, each page's changes are also read from the server's history, for their
-        // authors and intermediate versions (KintoHistory.swift), from where this pull starts (a
-        // version the log already has writes nothing). A first pull, and its resumption after a
-        // crash, reads only the current records.
+        // authors and intermediate versions (KintoHistory.swift), past the newest version the last
+        // pull read. Not from where this pull starts, the settle window behind it: a late commit
+        // there comes as its record alone, and history below what the last pull read is not this
+        // store's (after a first pull, a record created and deleted before its snapshot would be
+        // replayed into the log). A first pull, and its resumption after a crash, reads only the
+        // current records.
         let isFirstPull = previous?.isFirstPull ?? true
-        var historyFloor = isReread || isFirstPull ? nil : previous?.start
+        var historyFloor = isReread || isFirstPull ? nil : previous?.newest
         if historyFloor != nil, try !hasHistory() { historyFloor = nil }
         var total: Int?
         if wantsTotals {
@@ -258,7 +261,7 @@ public final class KintoRemote: SyncRemote {
                     // A restored collection with no records: start the next pull from its version, not ours again.
                     if next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
                 }
-                if let floor = historyFloor, let top = page.cursor.flatMap({ Int64($0.token) }) {
+                if let floor = historyFloor, let top = page.cursor.flatMap({ Int64($0.token) }), top > floor {
                     // Unreadable history (nil): the rest of the pull goes on without it.
                     let covered = try emitHistory(of: collection, after: floor, upTo: top, emit: emit)
                     if let covered { page = page.removing { covered.contains(HistoryKey(id: $0, version: $1)) } }

@@ -112,7 +112,11 @@ struct LargeAndCrashSyncTests {
         #expect(try await crashed.status().events == total, "one event per record pulled, one for the change")
         #expect(try await crashed.show("Holiday", pulledID)?["details"] == "changed after the crash")
         #expect(try await crashed.history(notPulledID).isEmpty)
-        #expect(try await fx.syncReport(store: crashed).result == "noData")
+        // The record created and deleted before the resumed pull's snapshot is not replayed from the
+        // server's history by the next pull, whose settle window reaches back before that snapshot.
+        let settled = try await fx.syncReport(store: crashed)
+        #expect(settled.result == "noData", "\(settled)")
+        #expect(try await crashed.history(notPulledID).isEmpty)
 
         // The first store gets just the two changes.
         let incremental = try await fx.syncReport()
