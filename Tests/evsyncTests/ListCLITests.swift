@@ -168,3 +168,34 @@ enum DisplayColumns {
         }
     }
 }
+
+/// The pager in a real interactive shell: job control on, so a pager outside the
+/// terminal's foreground process group would be stopped by it (SIGTTIN) as it reads a key.
+@Suite("the pager in an interactive terminal")
+struct InteractivePagerTests {
+    @Test("list longer than the screen shows its first rows under less, q quits, exit 0")
+    func lessInInteractiveBash() throws {
+        try withSandbox { sandbox in
+            var lines = ""
+            for index in 0..<200 { lines += #"{"id":"row\#(index)","name":"Holiday \#(index)","date":"2027-01-01"}"# + "\n" }
+            try sandbox.succeed(["import", "Holiday", sandbox.write("many.jsonl", lines)])
+            var environment = sandbox.environment
+            environment["EVSYNC_BINARY_PATH"] = EvsyncBinary.url.path
+            environment["PAGER"] = nil
+            environment["LESS"] = nil
+            let terminal = try TmuxTerminal(directory: sandbox.root, environment: environment)
+            defer { terminal.close() }
+            try terminal.type(#""$EVSYNC_BINARY_PATH" list Holiday; echo "list-exit=$?""#)
+            let paged = try terminal.waitFor("row1 ")
+            #expect(paged.found, "the first rows are shown under the pager: \(paged.screen)")
+            #expect(!paged.screen.contains("list-exit="), "the table is longer than the screen, so less waits: \(paged.screen)")
+            try terminal.press("q")
+            let quit = try terminal.waitFor("list-exit=")
+            #expect(quit.found && quit.screen.contains("list-exit=0"), "q quits and list exits 0: \(quit.screen)")
+            // The shell has its terminal back: a command typed now runs.
+            try terminal.type("echo shell-is-$((6 * 7))")
+            let back = try terminal.waitFor("shell-is-42")
+            #expect(back.found, "the shell reads the terminal again: \(back.screen)")
+        }
+    }
+}
