@@ -508,7 +508,7 @@ class Kinto:
         self.started = True
         t0 = time.perf_counter()
         # Kinto's stock 4 request threads, made safe by the SERIALIZABLE isolation Tools/kinto
-        # --postgres sets (README, "Many devices on one server"): case 10 has concurrent writers.
+        # --postgres sets (docs/server.md): case 10 has concurrent writers.
         r = run_quiet([KINTO, "start", "--postgres", "--threads", "4", "--port", self.port])
         self.url, auth = r.stdout.decode().split("\n")[:2]
         self.auth_file = Path(auth)

@@ -50,6 +50,7 @@ public final class ParseRemote: SyncRemote {
     /// - Parameters:
     ///   - serverURL: the server's mount, e.g. `http://127.0.0.1:1337/parse`; `parse+http…` is the same, as
     ///     `address` spells it so that a remembered remote says what it is.
+    ///   - credentials: the application id and a REST API key, a session token or the master key.
     ///   - allowingInsecureCredentials: send the keys over plain `http` to a host that is not this machine.
     public init(serverURL: String, credentials: ParseCredentials, allowingInsecureCredentials: Bool = false) throws(ParseError) {
         let url = try Self.checkedServer(serverURL, allowingInsecureCredentials: allowingInsecureCredentials)

@@ -4,7 +4,7 @@
 /// Everything that describes a command is read from here: the tokenizer takes
 /// its options, `evsync --help` lists its usage and summary under its section,
 /// `evsync <command> --help` prints its usage, description and options, usage
-/// errors quote its usage line, and a test keeps the README's contract table
+/// errors quote its usage line, and a test keeps the contract table of docs/cli.md
 /// equal to `Commands.all` (swift-argument-parser's `CommandConfiguration`).
 ///
 /// ```swift
@@ -29,7 +29,7 @@ struct Command: Sendable {
     /// The words that name it: `add`, or `log tail` for a command with a subcommand.
     let name: String
     let section: Section
-    /// The usage line, starting with `evsync <name>`, as the README's contract table shows it.
+    /// The usage line, starting with `evsync <name>`, as the contract table of docs/cli.md shows it.
     let usage: String
     /// A few words for the overview.
     let summary: String

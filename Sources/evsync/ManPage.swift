@@ -58,7 +58,7 @@ enum ManPage {
             ".SH FILES",
             ".TP", ".I ./.evsync", escape("the default store: an LMDB environment (data.mdb, lock.mdb) and sync.lock"),
             ".SH SEE ALSO",
-            escape("The README (the CLI contract, the sync rules, the library) and docs/architecture.md in evsync's sources."),
+            escape("In evsync's sources: docs/cli.md (the CLI contract), docs/sync.md (the sync rules), docs/library.md and docs/architecture.md."),
         ]
         return lines.joined(separator: "\n") + "\n"
     }

@@ -3,7 +3,7 @@ import Testing
 @testable import EventStore
 import TestSupport
 
-/// An app's own Holiday type, as the README and the DocC article declare it.
+/// An app's own Holiday type, as the README's library example and the DocC article declare it.
 private struct Holiday: EntityRecord, Equatable {
     static let entityName = "Holiday"
     var id = Store.newRecordID()

@@ -3,18 +3,18 @@ import Testing
 @testable import evsync
 
 /// Each command is declared once (`Commands.all`); the help, the usage errors
-/// and the README's contract table must all say what the declarations say.
+/// and the contract table of docs/cli.md must all say what the declarations say.
 @Suite("CLI command declarations")
 struct CommandDeclarationTests {
-    /// The repository's README.md: this file is Tests/evsyncTests/CommandDeclarationTests.swift.
-    static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("README.md")
+    /// The CLI reference, docs/cli.md: this file is Tests/evsyncTests/CommandDeclarationTests.swift.
+    static let reference = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/cli.md")
 
     /// The first cells of the contract table (the one with `` `evsync add …` `` in its first column),
     /// without the backticks and with `\|` read as `|`.
     static func contractTableUsages() throws -> [String] {
-        let lines = try String(contentsOf: readme, encoding: .utf8).components(separatedBy: "\n")
-        let add = try #require(lines.firstIndex { $0.hasPrefix("| `evsync add ") }, "no contract table in README.md")
+        let lines = try String(contentsOf: reference, encoding: .utf8).components(separatedBy: "\n")
+        let add = try #require(lines.firstIndex { $0.hasPrefix("| `evsync add ") }, "no contract table in docs/cli.md")
         var start = add, end = add
         while start > 0, lines[start - 1].hasPrefix("|") { start -= 1 }
         while end + 1 < lines.count, lines[end + 1].hasPrefix("|") { end += 1 }
@@ -26,11 +26,11 @@ struct CommandDeclarationTests {
         }
     }
 
-    @Test("the README's contract table lists exactly the declared commands and usages")
-    func readmeTable() throws {
+    @Test("the contract table of docs/cli.md lists exactly the declared commands and usages")
+    func contractTable() throws {
         let usages = try Self.contractTableUsages()
         let declared = Commands.all.map(\.usage)
-        #expect(usages == declared, "README.md: \(usages.filter { !declared.contains($0) }), declared: \(declared.filter { !usages.contains($0) })")
+        #expect(usages == declared, "docs/cli.md: \(usages.filter { !declared.contains($0) }), declared: \(declared.filter { !usages.contains($0) })")
     }
 
     @Test("each declaration is consistent: unique name, usage starting with it, every option in the usage")

@@ -102,11 +102,14 @@ struct InstallTests {
         for (name, _) in ManPage.environment { #expect(text.contains(name), "no \(name)") }
     }
 
-    @Test("every exit code the CLI can return is documented in the README")
-    func exitCodes() throws {
-        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+    @Test("every exit code the CLI can return, and every variable the man page lists, is in docs/cli.md")
+    func exitCodesAndEnvironment() throws {
+        let reference = try String(contentsOf: Self.repository.appendingPathComponent("docs/cli.md"), encoding: .utf8)
         for code in CLIError.Code.allCases {
-            #expect(readme.contains(" \(code.rawValue) "), "the README lacks exit code \(code.rawValue)")
+            #expect(reference.contains("\n| \(code.rawValue) | "), "docs/cli.md's exit codes lack \(code.rawValue)")
+        }
+        for (name, _) in ManPage.environment {
+            #expect(reference.contains("\n| `\(name)`"), "docs/cli.md's environment lacks \(name)")
         }
     }
 

@@ -1,4 +1,4 @@
-/// Every command, in the order the overview and the README list them.
+/// Every command, in the order the overview and docs/cli.md list them.
 enum Commands {
     static let all: [Command] = [
         RecordCommands.add,

@@ -14,7 +14,7 @@ enum RecordCommands {
         positionals: 1...Int.max,
         options: [
             Option("--id", value: "ID", help: "the record's id (letters, digits, _ and -)"),
-            Option("--json", help: "one object: {entity, id, seq, record} (see README)"),
+            Option("--json", help: "one object: {entity, id, seq, record} (see docs/cli.md)"),
         ]
     ) { arguments, global in
         let words = arguments.positionals
