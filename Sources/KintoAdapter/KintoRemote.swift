@@ -267,10 +267,12 @@ public final class KintoRemote: SyncRemote {
                     if let covered { page = page.removing { covered.contains(HistoryKey(id: $0, version: $1)) } }
                     historyFloor = covered == nil ? nil : top
                 }
-                // A first pull of an empty collection: start the next one from its version,
-                // so that it reads (and the history covers) only what changes from now on.
-                if since == nil, next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
                 var pageNewest = page.cursor.flatMap { Int64($0.token) }
+                // A first pull lists the live records as of the collection's newest change (its ETag,
+                // a deletion included): the next pull, and its history, start from there. From the newest
+                // record listed instead, the history would replay a record created and deleted before this
+                // snapshot, one this store never had, and call its deletion "deleted here".
+                if isFirstPull, next == nil, let collectionVersion { pageNewest = max(pageNewest ?? collectionVersion, collectionVersion) }
                 if let top = pageNewest { newest = max(newest ?? top, top) }
                 // The collection's newest change is past every record listed since our cursor:
                 // a deletion whose tombstone was purged (`kinto purge-deleted`). No pull can bring it.

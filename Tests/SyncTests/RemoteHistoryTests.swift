@@ -72,6 +72,43 @@ struct RemoteHistoryTests {
         #expect(try await fx.cli.json(["status", "--json"]).objectValue?["remoteAuthorsKnown"] == .bool(true))
     }
 
+    /// Events in the store, read through `log verify --json`.
+    func eventCount(_ cli: Evsync) async throws -> Int64 {
+        try await cli.json(["log", "verify", "--json"]).objectValue?["events"]?.int64Value ?? -1
+    }
+
+    @Test func aFreshStoresSecondSyncWritesNothingForARecordCreatedAndDeletedBeforeItsFirst() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        try await fx.web.put(newID(), holiday("A"))
+        let gone = newID()
+        try await fx.web.put(gone, holiday("Z"))
+        try await fx.web.delete(gone)
+        let first = try await fx.syncReport()
+        #expect(first.pulled == 1 && first.deletedHere == 0, "\(first)")
+        let events = try await eventCount(fx.cli)
+        for _ in 1...2 {
+            let next = try await fx.syncReport()
+            #expect(next.result == "noData" && next.deletedHere == 0 && next.pulled == 0, "nothing to do after a first pull: \(next)")
+        }
+        #expect(try await eventCount(fx.cli) == events, "no event for a record this store never had")
+        #expect(try await fx.cli.run(["history", gone]).status == 66, "the record is unknown here")
+    }
+
+    @Test func aRecordCreatedAndDeletedBetweenTwoSyncsIsNoDeletionHere() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        try await fx.web.put(newID(), holiday("A"))
+        _ = try await fx.syncReport()
+        let events = try await eventCount(fx.cli)
+        let gone = newID()
+        try await fx.web.put(gone, holiday("Z"))
+        try await fx.web.delete(gone)
+        let next = try await fx.syncReport()
+        #expect(next.deletedHere == 0 && next.pulled == 0, "\(next)")
+        #expect(try await eventCount(fx.cli) == events, "its versions, read from the history, are not this store's")
+    }
+
     @Test func intermediateVersionsAreHistoryTheMergeIsAgainstTheLatest() async throws {
         let fx = try SyncFixture()
         try await fx.web.createBucket()

@@ -80,11 +80,20 @@ extension Store {
             var created = 0
             let order = page.bytes.withUnsafeBytes { Keys.sortedIndices(of: page.entries.map(\.id), in: $0) }
             let at = clock()
+            var unknownAndGone = false
             for (count, index) in order.enumerated() {
                 let entry = page.entries[index]
                 // Versions of one record keep their page order (the sort is stable): oldest first.
+                let isFirstVersion = count == 0 || !page.bytes[page.entries[order[count - 1]].id].elementsEqual(page.bytes[entry.id])
                 writer.isFollowedInBatch = count + 1 < order.count
                     && page.bytes[page.entries[order[count + 1]].id].elementsEqual(page.bytes[entry.id])
+                if isFirstVersion {
+                    unknownAndGone = writer.isFollowedInBatch && lastVersionIsTombstone(from: count, in: order, of: page)
+                    if unknownAndGone { unknownAndGone = try writer.projection(entity: entity, id: page.id(of: entry)) == RecordProjection() }
+                }
+                // A record this store never held, created and deleted on the server between two pulls
+                // (its versions read from the server's history): nothing for the log, no "deleted here".
+                if unknownAndGone { continue }
                 if try writer.appendServerCreation(entry, of: page, entity: entity, at: at, author: entry.author ?? remote) {
                     if !writer.isFollowedInBatch { created += 1 }  // a record counts once, at its latest version
                 } else {
@@ -104,6 +113,14 @@ extension Store {
             }
             return (created, skipped)
         }
+    }
+
+    /// Whether the last of the record's versions that start at `start` in `order` is a tombstone.
+    private func lastVersionIsTombstone(from start: Int, in order: [Int], of page: RemotePage) -> Bool {
+        let id = page.bytes[page.entries[order[start]].id]
+        var last = start
+        while last + 1 < order.count, page.bytes[page.entries[order[last + 1]].id].elementsEqual(id) { last += 1 }
+        return page.entries[order[last]].fields == nil
     }
 
     /// Runs `body` in one write transaction, for what a pushed batch's answers mean for the log.
