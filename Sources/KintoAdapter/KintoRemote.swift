@@ -208,8 +208,11 @@ public final class KintoRemote: SyncRemote {
         let collection = Self.collection(for: entity)
         var request = changesRequest(collection, since: since)
         var response = try prefetched.removeValue(forKey: request.url) ?? send(request)
+        // Missing (Kinto answers 403 for a bucket that does not exist): created. With a cursor,
+        // an earlier pull read it, so the server lost it: the sync must not take that for deletions.
+        var recreated = false
         if response.status == 403 || response.status == 404 {
-            try createCollection(collection)
+            recreated = try createCollection(collection) && since != nil
             response = try send(request)
         }
         if response.status == 304 { return }
@@ -254,6 +257,8 @@ public final class KintoRemote: SyncRemote {
                 try expect(current, [200], doing: "listing \(collection)")
                 var page = try Self.page(from: current.body, collection: collection)
                 page.total = total
+                page.isRecreated = recreated
+                recreated = false
                 let next = try current.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
                 if isReread {
                     page.isReread = true
@@ -511,13 +516,17 @@ public final class KintoRemote: SyncRemote {
         onActivity(.request(method: request.method, url: components?.string ?? HTTPClient.describe(request.url), status: status, failure: failure))
     }
 
-    private func createCollection(_ collection: String) throws(KintoError) {
+    /// Creates the bucket and the collection where missing. Returns whether this created either.
+    private func createCollection(_ collection: String) throws(KintoError) -> Bool {
+        var created = false
         for segments in [["buckets", bucket], ["buckets", bucket, "collections", collection]] {
             let response = try send(HTTPRequest(method: "PUT", url: url(segments), headers: [("If-None-Match", "*")],
                                                 body: Array(#"{"data":{}}"#.utf8)))
             // 412: it exists already (made by someone else meanwhile).
             try expect(response, [200, 201, 412], doing: "creating \(segments.joined(separator: "/"))")
+            if response.status == 201 { created = true }
         }
+        return created
     }
 
     func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {

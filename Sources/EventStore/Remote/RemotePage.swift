@@ -25,6 +25,10 @@ public struct RemotePage: Sendable {
     /// beginning, having found the server's data older than the cursor it was
     /// given (a server restored from a backup): the sync says so.
     public var isReread = false
+    /// Set on the first page of a pull that found the entity's place on the server
+    /// gone and had to create it again (a wiped or re-created server), though an
+    /// earlier pull had read it: whatever the log holds as there, the server lost.
+    public var isRecreated = false
     /// Set, with the reason, on a page after which the remote saw a sign that
     /// the server lost or dropped changes a pull cannot bring (a deletion whose
     /// tombstone was purged): the sync then checks the entity against a

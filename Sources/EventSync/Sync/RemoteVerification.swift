@@ -51,7 +51,7 @@ extension SyncEngine {
             var verification = RemoteVerification()
             var report = SyncReport()
             for schema in store.schemas.entities {
-                try verify(schema, against: remote, repair: repair, repairingPurged: true, policy: policy, into: &verification, report: &report)
+                try verify(schema, against: remote, repair: repair, missing: .decided(.delete), policy: policy, into: &verification, report: &report)
                 // The user has decided about what a restore lost: later syncs may repair by themselves again.
                 if repair { try store.noteServerRestored(false, remote: remote.address, entity: schema.name) }
             }
@@ -61,10 +61,11 @@ extension SyncEngine {
         }
     }
 
-    /// Verifies one entity; with `repair`, appends the events its findings call for, in one transaction.
-    /// - Parameter repairingPurged: repair `purged` findings too (a remote deletion each); when false they are only reported.
-    func verify(_ schema: EntitySchema, against remote: any SyncRemote, repair: Bool, repairingPurged: Bool, policy: ConflictPolicy,
-                into verification: inout RemoteVerification, report: inout SyncReport) throws {
+    /// Verifies one entity; with `repair`, appends the events its findings call for.
+    /// - Parameter missing: what to do with `purged` findings (records the server lacks): kept, they are
+    ///   listed in `report.goneFromServer` and the entity stays suspected of a loss until a decision.
+    func verify(_ schema: EntitySchema, against remote: any SyncRemote, repair: Bool, missing: MissingRecordsHandling,
+                policy: ConflictPolicy, into verification: inout RemoteVerification, report: inout SyncReport) throws {
         let entity = schema.name
         let cursor = try store.pullCursor(remote: remote.address, entity: entity).flatMap(remote.pullFloor(of:))
         var findings: [RemoteVerification.Finding] = []
@@ -86,28 +87,29 @@ extension SyncEngine {
             return true
         }
         verification.listed[entity] = listed.count
+        var held = 0
         try store.forEachRecordLiveOnServer(entity: entity) { id, version in
+            held += 1
             if !listed.contains(id) {
                 findings.append(.init(entity: entity, id: id, kind: .purged, logVersion: version, serverVersion: nil))
             }
         }
         verification.findings += findings
-        let repairs = findings.filter { repairingPurged || $0.kind != .purged }
-        guard repair, !repairs.isEmpty else { return }
+        guard repair else { return }
+        let purged = findings.filter { $0.kind == .purged }
+        let action = missing.action(missing: purged.count, held: held)
         // The server's records first, with no transaction open; then one write.
         var current: [String: RemoteRecord] = [:]
-        for finding in repairs where finding.kind != .purged {
+        for finding in findings where finding.kind != .purged {
             if let record = try remote.record(finding.id, of: schema) { current[finding.id] = record }
         }
         var pending = report
         var repaired = 0
         try store.ingest { writer in
-            for finding in repairs {
+            for finding in findings {
                 switch finding.kind {
                 case .purged:
-                    guard let version = finding.logVersion else { continue }
-                    try fold(RemoteRecord(id: finding.id, version: version, fields: nil), entity: entity, policy: policy,
-                             checkVersion: false, author: remote.address, writer: &writer, report: &pending)
+                    continue
                 case .unseen:
                     guard let record = current[finding.id] else { continue }
                     try fold(record, entity: entity, policy: policy, checkVersion: true, author: record.author ?? remote.address,
@@ -125,6 +127,16 @@ extension SyncEngine {
             }
         }
         report = pending
+        if purged.isEmpty {
+            try store.noteServerRestored(false, remote: remote.address, entity: entity)
+        } else if let action {
+            try resolveMissing(purged.compactMap { finding in finding.logVersion.map { (finding.id, $0) } }, entity: entity,
+                               action: action, policy: policy, author: remote.address, report: &report)
+            repaired += purged.count
+            try store.noteServerRestored(false, remote: remote.address, entity: entity)
+        } else {
+            try holdMissing(purged.map(\.id), entity: entity, remote: remote.address, report: &report)
+        }
         verification.repaired += repaired
     }
 }

@@ -35,7 +35,7 @@ public final class SyncEngine: Sendable {
     /// Syncs on a thread of its own. Cancelling the task stops the sync at
     /// the next page or batch, with everything before it committed, and
     /// throws `CancellationError`. See `syncBlocking` for the parameters.
-    public func sync(policy: ConflictPolicy = .serverWins) async throws -> SyncReport {
+    public func sync(policy: ConflictPolicy = .serverWins, missing: MissingRecords? = nil) async throws -> SyncReport {
         let cancelled = Atomic<Bool>(false)
         let report = try await withTaskCancellationHandler {
             // A thread of its own: the sync blocks on the network, and blocking
@@ -43,7 +43,7 @@ public final class SyncEngine: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 Thread {
                     continuation.resume(with: Result {
-                        try self.syncBlocking(policy: policy, shouldStop: { cancelled.load(ordering: .relaxed) })
+                        try self.syncBlocking(policy: policy, missing: missing, shouldStop: { cancelled.load(ordering: .relaxed) })
                     })
                 }.start()
             }
@@ -72,11 +72,14 @@ public final class SyncEngine: Sendable {
     /// Pulls every entity's changes, then pushes every pending local change.
     /// - Parameters:
     ///   - policy: who wins a field changed on both sides, or an update against a delete.
+    ///   - missing: what to do with records the server lacks without a tombstone when that looks like a
+    ///     loss (see `MissingRecords`); nil keeps them and lists them in `goneFromServer`, sync after sync.
     ///   - progress: called after each page pulled and each batch pushed.
     ///   - shouldStop: asked between pages and batches; returning true ends the sync cleanly there.
     /// - Throws: `SyncError` (`.busy` if another sync of this store runs).
     public func syncBlocking(
         policy: ConflictPolicy = .serverWins,
+        missing: MissingRecords? = nil,
         progress: ((SyncProgress) -> Void)? = nil,
         shouldStop: () -> Bool = { false }
     ) throws(SyncError) -> SyncReport {
@@ -92,7 +95,8 @@ public final class SyncEngine: Sendable {
         // The point `diff --from last-sync` names, recorded whether the sync goes through or fails midway.
         let startedAfter = try? store.lastSeq()
         do {
-            return try run(policy: policy, startedAfter: startedAfter, report: &report, progress: notify, shouldStop: shouldStop)
+            return try run(policy: policy, missing: missing, startedAfter: startedAfter, report: &report, progress: notify,
+                           shouldStop: shouldStop)
         } catch {
             var failure = SyncError.from(error)
             report.error = failure.message
@@ -103,28 +107,36 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    private func run(policy: ConflictPolicy, startedAfter: UInt64?, report: inout SyncReport,
+    private func run(policy: ConflictPolicy, missing: MissingRecords?, startedAfter: UInt64?, report: inout SyncReport,
                      progress notify: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
         let entities = store.schemas.entities
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
         entities: for schema in entities {
-            let trigger = try pull(schema, from: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
+            let undecided = try store.serverWasRestored(remote: remote.address, entity: schema.name)
+            var trigger = try pull(schema, from: remote, policy: policy, missing: missing, undecided: undecided, report: &report,
+                                   progress: notify, shouldStop: shouldStop)
             if report.reread.contains(schema.name) { try store.noteServerRestored(true, remote: remote.address, entity: schema.name) }
+            // Records kept after a loss are checked at every sync until the user decides (or they are back):
+            // a sync never says "already in sync" while the server lacks them.
+            // (A remote without tombstones has just compared every id, in the pull: nothing more to ask it.)
+            if trigger == nil, !shouldStop(), try store.serverWasRestored(remote: remote.address, entity: schema.name),
+               !report.goneFromServer.contains(where: { $0.entity == schema.name }) {
+                trigger = .lossUndecided
+            }
             if let trigger {
                 // The server showed it lost what a pull cannot bring back: check it against a listing, and mend.
-                // After the server was restored from a backup, records missing there are not deleted here on a
-                // count alone: the backup lost them, and this device may hold the only copy (`verify --remote --repair` decides).
-                let repairingPurged = try trigger == .newestChangeMissing
-                    || !store.serverWasRestored(remote: remote.address, entity: schema.name)
+                // Records it lacks are deleted here only when that looks like deletions, not a loss (`MissingRecords`):
+                // after a restore from a backup, a re-created collection or on another server, this device may hold the only copy.
+                let restored = try store.serverWasRestored(remote: remote.address, entity: schema.name)
+                let lossSuspected = [.recreated, .unknownServer, .lossUndecided].contains(trigger)
+                    || (trigger != .newestChangeMissing && restored)
                 var verification = RemoteVerification()
-                try verify(schema, against: remote, repair: true, repairingPurged: repairingPurged, policy: policy,
-                           into: &verification, report: &report)
-                report.verified.append(schema.name)
-                if !repairingPurged {
-                    report.goneFromServer += verification.findings.filter { $0.kind == .purged }
-                        .map { Skip(entity: $0.entity, id: $0.id, reason: "gone from the server without a tombstone") }
-                }
+                try verify(schema, against: remote, repair: true,
+                           missing: missing.map(MissingRecordsHandling.decided) ?? .judged(lossSuspected: lossSuspected),
+                           policy: policy, into: &verification, report: &report)
+                // A loss is said once, by the records kept (`goneFromServer`), not as a change no pull could bring.
+                if ![.recreated, .unknownServer, .lossUndecided].contains(trigger) { report.verified.append(schema.name) }
             }
             if shouldStop() { report.interrupted = true; break entities }
         }
@@ -150,6 +162,12 @@ public final class SyncEngine: Sendable {
         case newestChangeMissing
         /// The server holds another number of records than the log believes (`Total-Records`).
         case countDiffers
+        /// The server had to create the collection again (or its bucket): it lost everything it held.
+        case recreated
+        /// A first pull from this remote, while the log holds records as live on a server: another server.
+        case unknownServer
+        /// Records missing from the server were kept at an earlier sync, and nobody has decided since.
+        case lossUndecided
     }
 
     /// Pulls one entity's changes. Pages are gathered with no transaction
@@ -160,11 +178,14 @@ public final class SyncEngine: Sendable {
     /// written, neither skipping nor repeating a record. What the report
     /// counts is committed.
     /// - Returns: why the server should be checked against a listing, if it showed a sign that it dropped changes.
-    private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
+    private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, missing: MissingRecords?,
+                      undecided: Bool, report: inout SyncReport,
                       progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> VerificationTrigger? {
         var trigger: VerificationTrigger?
         var serverCount: Int?
         let since = try store.pullCursor(remote: remote.address, entity: schema.name)
+        var heldBefore = 0
+        if since == nil { try store.forEachRecordLiveOnServer(entity: schema.name) { _, _ in heldBefore += 1 } }
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
         var batch = try store.makePullBatch()
         func write() throws {
@@ -186,7 +207,8 @@ public final class SyncEngine: Sendable {
         }
         try remote.changes(of: schema, since: since) { page in
             if page.isReread { report.reread.append(schema.name) }
-            if page.needsVerification != nil { trigger = .newestChangeMissing }
+            if page.needsVerification != nil, trigger == nil { trigger = .newestChangeMissing }
+            if page.isRecreated { trigger = .recreated }
             if let live = page.liveRecords { serverCount = live }
             batch.append(page)
             if batch.isFull { try write() }
@@ -197,13 +219,19 @@ public final class SyncEngine: Sendable {
             return !shouldStop()
         }
         try write()
+        if trigger == nil, heldBefore > 0 { trigger = .unknownServer }
         if trigger == nil, let serverCount, !shouldStop() {
             // Total-Records disagreeing with the records the log holds as live there.
             var held = 0
             try store.forEachRecordLiveOnServer(entity: schema.name) { _, _ in held += 1 }
             if held != serverCount { trigger = .countDiffers }
         }
-        if !shouldStop() { try reconcileDeletions(schema, with: remote, policy: policy, report: &report) }
+        if !shouldStop() {
+            let lossSuspected = undecided || heldBefore > 0 || trigger == .recreated
+            try reconcileDeletions(schema, with: remote, policy: policy,
+                                   missing: missing.map(MissingRecordsHandling.decided) ?? .judged(lossSuspected: lossSuspected),
+                                   report: &report)
+        }
         return shouldStop() ? nil : trigger
     }
 
@@ -212,20 +240,25 @@ public final class SyncEngine: Sendable {
     /// the pull, so a record created there meanwhile is merely not yet
     /// pulled, never taken for a deletion; one transaction for them all.
     private func reconcileDeletions(_ schema: EntitySchema, with remote: any SyncRemote, policy: ConflictPolicy,
-                                    report: inout SyncReport) throws {
+                                    missing: MissingRecordsHandling, report: inout SyncReport) throws {
         guard let live = try remote.liveIDs(of: schema) else { return }
         var gone: [String] = []
-        try store.forEachRecordLiveOnServer(entity: schema.name) { id, _ in if !live.contains(id) { gone.append(id) } }
-        guard !gone.isEmpty else { return }
-        var pending = report
-        try store.ingest { writer in
-            for id in gone {
-                let tombstone = RemoteRecord(id: id, version: remote.deletionVersion, fields: nil)
-                try fold(tombstone, entity: schema.name, policy: policy, checkVersion: false, author: remote.address,
-                         writer: &writer, report: &pending)
-            }
+        var held = 0
+        try store.forEachRecordLiveOnServer(entity: schema.name) { id, _ in
+            held += 1
+            if !live.contains(id) { gone.append(id) }
         }
-        report = pending
+        guard !gone.isEmpty else {
+            try store.noteServerRestored(false, remote: remote.address, entity: schema.name)
+            return
+        }
+        guard let action = missing.action(missing: gone.count, held: held) else {
+            try holdMissing(gone, entity: schema.name, remote: remote.address, report: &report)
+            return
+        }
+        try resolveMissing(gone.map { ($0, remote.deletionVersion) }, entity: schema.name, action: action, policy: policy,
+                           author: remote.address, report: &report)
+        try store.noteServerRestored(false, remote: remote.address, entity: schema.name)
     }
 
     /// Appends the event (if any) that a server record means for the log, and counts it.

@@ -9,7 +9,7 @@ import Synchronization
 enum SyncCommand {
     static let sync = Command(
         name: "sync", section: .server,
-        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--protocol TYPE] [--conflicts server-wins|client-wins] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth] [--quiet] [--verbose]",
+        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--protocol TYPE] [--conflicts server-wins|client-wins] [--missing push-back|delete] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth] [--quiet] [--verbose]",
         summary: "pull, then push",
         description: """
         Pulls what changed on the server, then pushes what changed here.
@@ -32,6 +32,8 @@ enum SyncCommand {
             Option("--protocol", value: "TYPE", help: "the same as --remote-type; a parse remote is remembered with its type"),
             Option("--conflicts", value: "server-wins|client-wins",
                    help: "who wins a field changed on both sides (default server-wins)"),
+            Option("--missing", value: "push-back|delete",
+                   help: "records the server lost (kept here until you decide): push them back, or delete them here"),
             Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", "skipped", …}"#),
             Option("--watch", value: "SECONDS", help: "sync again every SECONDS (0.1 to 86400) until interrupted; each line starts with the time"),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (or EVSYNC_AUTH_FILE; else EVSYNC_AUTH)"),
@@ -47,6 +49,12 @@ enum SyncCommand {
         let policyText = arguments.value("--conflicts") ?? ConflictPolicy.serverWins.rawValue
         guard let policy = ConflictPolicy(rawValue: policyText) else {
             throw CLIError(.usage, "--conflicts takes server-wins or client-wins, not '\(policyText)'")
+        }
+        let missing = try arguments.value("--missing").map { text in
+            guard let decision = MissingRecords(rawValue: text) else {
+                throw CLIError(.usage, "--missing takes push-back or delete, not '\(text)'")
+            }
+            return decision
         }
         var interval: Double?
         if let text = arguments.value("--watch") {
@@ -87,7 +95,7 @@ enum SyncCommand {
         while true {
             let report: SyncReport
             do {
-                report = try engine.syncBlocking(policy: policy, progress: progress, shouldStop: { Interruption.requested })
+                report = try engine.syncBlocking(policy: policy, missing: missing, progress: progress, shouldStop: { Interruption.requested })
             } catch {
                 feedback.clearProgress()
                 var failed = error.partialReport ?? SyncReport()
@@ -199,7 +207,7 @@ enum SyncCommand {
     }
 
     static func summary(_ report: SyncReport) -> String {
-        if report.result == .noData, !report.interrupted { return "nothing to do: already in sync" }
+        if report.result == .noData, !report.interrupted, report.goneFromServer.isEmpty { return "nothing to do: already in sync" }
         let outcome = report.interrupted ? "interrupted" : report.error != nil ? "failed" : report.result == .failed ? "finished with refusals" : "completed"
         var text = "sync \(outcome): pulled \(report.pulled), deleted here \(report.deletedHere), pushed \(report.pushed), deleted on the server \(report.deletedThere), conflicts \(report.conflicts)"
         if !report.skipped.isEmpty { text += ", skipped \(report.skipped.count)" }
@@ -229,11 +237,11 @@ enum SyncCommand {
             printError("evsync: the server's \(entity) data lost a change no pull can bring (a purged deletion?): checked it against a listing (evsync verify --remote)")
         }
         let shown = 10
-        if !report.goneFromServer.isEmpty {
-            let names = report.goneFromServer.prefix(shown).map { "\($0.entity) \($0.id ?? "")" }.joined(separator: ", ")
-            printError("evsync: \(Plural.count(report.goneFromServer.count, "record")) gone from the server without a tombstone "
-                + "(purged, or lost in a restore), kept here: \(Output.safe(names))\(report.goneFromServer.count > shown ? ", …" : ""); "
-                + "evsync verify --remote --repair deletes them here")
+        for entity in Set(report.goneFromServer.map(\.entity)).sorted() {
+            let count = report.goneFromServer.count { $0.entity == entity }
+            printError("evsync: the server lacks \(Plural.count(count, "\(Output.safe(entity)) record")) this store holds as synced, "
+                + "with no tombstone (wiped, re-created, restored, or another server?): kept here; "
+                + "evsync sync --missing push-back puts them back, evsync sync --missing delete deletes them here")
         }
         for skip in report.skipped.prefix(shown) { printError("evsync: skipped a server record that cannot be stored: \(skip)") }
         if report.skipped.count > shown {

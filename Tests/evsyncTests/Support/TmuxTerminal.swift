@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// An interactive bash in a detached tmux session: a real terminal with job control,
@@ -44,30 +45,11 @@ struct TmuxTerminal {
 
     func close() { _ = try? tmux(["kill-server"]) }
 
-    /// Runs the tmux client with posix_spawn and waitpid. Not Foundation's `Process`: the client
-    /// forks the tmux server, which keeps what it inherited open, and `Process` was seen never to
-    /// notice the client's exit (a zombie, `waitUntilExit` waiting for ever).
+    /// The tmux client forks the server, which keeps what it inherited: `DaemonStarter`, not `Process`.
     @discardableResult
     private func tmux(_ arguments: [String], environment: [String: String]? = nil) throws -> String {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("\(socket)-\(UUID().uuidString).out")
-        defer { try? FileManager.default.removeItem(at: output) }
-        let argv = ["/usr/bin/tmux", "-L", socket, "-f", "/dev/null"] + arguments
-        let variables = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
-        let cArguments = argv.map { strdup($0) } + [nil]
-        let cVariables = variables.map { strdup($0) } + [nil]
-        defer { (cArguments + cVariables).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, cVariables)
-        guard spawned == 0 else { throw TerminalUnavailable(reason: "cannot run tmux: \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
-        return String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self)
+        try DaemonStarter.run(["/usr/bin/tmux", "-L", socket, "-f", "/dev/null"] + arguments,
+                              environment: environment ?? ProcessInfo.processInfo.environment).stdout
     }
 }
 
