@@ -246,22 +246,6 @@ package final class HTTPClient {
     }
 }
 
-/// `user:password` for HTTP basic authentication. Its description never shows the password.
-public struct Credentials: Sendable, CustomStringConvertible {
-    public let user: String
-    package let password: String
-
-    /// Parses `user:password`.
-    public init?(_ text: String) {
-        let text = text.trimmingCharacters(in: .newlines)
-        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else { return nil }
-        user = String(text[..<colon])
-        password = String(text[text.index(after: colon)...])
-    }
-
-    public var description: String { "\(user):****" }
-}
-
 /// Gathers a response's body and headers from libcurl's callbacks.
 private final class ResponseCollector {
     var body: [UInt8] = []

@@ -7,8 +7,8 @@ import Foundation
 ///
 /// What completes: command names (and `log tail`), each command's options,
 /// option values where their placeholder says what they are (`DIR`, `FILE`,
-/// a `|`-separated choice, the remote types), and the `<Entity>` and `FILE`
-/// positionals of the usage line (the built-in entities; files).
+/// a `|`-separated choice, the remote types), and the `<Entity>`, `FILE` and `DIR`
+/// positionals of the usage line (the built-in entities; files; directories).
 enum Completion {
     enum Shell: String, CaseIterable {
         case bash, zsh, fish
@@ -50,6 +50,7 @@ enum Completion {
             if word.hasPrefix("[") || word.hasPrefix("-") { return nil }
             if word == "<Entity>" { return .choices(SchemaRegistry().entityNames) }
             if word.hasPrefix("FILE") { return .files }
+            if word == "DIR" { return .directories }
             if word.contains("|"), word == word.lowercased() { return .choices(word.split(separator: "|").map(String.init)) }
             return .anything
         }
@@ -217,7 +218,8 @@ enum Completion {
                 switch value {
                 case .choices(let words): lines.append("complete -c evsync -n \(condition) -a \(quoted(words.joined(separator: " ")))")
                 case .files: lines.append("complete -c evsync -n \(condition) -F")
-                case .anything, .directories: break
+                case .directories: lines.append("complete -c evsync -n \(condition) -a '(__fish_complete_directories)'")
+                case .anything: break
                 }
             }
         }

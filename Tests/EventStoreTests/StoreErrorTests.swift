@@ -65,7 +65,7 @@ struct StoreErrorTests {
             let cause = try #require(error.cause as? StorageError)
             #expect(cause.reason?.hasPrefix("data.mdb is cut short: it ends at page \(pages), but the store uses pages up to ") == true)
             #expect(error.message.hasPrefix("the store at \(path) is damaged (data.mdb is cut short"))
-            #expect(error.message.hasSuffix("): rebuild-views cannot help; restore it from a backup"))
+            #expect(error.message.hasSuffix("): rebuild-views cannot help; restore it from a backup (see evsync help backup)"))
         }
     }
 
@@ -133,7 +133,7 @@ struct StoreErrorTests {
             let cause = try #require(error.cause as? EventDecodingError)
             #expect(!cause.inViews && !cause.isNewerFormat)
             #expect(error.message == "the store at \(path) is damaged (corrupt event 1 in the log: event is not valid JSON "
-                + "(at byte 17: expected ':')): rebuild-views cannot help; restore it from a backup")
+                + "(at byte 17: expected ':')): rebuild-views cannot help; restore it from a backup (see evsync help backup)")
             #expect(try store.record("Holiday", id: "h") != nil, "the views still answer")
         }
     }
@@ -174,7 +174,7 @@ struct StoreErrorTests {
                 let error = try #require(throws: StoreError.self) { try Store(directory: path, create: create) }
                 #expect(error.code == .corrupt)
                 #expect(error.message == "the store at \(path) is damaged (its events database is missing): "
-                    + "rebuild-views cannot help; restore it from a backup")
+                    + "rebuild-views cannot help; restore it from a backup (see evsync help backup)")
             }
         }
     }

@@ -29,7 +29,7 @@ struct StoreIntegrityTests {
                 let error = try #require(throws: StoreError.self) { try Store(directory: path, create: create) }
                 #expect(error.code == .corrupt)
                 #expect(error.message == "the store at \(path) is damaged (data.mdb is empty: it holds not even LMDB's header): "
-                    + "rebuild-views cannot help; restore it from a backup")
+                    + "rebuild-views cannot help; restore it from a backup (see evsync help backup)")
                 #expect(try Self.size(path + "/data.mdb") == 0, "LMDB wrote a new store into the emptied file")
             }
         }
@@ -103,7 +103,7 @@ struct StoreIntegrityTests {
             let error = try #require(throws: StoreError.self) { try Store(directory: path) }
             #expect(error.code == .corrupt)
             #expect(error.message == "the store at \(path) is damaged (its log ends at event 1, but events up to 2000 were committed): "
-                + "rebuild-views cannot help; restore it from a backup")
+                + "rebuild-views cannot help; restore it from a backup (see evsync help backup)")
         }
     }
 
@@ -121,7 +121,7 @@ struct StoreIntegrityTests {
             let error = try #require(throws: StoreError.self) { try Store(directory: path) }
             #expect(error.code == .corrupt)
             #expect(error.message == "the store at \(path) is damaged (its log holds 2 events, but its last is event 7): "
-                + "rebuild-views cannot help; restore it from a backup")
+                + "rebuild-views cannot help; restore it from a backup (see evsync help backup)")
         }
     }
 

@@ -27,7 +27,7 @@ struct KintoRaceTests {
                   failAfterPush: Bool = false) async throws -> SyncReport {
             let (remote, web) = (fx.remote, fx.web)
             let engine = SyncEngine(store: store) {
-                let inner = try KintoRemote(bucketURL: remote, credentials: Credentials(web.credentials))
+                let inner = try KintoRemote(bucketURL: remote, credentials: try Credentials(userPassword: web.credentials))
                 guard let beforePush else { return HookedRemote(inner, failAfterPush: failAfterPush) }
                 return HookedRemote(inner, beforePush: { try blocking { try await beforePush() } }, failAfterPush: failAfterPush)
             }
@@ -216,7 +216,7 @@ struct KintoRandomTests {
         var world = try RandomWorld(seed: seed, stores: [Store(directory: fx.directory.file("a"), create: true),
                                                          Store(directory: fx.directory.file("b"), create: true)],
                                     server: fx.web) {
-            try KintoRemote(bucketURL: bucketURL, credentials: Credentials(credentials))
+            try KintoRemote(bucketURL: bucketURL, credentials: try Credentials(userPassword: credentials))
         }
         try await world.run(steps: 50)
     }

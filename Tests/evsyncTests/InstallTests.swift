@@ -37,7 +37,7 @@ struct InstallTests {
         let script = directory.appendingPathComponent("evsync.bash")
         try Completion.script(for: .bash).write(to: script, atomically: true, encoding: .utf8)
         #expect(try await Self.bashCompletions(script, ["evsync", ""]) == ["add", "edit", "delete", "show", "list", "import",
-            "history", "log", "rebuild-views", "status", "blame", "diff", "conflicts", "resolve", "revert", "why", "sync", "remote", "verify", "completions"])
+            "history", "log", "rebuild-views", "status", "backup", "blame", "diff", "conflicts", "resolve", "revert", "why", "sync", "remote", "verify", "completions"])
         #expect(try await Self.bashCompletions(script, ["evsync", "--store", "/tmp", "sy"]) == ["sync"])
         #expect(try await Self.bashCompletions(script, ["evsync", "resolve", "4", "--take", ""]) == ["local", "server"])
         #expect(try await Self.bashCompletions(script, ["evsync", "log", ""]) == ["tail", "verify"])
@@ -51,6 +51,7 @@ struct InstallTests {
         #expect(try await Self.bashCompletions(script, ["evsync", "completions", "z"]) == ["zsh"])
         #expect(try await Self.bashCompletions(script, ["evsync", "import", "Holiday", "Packag"]) == ["Package.swift"])
         #expect(try await Self.bashCompletions(script, ["evsync", "--schemas", "Schem"]) == ["Schemas"])
+        #expect(try await Self.bashCompletions(script, ["evsync", "backup", "Schem"]) == ["Schemas"])
     }
 
     @Test("fish completes the commands with their summaries, and each command's options and values")

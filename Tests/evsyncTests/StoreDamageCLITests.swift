@@ -219,7 +219,7 @@ struct StoreDamageCLITests {
             try Self.seed(sandbox, count: 10)
             #expect(truncate(Self.dataFile(sandbox).path, 0) == 0)
             let line = "evsync: the store at \(sandbox.store.path) is damaged (data.mdb is empty: it holds not even LMDB's header): "
-                + "rebuild-views cannot help; restore it from a backup\n"
+                + "rebuild-views cannot help; restore it from a backup (see evsync help backup)\n"
             for words in Self.readCommands + Self.writeCommands {
                 let result = try sandbox.run(words, stdin: StoreFailureCLITests.holidays(2))
                 #expect(result.status == Exit.damaged, "\(words.joined(separator: " ")): \(result)")
@@ -291,7 +291,7 @@ struct StoreDamageCLITests {
                 let result = try sandbox.run(words)
                 #expect(result.status == Exit.damaged, "\(words.joined(separator: " ")): \(result)")
                 #expect(result.stderr == "evsync: the store at \(sandbox.store.path) is damaged (its log ends at event 12, but events up to 92 were committed): "
-                    + "rebuild-views cannot help; restore it from a backup\n", "\(words.joined(separator: " "))")
+                    + "rebuild-views cannot help; restore it from a backup (see evsync help backup)\n", "\(words.joined(separator: " "))")
             }
         }
     }

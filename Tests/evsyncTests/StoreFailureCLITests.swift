@@ -194,7 +194,7 @@ struct StoreFailureCLITests {
             let pages = size / pageSize / 2
             #expect(truncate(data.path, off_t(pages * pageSize)) == 0)
             let pattern = try Regex(#"^evsync: the store at (.*) is damaged \(data\.mdb is cut short: it ends at page (\d+), "#
-                + #"but the store uses pages up to (\d+)\): rebuild-views cannot help; restore it from a backup\n$"#)
+                + #"but the store uses pages up to (\d+)\): rebuild-views cannot help; restore it from a backup \(see evsync help backup\)\n$"#)
             for words in Self.readAndWrite {
                 let result = try sandbox.run(words)
                 #expect(result.status == Exit.damaged, "\(words.joined(separator: " ")): \(result)")
@@ -212,7 +212,7 @@ struct StoreFailureCLITests {
             try Self.seedMany(sandbox, count: 10)
             try Self.flipByte(ofEvent: 3, in: sandbox)
             let line = "evsync: the store at \(sandbox.store.path) is damaged (corrupt event 3 in the log: its checksum does not match its bytes): "
-                + "rebuild-views cannot help; restore it from a backup\n"
+                + "rebuild-views cannot help; restore it from a backup (see evsync help backup)\n"
             for words in [["log", "tail", "-n", "100"], ["log", "verify"], ["rebuild-views"], ["rebuild-views", "--verify"], ["conflicts"]] {
                 let result = try sandbox.run(words)
                 #expect(result.status == Exit.damaged, "\(words.joined(separator: " ")): \(result)")
@@ -256,7 +256,7 @@ struct StoreFailureCLITests {
                 let result = try sandbox.run(words)
                 #expect(result.status == Exit.damaged, "\(words.joined(separator: " ")): \(result)")
                 #expect(result.stderr == "evsync: the store at \(sandbox.store.path) is damaged (MDB_INVALID: File is not an LMDB file): "
-                    + "rebuild-views cannot help; restore it from a backup\n")
+                    + "rebuild-views cannot help; restore it from a backup (see evsync help backup)\n")
             }
         }
     }

@@ -129,6 +129,12 @@ final class Environment: @unchecked Sendable {
         throw StorageError(code: MDB_CORRUPTED, operation: "opening \(directory)", reason: "data.mdb is empty: it holds not even LMDB's header")
     }
 
+    /// Writes a copy of the environment to `descriptor` (an empty file), as one read snapshot: writers
+    /// in any process go on meanwhile. Compacted: free pages are left out and the pages renumbered.
+    func copyCompacted(to descriptor: Int32) throws(StorageError) {
+        try StorageError.check(mdb_env_copyfd2(handle, descriptor, UInt32(MDB_CP_COMPACT)), "copying the store")
+    }
+
     /// The size of the map in bytes: the most the data file can grow to.
     var mapSize: Int {
         var info = MDB_envinfo()

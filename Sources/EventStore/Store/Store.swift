@@ -177,7 +177,7 @@ public final class Store: Sendable {
                                          + "use that evsync or a newer one", directory: directory)
                     }
                     throw StoreError(.corrupt, "\(store) is damaged (its layout mark is '\(layout)', not one of an evsync store): "
-                                     + "rebuild-views cannot help; restore it from a backup", directory: directory)
+                                     + StoreError.restoreAdvice, directory: directory)
                 }
                 guard create else { throw LayoutNeedsUpgrade() }
             }

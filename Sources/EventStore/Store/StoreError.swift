@@ -129,9 +129,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     }
 
     private static func damaged(_ reason: String, in context: Context?, cause: any Error & Sendable) -> StoreError {
-        StoreError(.corrupt, "\(name(context)) is damaged (\(reason)): rebuild-views cannot help; restore it from a backup",
+        StoreError(.corrupt, "\(name(context)) is damaged (\(reason)): \(restoreAdvice)",
                    directory: context?.directory, cause: cause)
     }
+
+    /// What a damaged log calls for, in every message that says so: `evsync help backup` says how to restore.
+    package static let restoreAdvice = "rebuild-views cannot help; restore it from a backup (see evsync help backup)"
 
     private static func name(_ context: Context?) -> String {
         context.map { "the store at \($0.directory)" } ?? "the store"

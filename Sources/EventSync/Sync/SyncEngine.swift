@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// ```swift
 /// let engine = SyncEngine(store: store) {
-///     try KintoRemote(bucketURL: "http://127.0.0.1:8888/v1/buckets/evsync", credentials: Credentials("me:secret"))
+///     try KintoRemote(bucketURL: "http://127.0.0.1:8888/v1/buckets/evsync", credentials: try Credentials(userPassword: "me:secret"))
 /// }
 /// for await status in engine.statusUpdates() { … }   // in another task
 /// let report = try await engine.sync()
@@ -32,9 +32,26 @@ public final class SyncEngine: Sendable {
         self.makeRemote = remote
     }
 
-    /// Syncs on a thread of its own. Cancelling the task stops the sync at
-    /// the next page or batch, with everything before it committed, and
-    /// throws `CancellationError`. See `syncBlocking` for the parameters.
+    /// Syncs on a thread of its own. See `syncBlocking` for the parameters.
+    ///
+    /// What comes back says how the sync went, as a background fetch answers: `.newData` or `.noData`, or
+    /// `.failed` when it went through but the server refused some changes (`report.rejected`, which stay
+    /// pending). A sync that could not go through throws instead, so that an app handles it apart:
+    ///
+    /// ```swift
+    /// do {
+    ///     let report = try await engine.sync()
+    ///     print("sync: \(report.result)")
+    /// } catch let error as SyncError {
+    ///     print("sync failed: \(error)")      // one line; error.code tells unreachable from refused
+    /// }
+    /// ```
+    /// - Throws: `SyncError`: `.unavailable` when the server cannot be reached or keeps failing after the
+    ///   remote's retries, `.unauthorized` when it refuses the credentials, `.busy` when another sync of
+    ///   this store runs, `.server` for an answer evsync cannot use, `.invalidRemote` when the remote cannot
+    ///   be made, and the store's failures (`cause` is the `StoreError`); its `partialReport` counts what
+    ///   was committed before (kept: the next sync goes on from there). `CancellationError` when the task
+    ///   was cancelled: the sync stops at the next page or batch, with everything before it committed.
     public func sync(policy: ConflictPolicy = .serverWins, missing: MissingRecords? = nil) async throws -> SyncReport {
         let cancelled = Atomic<Bool>(false)
         let report = try await withTaskCancellationHandler {
@@ -76,7 +93,8 @@ public final class SyncEngine: Sendable {
     ///     loss (see `MissingRecords`); nil keeps them and lists them in `goneFromServer`, sync after sync.
     ///   - progress: called after each page pulled and each batch pushed.
     ///   - shouldStop: asked between pages and batches; returning true ends the sync cleanly there.
-    /// - Throws: `SyncError` (`.busy` if another sync of this store runs).
+    /// - Returns: the report, as `sync()` returns it (`.failed` only for changes the server refused).
+    /// - Throws: `SyncError`, as `sync()` throws it; a sync that `shouldStop` ended between pages or batches returns, with `interrupted` set.
     public func syncBlocking(
         policy: ConflictPolicy = .serverWins,
         missing: MissingRecords? = nil,

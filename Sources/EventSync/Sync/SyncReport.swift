@@ -37,6 +37,12 @@ public struct SyncReport: Sendable, Equatable {
 
     public init() {}
 
+    /// `.newData` when the sync changed something here or there, `.noData` when there was nothing to do,
+    /// `.failed` when the server refused changes (`rejected`) or the sync stopped on an error (`error`).
+    ///
+    /// A report that `SyncEngine.sync()` returns is only ever `.failed` for refusals: a sync that stops on
+    /// an error (the server cannot be reached, refuses the credentials) throws a `SyncError` instead, whose
+    /// `partialReport`, like the `.finished` report of `statusUpdates()`, is `.failed` with `error` set.
     public var result: Result {
         if error != nil || !rejected.isEmpty { return .failed }
         return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count > 0 ? .newData : .noData

@@ -12,6 +12,7 @@ enum Commands {
         LogCommands.verify,
         LogCommands.rebuildViews,
         LogCommands.status,
+        BackupCommand.backup,
         AuditCommands.blame,
         AuditCommands.diff,
         AuditCommands.conflicts,

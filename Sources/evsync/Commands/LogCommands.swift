@@ -87,7 +87,7 @@ enum LogCommands {
             // Worded as every other command words the same damage (`StoreError`).
             let what = damage.isNewerFormat
                 ? "was written by a newer evsync (event \(damage.seq): \(damage.problem)): use that evsync or a newer one"
-                : "is damaged (corrupt event \(damage.seq) in the log: \(damage.problem)): rebuild-views cannot help; restore it from a backup"
+                : "is damaged (corrupt event \(damage.seq) in the log: \(damage.problem)): \(StoreError.restoreAdvice)"
             throw CLIError(.damaged, "the store at \(store.directory) \(what)")
         }
         guard !arguments.has("--json") else { return }

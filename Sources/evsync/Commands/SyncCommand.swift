@@ -160,15 +160,19 @@ enum SyncCommand {
                 throw CLIError(.noInput, "cannot read the auth file \(path)\(authFile == nil ? " (EVSYNC_AUTH_FILE)" : "")")
             }
             warnIfOthersCanRead(path)
-            guard let credentials = Credentials(String(decoding: data, as: UTF8.self)) else {
-                throw CLIError(.dataError, "the auth file \(path) must hold user:password")
+            do {
+                return try Credentials(userPassword: String(decoding: data, as: UTF8.self))
+            } catch {
+                throw CLIError(.dataError, "the auth file \(path) must hold user:password (\(error.reason))")
             }
-            return credentials
         }
         guard let text = EnvironmentVariable.value("EVSYNC_AUTH") else { return nil }
         keepOutOfCoreDumps()
-        guard let credentials = Credentials(text) else { throw CLIError(.dataError, "EVSYNC_AUTH must be user:password") }
-        return credentials
+        do {
+            return try Credentials(userPassword: text)
+        } catch {
+            throw CLIError(.dataError, "EVSYNC_AUTH must be user:password (\(error.reason))")
+        }
     }
 
     private static func keepOutOfCoreDumps() {
