@@ -135,6 +135,10 @@ package final class HTTPClient {
         for (name, value) in request.headers {
             headerList = curl_slist_append(headerList, "\(name): \(value)")
         }
+        // A body of no stated type goes without one, not as libcurl's default form type.
+        if request.body != nil, !request.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+            headerList = curl_slist_append(headerList, "Content-Type:")
+        }
         // An empty Expect stops libcurl waiting for "100 Continue" before large bodies.
         headerList = curl_slist_append(headerList, "Expect:")
 
