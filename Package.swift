@@ -30,8 +30,8 @@ let package = Package(
         .target(name: "EventStore", dependencies: ["CLMDB", "CLMDBGuard"]),
         // The sync engine: pull, push, merge, lock, report, the SyncRemote protocol and an in-memory remote.
         .target(name: "EventSync", dependencies: ["EventStore"]),
-        // HTTP over libcurl and the retry policy, shared by the remote adapters.
-        .target(name: "HTTPTransport", dependencies: ["EventSync", "CCurl"]),
+        // HTTP over libcurl and the one retry loop, shared by the remote adapters; it knows no sync and no server.
+        .target(name: "HTTPTransport", dependencies: ["CCurl"]),
         // The Kinto remote: Kinto's protocol.
         .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
         // The Parse Server remote: Parse's REST protocol and its weak spots (no conditional writes, no tombstones).

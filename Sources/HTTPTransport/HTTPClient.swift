@@ -1,4 +1,3 @@
-import EventSync
 import CCurl
 package import Foundation
 
@@ -9,8 +8,10 @@ package struct HTTPRequest: Sendable {
     package var headers: [(String, String)] = []
     package var body: [UInt8]?
 
-    package init(method: String, url: URL, headers: [(String, String)] = [], body: [UInt8]? = nil) {
+    /// - Parameter contentType: the body's type (`application/json`, `text/calendar`), sent as `Content-Type`.
+    package init(method: String, url: URL, headers: [(String, String)] = [], body: [UInt8]? = nil, contentType: String? = nil) {
         (self.method, self.url, self.headers, self.body) = (method, url, headers, body)
+        if let contentType { self.headers.append(("Content-Type", contentType)) }
     }
 }
 
@@ -30,8 +31,11 @@ package struct HTTPResponse: Sendable {
 /// A transport failure: nothing usable came back from the server.
 package struct TransportError: Error, Sendable, CustomStringConvertible {
     package enum Kind: Sendable {
-        /// No connection, or it broke: worth trying again.
+        /// The connection broke, or could not be made in time: worth trying again.
         case unreachable
+        /// Nothing there: the connection was refused or the host name does not resolve. Worth trying
+        /// again only with a server that has answered before (`RetryingClient`): else a mistyped address.
+        case refused
         /// The transfer fell below the minimum rate: worth trying again.
         case tooSlow
         /// The response outgrew `HTTPClient.maximumResponseBytes`: it would again.
@@ -54,7 +58,7 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
 
     package var description: String {
         switch kind {
-        case .unreachable: "cannot reach \(url): \(reason)"
+        case .unreachable, .refused: "cannot reach \(url): \(reason)"
         case .tooSlow, .tooLarge, .plainHTTP: "the server at \(url) \(reason)"
         }
     }
@@ -85,6 +89,7 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
 package final class HTTPClient {
     private let handle: UnsafeMutableRawPointer
     private let credentials: Credentials?
+    private let userAgent: String
     /// Connection attempts (with their TLS handshake) fail after this many seconds.
     var connectTimeout = 10
     /// A whole transfer fails after this many seconds; 0: no limit (the minimum rate applies).
@@ -98,11 +103,13 @@ package final class HTTPClient {
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    package init(credentials: Credentials?) throws(TransportError) {
+    /// - Parameter userAgent: what the client calls itself (`evsync/1.2.0`), given by the program.
+    package init(credentials: Credentials?, userAgent: String) throws(TransportError) {
         _ = Self.globalInit
         guard let handle = curl_easy_init() else { throw TransportError(url: "-", reason: "libcurl failed to start") }
         self.handle = handle
         self.credentials = credentials
+        self.userAgent = userAgent
     }
 
     deinit {
@@ -128,8 +135,9 @@ package final class HTTPClient {
         for (name, value) in request.headers {
             headerList = curl_slist_append(headerList, "\(name): \(value)")
         }
-        if request.body != nil {
-            headerList = curl_slist_append(headerList, "Content-Type: application/json")
+        // A body of no stated type goes without one, not as libcurl's default form type.
+        if request.body != nil, !request.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+            headerList = curl_slist_append(headerList, "Content-Type:")
         }
         // An empty Expect stops libcurl waiting for "100 Continue" before large bodies.
         headerList = curl_slist_append(headerList, "Expect:")
@@ -142,7 +150,7 @@ package final class HTTPClient {
         evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, minimumRate)
         evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, slowTime)
         evsync_curl_set_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
-        evsync_curl_set_string(handle, CURLOPT_USERAGENT, EvsyncVersion.userAgent)
+        evsync_curl_set_string(handle, CURLOPT_USERAGENT, userAgent)
         if let credentials {
             evsync_curl_set_long(handle, CURLOPT_HTTPAUTH, evsync_curl_auth_basic())
             evsync_curl_set_string(handle, CURLOPT_USERNAME, credentials.user)
@@ -182,14 +190,15 @@ package final class HTTPClient {
                 throw TransportError(.tooLarge, url: url, reason: "sent a response larger than \(Self.size(maximumResponseBytes)); refusing it")
             }
             if request.url.scheme == "https", code == CURLE_SSL_CONNECT_ERROR || (code == CURLE_OPERATION_TIMEDOUT && handshakeStalled()),
-               Self.answersPlainHTTP(request.url) {
+               Self.answersPlainHTTP(request.url, userAgent: userAgent) {
                 throw TransportError(.plainHTTP, url: url, reason: "speaks plain http, not https: give the remote as an http:// URL")
             }
             if code == CURLE_OPERATION_TIMEDOUT, requestWasSent() {
                 throw TransportError(.tooSlow, url: url,
                                      reason: "was too slow: less than \(Self.size(minimumRate))/s for \(slowTime) s")
             }
-            throw TransportError(url: url, reason: String(cString: curl_easy_strerror(code)))
+            let nothingThere = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY
+            throw TransportError(nothingThere ? .refused : .unreachable, url: url, reason: String(cString: curl_easy_strerror(code)))
         }
         var status = 0
         evsync_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
@@ -217,13 +226,13 @@ package final class HTTPClient {
     /// Whether the host and port of an `https` URL answer plain `http`: one
     /// request for `/` with short timeouts and no credentials, made only after
     /// a TLS handshake there failed, so that the error can say what to change.
-    private static func answersPlainHTTP(_ url: URL) -> Bool {
+    private static func answersPlainHTTP(_ url: URL, userAgent: String) -> Bool {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return false }
         components.scheme = "http"
         components.port = components.port ?? 443
         components.path = "/"
         components.query = nil
-        guard let probeURL = components.url, let client = try? HTTPClient(credentials: nil) else { return false }
+        guard let probeURL = components.url, let client = try? HTTPClient(credentials: nil, userAgent: userAgent) else { return false }
         client.connectTimeout = 2
         client.timeout = 3
         return (try? client.send(HTTPRequest(method: "HEAD", url: probeURL))) != nil

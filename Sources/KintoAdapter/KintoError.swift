@@ -1,4 +1,5 @@
 public import EventSync
+import HTTPTransport
 
 /// Why talking to a Kinto server failed: what kind of failure it is for
 /// the sync (`syncCode`), a one-line message, and the HTTP status when the
@@ -16,4 +17,9 @@ public struct KintoError: RemoteError, Sendable {
     }
 
     public var description: String { message }
+
+    /// A request the retrying client gave up on: the server's failing (exit 69), or one that would fail again.
+    init(_ failure: HTTPFailure) {
+        self.init(failure.kind == .permanent ? .server : .unavailable, failure.description)
+    }
 }

@@ -25,13 +25,21 @@ public final class KintoRemote: SyncRemote {
     public let address: String
     /// Records per page when pulling.
     public var pageSize = 1000
-    public var retry = RetryPolicy()
+    public var retry: RetryPolicy {
+        get { http.retry }
+        set { http.retry = newValue }
+    }
     /// Ask the server for the number of records first (one HEAD request), to show progress.
     public var wantsTotals = false
     /// Told of each request and each retry, for a user watching (`sync -v`, a terminal).
-    public var onActivity: ((RemoteActivity) -> Void)?
+    public var onActivity: ((RemoteActivity) -> Void)? {
+        didSet { http.onActivity = onActivity.map { show in { show($0.map(request: RemoteActivity.request, retrying: RemoteActivity.retrying)) } } }
+    }
     /// Asked before each retry and while waiting for one: true gives up at once (Ctrl-C), with the failure at hand.
-    public var shouldStop: () -> Bool = { false }
+    public var shouldStop: () -> Bool {
+        get { http.shouldStop }
+        set { http.shouldStop = newValue }
+    }
     /// How far behind the server's clock the pull cursor stays, in milliseconds.
     ///
     /// Kinto stamps a record when its transaction writes it, not when it
@@ -49,15 +57,14 @@ public final class KintoRemote: SyncRemote {
     /// (Debug builds read `EVSYNC_SETTLE_WINDOW_MS`, so that a test does not depend on its own speed.)
     public var settleWindow = Int64(HTTPClient.debugOverride("EVSYNC_SETTLE_WINDOW_MS") ?? 10_000)
 
-    private let client: HTTPClient
-    private let credentials: Credentials?
+    /// Every request but those `prepare` sends at once goes through it (KintoHTTP.swift).
+    let http: RetryingClient
+    let credentials: Credentials?
     private var cachedBatchLimit: Int?
     /// The server's root document (`GET /v1/`: settings, capabilities, user), read once.
     private(set) var cachedRoot: JSONValue?
     /// First responses fetched ahead by `willPull`, by request URL.
     private var prefetched: [URL: HTTPResponse] = [:]
-    /// Kinto's `Backoff` header asks clients to wait before their next request.
-    private var backoffUntil: Date?
 
     /// - Parameters:
     ///   - bucketURL: the bucket's URL, e.g. `http://127.0.0.1:8888/v1/buckets/evsync`.
@@ -76,10 +83,12 @@ public final class KintoRemote: SyncRemote {
         self.address = server.absoluteString + "/buckets/" + bucket
         self.credentials = credentials
         do {
-            self.client = try HTTPClient(credentials: credentials)
+            self.http = try RetryingClient(credentials: credentials, userAgent: EvsyncVersion.userAgent)
         } catch {
             throw KintoError(.failure, error.description)
         }
+        http.pauseHeader = "backoff"
+        http.serverMessage = Self.message(in:)
     }
 
     /// Splits a bucket URL into the server root and the bucket id, refusing anything that would leak or mislead.
@@ -502,114 +511,6 @@ public final class KintoRemote: SyncRemote {
                 throw KintoError(.unavailable, "the server failed a batch: \(message)", status: status)
             }
             return .rejected(status: status, message: "HTTP \(status): \(message)")
-        }
-    }
-
-    // MARK: Helpers
-
-    /// Tells `onActivity` of a request and its status; the URL without user or password (a `Next-Page` is the server's to spell).
-    private func report(_ request: HTTPRequest, status: Int?, failure: String?) {
-        guard let onActivity else { return }
-        var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
-        components?.user = nil
-        components?.password = nil
-        onActivity(.request(method: request.method, url: components?.string ?? HTTPClient.describe(request.url), status: status, failure: failure))
-    }
-
-    /// Creates the bucket and the collection where missing. Returns whether this created either.
-    private func createCollection(_ collection: String) throws(KintoError) -> Bool {
-        var created = false
-        for segments in [["buckets", bucket], ["buckets", bucket, "collections", collection]] {
-            let response = try send(HTTPRequest(method: "PUT", url: url(segments), headers: [("If-None-Match", "*")],
-                                                body: Array(#"{"data":{}}"#.utf8)))
-            // 412: it exists already (made by someone else meanwhile).
-            try expect(response, [200, 201, 412], doing: "creating \(segments.joined(separator: "/"))")
-            if response.status == 201 { created = true }
-        }
-        return created
-    }
-
-    func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
-        guard !statuses.contains(response.status) else { return }
-        let said = Self.said(response)
-        switch response.status {
-        case 401:
-            throw KintoError(.unauthorized, "the server refused the credentials\(credentials.map { " of user \($0.user)" } ?? " (none given: set EVSYNC_AUTH or --auth-file)") while \(what) (HTTP 401)", status: 401)
-        case 403:
-            throw KintoError(.unauthorized, "the server forbids \(what) in \(address) (\(said))", status: 403)
-        case 300..<400, 404:
-            // A redirect or a missing API: the URL is most likely not a bucket's on a Kinto server.
-            let target = response.headers["location"].map { " to \($0)" } ?? ""
-            throw KintoError(.server, "the server failed \(what): \(said)\(target); is \(address) a Kinto bucket URL? "
-                + "One looks like \(exampleBucketURL)", status: response.status)
-        default:
-            throw KintoError(.server, "the server failed \(what): \(said)", status: response.status)
-        }
-    }
-
-    /// What a server said in an answer: its status and reason phrase, and Kinto's
-    /// `message` when the body has one (`HTTP 404 Not Found: The requested API version is not available on this server.`).
-    static func said(_ response: HTTPResponse) -> String {
-        let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
-        return "HTTP \(response.status)" + (response.reason.isEmpty ? "" : " \(response.reason)") + (message.map { ": \($0)" } ?? "")
-    }
-
-    /// This remote's bucket as Kinto serves it, at `/v1` on the same host: what a mistyped URL most likely meant.
-    var exampleBucketURL: String {
-        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
-        components.path = "/v1/buckets/\(bucket)"
-        return components.string ?? "http://127.0.0.1:8888/v1/buckets/\(bucket)"
-    }
-
-    private func json(_ response: HTTPResponse, doing what: String) throws(KintoError) -> JSONValue {
-        do {
-            return try JSONParser.parse(response.body)
-        } catch {
-            throw KintoError(.server, "the server sent invalid JSON while \(what): \(error)")
-        }
-    }
-
-    /// Sends with retries: network errors, 5xx and 429 are tried again after a backoff,
-    /// and so is a response that `failsWhen` finds failed (with its reason and the wait it asks for).
-    func send(_ request: HTTPRequest,
-                      failsWhen isFailure: (HTTPResponse) -> (reason: String, retryAfter: Double?)? = { _ in nil })
-        throws(KintoError) -> HTTPResponse {
-        var attempt = 1
-        while true {
-            if let backoffUntil, backoffUntil > Date() {
-                Thread.sleep(until: min(backoffUntil, Date().addingTimeInterval(retry.maximumDelay)))
-            }
-            var failure: String
-            var retryAfter: Double?
-            do {
-                let response = try client.send(request)
-                report(request, status: response.status, failure: nil)
-                if let backoff = response.headers["backoff"].flatMap(Double.init) {
-                    backoffUntil = Date().addingTimeInterval(backoff)
-                }
-                if RetryPolicy.isRetryable(status: response.status) {
-                    retryAfter = response.headers["retry-after"].flatMap(Double.init)
-                    let message = (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
-                    failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status)\(message.map { ": \($0)" } ?? "")"
-                } else if let failed = isFailure(response) {
-                    (failure, retryAfter) = failed
-                } else {
-                    return response
-                }
-            } catch {
-                report(request, status: nil, failure: error.description)
-                // A response too large to keep would be as large again.
-                guard error.isRetryable else { throw KintoError(.server, error.description) }
-                failure = error.description
-            }
-            func given(up how: String) -> KintoError {
-                KintoError(.unavailable, "\(failure) (\(how) after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
-            }
-            guard attempt < retry.attempts else { throw given(up: "gave up") }
-            let delay = retry.delay(after: attempt, retryAfter: retryAfter)
-            onActivity?(.retrying(failure: failure, delay: delay, attempt: attempt + 1, attempts: retry.attempts))
-            guard RetryPolicy.wait(delay, unless: shouldStop) else { throw given(up: "interrupted") }
-            attempt += 1
         }
     }
 }

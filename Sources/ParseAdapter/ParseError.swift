@@ -1,4 +1,6 @@
 public import EventSync
+import EventStore
+import HTTPTransport
 
 /// Why talking to a Parse Server failed: what kind of failure it is for the
 /// sync (`syncCode`), a one-line message, and Parse's error code (`{code, error}`)
@@ -41,5 +43,21 @@ public struct ParseError: RemoteError, Sendable {
         default:
             ParseError(.server, "the server failed \(what): Parse error \(code): \(message)", code: code)
         }
+    }
+
+    /// A request the retrying client gave up on; a batch that may have been applied says so, for the push to read again.
+    init(_ failure: HTTPFailure) {
+        let code = failure.response.flatMap { Self.answer(in: $0).code }
+        switch failure.kind {
+        case .permanent: self.init(.server, failure.description)
+        case .mayHaveApplied: self.init(.unavailable, failure.description, code: code, mayHaveApplied: true)
+        case .nothingThere, .gaveUp, .interrupted: self.init(.unavailable, failure.description, code: code)
+        }
+    }
+
+    /// Parse's `{code, error}` in an answer, when it has them.
+    static func answer(in response: HTTPResponse) -> (code: Int?, message: String?) {
+        let body = (try? JSONParser.parse(response.body))?.objectValue
+        return (body?["code"]?.int64Value.map(Int.init), body?["error"]?.stringValue)
     }
 }

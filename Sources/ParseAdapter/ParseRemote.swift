@@ -30,9 +30,19 @@ public final class ParseRemote: SyncRemote {
     public let address: String
     /// Records asked for per page (the server may cap it at its `maxLimit`: paging goes on until an empty page).
     public var pageSize = 1000
-    public var retry = RetryPolicy()
+    public var retry: RetryPolicy {
+        get { http.retry }
+        set { http.retry = newValue }
+    }
+    /// Told of each request and each retry, for a user watching (`sync -v`, a terminal).
+    public var onActivity: ((RemoteActivity) -> Void)? {
+        didSet { http.onActivity = onActivity.map { show in { show($0.map(request: RemoteActivity.request, retrying: RemoteActivity.retrying)) } } }
+    }
     /// Asked while waiting to retry: true once the user asked to stop (Ctrl-C), which ends the wait at once.
-    public var shouldStop: () -> Bool = { false }
+    public var shouldStop: () -> Bool {
+        get { http.shouldStop }
+        set { http.shouldStop = newValue }
+    }
     /// Seconds a pull re-reads behind its cursor, for writes stamped before they committed.
     public var reReadWindow = 60.0
     /// Writes per `/batch` (what the JS SDK sends; Parse Server 7 sets no limit).
@@ -42,7 +52,7 @@ public final class ParseRemote: SyncRemote {
     /// Members of a Parse object that are Parse's (or the id mapping's), never record fields.
     static let reservedFields: Set<String> = ["objectId", "createdAt", "updatedAt", "ACL", idField]
 
-    private let client: HTTPClient
+    private let http: RetryingClient
     private let credentials: ParseCredentials
     /// Whether creates carry our id as `objectId`; nil until the server has said.
     private var customObjectIDs: Bool?
@@ -58,10 +68,11 @@ public final class ParseRemote: SyncRemote {
         self.address = Self.address(of: url)
         self.credentials = credentials
         do {
-            self.client = try HTTPClient(credentials: nil)
+            self.http = try RetryingClient(credentials: nil, userAgent: EvsyncVersion.userAgent)
         } catch {
             throw ParseError(.failure, error.description)
         }
+        http.serverMessage = { ParseError.answer(in: $0).message }
     }
 
     /// `serverURL` as a user gives it (`parse+` in front or not), checked and without a trailing slash.
@@ -214,8 +225,8 @@ public final class ParseRemote: SyncRemote {
         while true {
             do {
                 return try pushOnce(operations, of: entity)
-            } catch let error as ParseError where error.mayHaveApplied && attempt < retry.attempts {
-                try waitToRetry(retry.delay(after: attempt, retryAfter: nil), after: error.description)
+            } catch let error as ParseError where error.mayHaveApplied {
+                try waitToRetry(after: attempt, failure: error.description)
                 attempt += 1
             }
         }
@@ -305,10 +316,7 @@ public final class ParseRemote: SyncRemote {
             }
             if rateLimited {
                 // Parse's request limit (155): wait as for any retried request, then send those writes again.
-                guard attempt < retry.attempts else {
-                    throw ParseError(.unavailable, "the server kept refusing writes to \(className) as over its request limit (Parse error 155)")
-                }
-                try waitToRetry(retry.delay(after: attempt, retryAfter: nil), after: "the server's request limit (Parse error 155)")
+                try waitToRetry(after: attempt, failure: "the server refused writes to \(className) as over its request limit (Parse error 155)")
                 attempt += 1
             }
             writes = again
@@ -451,7 +459,8 @@ public final class ParseRemote: SyncRemote {
 
     private func batch(_ requests: [JSONObject], doing what: String) throws(ParseError) -> [JSONObject] {
         let body = JSONWriter.encode(.object(["requests": .array(requests.map(JSONValue.object))]))
-        let response = try send(HTTPRequest(method: "POST", url: url("batch"), body: body), doing: what, resendable: false)
+        let response = try send(HTTPRequest(method: "POST", url: url("batch"), body: body, contentType: "application/json"),
+                                doing: what, resendable: false)
         guard case .array(let answers) = try json(response, doing: what), answers.count == requests.count else {
             throw ParseError(.server, "the server's batch answer does not match the \(requests.count) requests sent while \(what)")
         }
@@ -466,9 +475,13 @@ public final class ParseRemote: SyncRemote {
         }
     }
 
-    /// Waits before a retry; a Ctrl-C (`shouldStop`) ends the wait, and the sync, at once.
-    private func waitToRetry(_ seconds: Double, after failure: String) throws(ParseError) {
-        guard RetryPolicy.wait(seconds, unless: shouldStop) else { throw ParseError(.unavailable, "\(failure) (interrupted)") }
+    /// Waits before retrying what failed (a Ctrl-C, `shouldStop`, ends the wait and the sync at once).
+    private func waitToRetry(after attempt: Int, failure: String) throws(ParseError) {
+        do {
+            try http.pause(after: attempt, failure: failure)
+        } catch {
+            throw ParseError(error)
+        }
     }
 
     /// Sends with retries (network errors, 5xx, 429 and Parse's 155), and turns a refusal into a `ParseError`.
@@ -478,42 +491,26 @@ public final class ParseRemote: SyncRemote {
     private func send(_ request: HTTPRequest, doing what: String, resendable: Bool = true) throws(ParseError) -> HTTPResponse {
         var request = request
         request.headers += credentials.headers
-        var attempt = 1
-        while true {
-            var failure: String
-            do {
-                let response = try client.send(request)
-                let error = (try? JSONParser.parse(response.body))?.objectValue
-                let code = error?["code"]?.int64Value.map(Int.init)
-                let message = error?["error"]?.stringValue ?? "HTTP \(response.status)"
-                if response.status == 200 || response.status == 201 { return response }
-                if !RetryPolicy.isRetryable(status: response.status), code != ParseError.Code.requestLimitExceeded {
-                    if response.status == 401 || response.status == 403 {
-                        throw ParseError(.unauthorized, "the server refused the credentials of \(credentials) while \(what) (HTTP \(response.status): \(message))",
-                                         code: code)
-                    }
-                    if let code { throw ParseError.failure(code: code, message: message, doing: what) }
-                    throw ParseError(.server, "the server failed \(what): HTTP \(response.status): \(message)")
-                }
-                failure = "\(HTTPClient.describe(request.url)) answered HTTP \(response.status): \(message)"
-                if !resendable, response.status >= 500 { throw ParseError(.unavailable, failure, code: code, mayHaveApplied: true) }
-                guard attempt < retry.attempts else {
-                    throw ParseError(.unavailable, "\(failure) (gave up after \(attempt) attempts)", code: code)
-                }
-                try waitToRetry(retry.delay(after: attempt, retryAfter: response.headers["retry-after"].flatMap(Double.init)), after: failure)
-            } catch let error as TransportError {
-                guard error.isRetryable else { throw ParseError(.server, error.description) }
-                if !resendable { throw ParseError(.unavailable, error.description, mayHaveApplied: true) }
-                guard attempt < retry.attempts else {
-                    throw ParseError(.unavailable, "\(error.description) (gave up after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
-                }
-                try waitToRetry(retry.delay(after: attempt, retryAfter: nil), after: error.description)
-            } catch let error as ParseError {
-                throw error
-            } catch {
-                throw ParseError(.failure, "\(error)")
+        let response: HTTPResponse
+        do {
+            response = try http.send(request, resendable: resendable) { response in
+                // Only a refusal can be one; a page of results is not read twice to find out.
+                guard !(200..<300).contains(response.status), ParseError.answer(in: response).code == ParseError.Code.requestLimitExceeded
+                else { return nil }
+                return RetryableAnswer(reason: "\(HTTPClient.describe(request.url)) refused the request as over its request limit (Parse error 155)",
+                                       retryAfter: response.headers["retry-after"].flatMap(Double.init))
             }
-            attempt += 1
+        } catch {
+            throw ParseError(error)
         }
+        if response.status == 200 || response.status == 201 { return response }
+        let (code, said) = ParseError.answer(in: response)
+        let message = said ?? "HTTP \(response.status)"
+        if response.status == 401 || response.status == 403 {
+            throw ParseError(.unauthorized, "the server refused the credentials of \(credentials) while \(what) (HTTP \(response.status): \(message))",
+                             code: code)
+        }
+        if let code { throw ParseError.failure(code: code, message: message, doing: what) }
+        throw ParseError(.server, "the server failed \(what): HTTP \(response.status): \(message)")
     }
 }

@@ -96,6 +96,7 @@ struct RemoteChoice: Sendable {
             let remote = try ParseRemote(serverURL: url, credentials: try Self.parseCredentials(file: credentials),
                                          allowingInsecureCredentials: allowInsecureAuth)
             if let retries { remote.retry.attempts = retries }
+            remote.onActivity = activity
             remote.shouldStop = shouldStop
             return remote
         }

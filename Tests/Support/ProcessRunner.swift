@@ -84,6 +84,14 @@ public final class RunningProcess: @unchecked Sendable {
         if !hasExited { kill(pid, signal) }
     }
 
+    /// What the process has written so far, while it runs (a watcher's lines).
+    public func outputSoFar() -> (stdout: String, stderr: String) {
+        func read(_ name: String) -> String {
+            (try? String(contentsOf: files.appendingPathComponent(name), encoding: .utf8)) ?? ""
+        }
+        return (read("stdout"), read("stderr"))
+    }
+
     /// Waits for the process to exit and collects its output.
     public func wait() async -> ProcessOutput {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -93,11 +101,9 @@ public final class RunningProcess: @unchecked Sendable {
             }
             if done { continuation.resume() }
         }
-        func read(_ name: String) -> String {
-            (try? String(contentsOf: files.appendingPathComponent(name), encoding: .utf8)) ?? ""
-        }
+        let (stdout, stderr) = outputSoFar()
         return ProcessOutput(status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal,
-                             stdout: read("stdout"), stderr: read("stderr"))
+                             stdout: stdout, stderr: stderr)
     }
 }
 

@@ -110,6 +110,43 @@ struct SyncFeedbackTests {
         }
     }
 
+    /// A watcher started while nothing listens on the remote's port (the server is down, or not up yet) keeps
+    /// running, says so each tick, and syncs once a server is there: each tick is a new sync, whose first
+    /// request fails at once rather than after eight attempts.
+    @Test func aWatchStartedAgainstADeadPortKeepsTryingAndSyncsOnceTheServerIsThere() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        try await fx.cli.add(id: newID(), ["name=Waiting", "date=2026-11-11"])
+        let free = try ScriptedServer(then: .init(503))
+        let port = free.port
+        free.stop()
+        let serverURL = try #require(TestServer.url)
+        let path = try #require(URLComponents(string: serverURL)).path
+        let remote = "http://127.0.0.1:\(port)\(path)/buckets/\(fx.web.bucket)"
+        let watch = try fx.cli.start(["sync", "--watch", "0.3", "--remote", remote, "--auth-file", fx.authFile])
+        defer { watch.signal(SIGKILL) }
+        func waitFor(_ what: String, _ done: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !done() {
+                try #require(!watch.hasExited && ContinuousClock.now < deadline, "waiting for \(what): \(watch.outputSoFar())")
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try await waitFor("three failed ticks") { watch.outputSoFar().stderr.components(separatedBy: "; trying again in 0.3 s").count > 3 }
+        let proxy = try await SlowProxy(["--port", String(port)])
+        try await waitFor("a sync") { watch.outputSoFar().stdout.contains("sync completed") }
+        watch.signal(SIGINT)
+        let output = await watch.wait()
+        withExtendedLifetime(proxy) {}
+        #expect([0, 130].contains(output.status) && !output.killedBySignal, "\(output)")
+        let failures = output.stderrLines.filter { $0.hasSuffix("; trying again in 0.3 s") }
+        #expect(failures.count >= 3, "\(output)")
+        #expect(failures.allSatisfy { $0.contains(" evsync: cannot reach http://127.0.0.1:\(port)/") && $0.contains("Couldn't connect to server") },
+                "\(output)")
+        #expect(output.stdoutLines.contains { $0.contains("sync completed") && $0.contains("pushed 1") }, "\(output)")
+        #expect(try await fx.cli.status().pendingRecords == 0)
+    }
+
     /// Ctrl-C while a slow server is answering: the sync stops after the page at hand, says so, and exits 130; the next one finishes.
     @Test func anInterruptedSyncSaysSoExits130AndTheNextOneFinishes() async throws {
         let fx = try SyncFixture()

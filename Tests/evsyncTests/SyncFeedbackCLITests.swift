@@ -1,16 +1,57 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import EventStore
 
 /// What `evsync sync` tells a person and keeps for `status`, without a server:
 /// checked `EVSYNC_*` values, `EVSYNC_AUTH_FILE`, `evsync remote`, a failed sync
 /// that neither replaces the remembered remote nor goes unrecorded, retries
 /// silent in a pipe, `-v`, and Ctrl-C during retries. Nothing here reaches a
-/// server: 127.0.0.1:1 refuses every connection.
+/// server: 127.0.0.1:1 refuses every connection, and a `ScriptedServer` that
+/// answers 503 to everything is a server that falters.
 @Suite("CLI sync feedback and safe defaults")
 struct SyncFeedbackCLITests {
     static let unreachable = "http://127.0.0.1:1/v1/buckets/x"
     static let good = "http://127.0.0.1:2/v1/buckets/good"
+    static let parseKeys: [String: String?] = ["EVSYNC_PARSE_APPLICATION_ID": "app", "EVSYNC_PARSE_REST_API_KEY": "key"]
+
+    /// An adapter: its remote URL on a server's root, and the variables a sync with it needs.
+    struct Adapter: Sendable, CustomTestStringConvertible {
+        var name: String
+        var scheme = ""
+        var path: String
+        var variables: [String: String?] = [:]
+
+        func remote(_ root: String) -> String { scheme + root + path }
+        var testDescription: String { name }
+    }
+
+    static let adapters = [Adapter(name: "kinto", path: "/v1/buckets/x"),
+                           Adapter(name: "parse", scheme: "parse+", path: "/parse", variables: parseKeys)]
+
+    /// A server that answers 503 to every request, then the test.
+    static func withFalteringServer(_ body: (ScriptedServer) throws -> Void) throws {
+        let server = try ScriptedServer(then: .init(503, body: #"{"message": "down for maintenance", "error": "down for maintenance"}"#))
+        defer { server.stop() }
+        try body(server)
+    }
+
+    @Test("a refused connection on a sync's first request fails at once with the reason (exit 69), not after eight attempts",
+          arguments: adapters)
+    func refusedConnectionFailsAtOnce(adapter: Adapter) throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["add", "Holiday", "name=X", "date=2026-01-01"])
+            let started = ContinuousClock.now
+            // The default eight attempts: retrying them took 41 s.
+            let result = try sandbox.run(["sync", "--remote", adapter.remote("http://127.0.0.1:1")], environment: adapter.variables)
+            #expect(ContinuousClock.now - started < .seconds(5), "\(adapter.name): \(result)")
+            #expect(result.status == 69, "\(result)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1, "\(result)")
+            #expect(lines.first?.hasPrefix("evsync: cannot reach http://127.0.0.1:1/") == true, "\(result)")
+            #expect(lines.first?.hasSuffix(": Couldn't connect to server") == true, "\(result)")
+        }
+    }
 
     @Test("a bad value of an EVSYNC_ variable is refused with 64 and one line naming it", arguments: [
         ("EVSYNC_RETRIES", "many"), ("EVSYNC_RETRIES", "0"), ("EVSYNC_RETRIES", "101"), ("EVSYNC_RETRIES", "2.5"),
@@ -106,58 +147,61 @@ struct SyncFeedbackCLITests {
         }
     }
 
-    @Test("in a pipe, retries print nothing; -v shows each request and what came of it, never the password")
-    func retriesInAPipeAndVerbose() throws {
-        try withSandbox { sandbox in
-            let quiet = try sandbox.run(["sync", "--remote", Self.unreachable], environment: ["EVSYNC_RETRIES": "2"])
+    @Test("in a pipe, retries print nothing; -v shows each request and what came of it, never the password", arguments: adapters)
+    func retriesInAPipeAndVerbose(adapter: Adapter) throws {
+        try withSandbox { sandbox in try Self.withFalteringServer { server in
+            let environment = adapter.variables.merging(["EVSYNC_RETRIES": "2"]) { $1 }
+            let quiet = try sandbox.run(["sync", "--remote", adapter.remote(server.url)], environment: environment)
             #expect(quiet.status == 69)
             #expect(quiet.stderr.split(separator: "\n").count == 1, "only the error: \(quiet)")
+            #expect(quiet.stderr.hasSuffix("answered HTTP 503: down for maintenance (gave up after 2 attempts)\n"), "\(quiet)")
 
             let password = "Pw-" + UUID().uuidString
             let auth = try sandbox.write("auth", "me:\(password)")
             #expect(chmod(auth, 0o600) == 0)
-            let verbose = try sandbox.run(["sync", "-v", "--remote", Self.unreachable, "--auth-file", auth], environment: ["EVSYNC_RETRIES": "2"])
+            let verbose = try sandbox.run(["sync", "-v", "--remote", adapter.remote(server.url), "--auth-file", auth], environment: environment)
             #expect(verbose.status == 69)
-            let requests = verbose.stderr.split(separator: "\n").filter { $0.hasPrefix("evsync: GET http://127.0.0.1:1/v1/buckets/x/collections/") }
-            #expect(requests.count >= 2, "\(verbose)")
-            #expect(requests.allSatisfy { $0.contains("→ no answer") }, "\(verbose)")
+            let requests = verbose.stderr.split(separator: "\n").filter { $0.hasPrefix("evsync: GET \(server.url)/") }
+            #expect(requests.count >= 2, "\(adapter.name): \(verbose)")
+            #expect(requests.allSatisfy { $0.hasSuffix("→ HTTP 503") }, "\(verbose)")
             #expect(!verbose.stderr.contains(password) && !verbose.stdout.contains(password))
             #expect(!verbose.stderr.lowercased().contains("authorization"))
-        }
+        } }
     }
 
     static let script = ["/usr/bin/script", "/bin/script"].first(where: FileManager.default.isExecutableFile)
 
     @Test("on a terminal, each retry says why, when and which attempt it is",
-          .enabled(if: script != nil, "needs script(1) for a terminal"))
-    func retriesOnATerminal() throws {
-        try withSandbox { sandbox in
+          .enabled(if: script != nil, "needs script(1) for a terminal"), arguments: adapters)
+    func retriesOnATerminal(adapter: Adapter) throws {
+        try withSandbox { sandbox in try Self.withFalteringServer { server in
+            let assignments = adapter.variables.compactMap { key, value in value.map { "\(key)=\($0)" } }.joined(separator: " ")
             // script(1) runs the command on a pseudo-terminal and copies what it writes to its own output.
             let result = try sandbox.launchShell(
-                "EVSYNC_RETRIES=3 \(Self.script ?? "script") -qec '\"$EVSYNC_BINARY_PATH\" sync --remote \(Self.unreachable)' /dev/null"
+                "\(assignments) EVSYNC_RETRIES=3 \(Self.script ?? "script") -qec '\"$EVSYNC_BINARY_PATH\" sync --remote \(adapter.remote(server.url))' /dev/null"
             ).wait()
             let lines = result.stdout.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-            let retries = lines.filter { $0.contains("Couldn't connect to server; retrying in ") }
-            #expect(retries.count == 2, "\(result)")
+            let retries = lines.filter { $0.contains("answered HTTP 503: down for maintenance; retrying in ") }
+            #expect(retries.count == 2, "\(adapter.name): \(result)")
             #expect(retries.first?.hasSuffix(", 2/3") == true && retries.last?.hasSuffix(", 3/3") == true, "\(result)")
             #expect(lines.last?.hasSuffix("(gave up after 3 attempts)") == true, "\(result)")
-        }
+        } }
     }
 
     @Test("Ctrl-C while a sync waits to retry stops it at once: it says so and exits 130, and status records it",
-          arguments: [(unreachable, [:]), ("parse+http://127.0.0.1:1/parse", ["EVSYNC_PARSE_APPLICATION_ID": "app", "EVSYNC_PARSE_REST_API_KEY": "key"])])
-    func interruptDuringRetries(remote: String, variables: [String: String?]) throws {
-        try withSandbox { sandbox in
+          arguments: adapters)
+    func interruptDuringRetries(adapter: Adapter) throws {
+        try withSandbox { sandbox in try Self.withFalteringServer { server in
             try sandbox.succeed(["add", "Holiday", "name=X", "date=2026-01-01"])
             let events = try sandbox.eventCount()
             // 100 attempts would take many minutes of backoff.
-            let sync = try sandbox.launch(["sync", "--json", "--remote", remote],
-                                          environment: variables.merging(["EVSYNC_RETRIES": "100"]) { $1 })
+            let sync = try sandbox.launch(["sync", "--json", "--remote", adapter.remote(server.url)],
+                                          environment: adapter.variables.merging(["EVSYNC_RETRIES": "100"]) { $1 })
             Thread.sleep(forTimeInterval: 2)
             kill(sync.process.processIdentifier, SIGINT)
             let result = sync.wait(timeout: 30)
             #expect(result.status == 130, "\(result)")
-            #expect(result.stderr.split(separator: "\n").last?.hasPrefix("evsync: sync interrupted: cannot reach http://127.0.0.1:1/") == true, "\(result)")
+            #expect(result.stderr.split(separator: "\n").last?.hasPrefix("evsync: sync interrupted: \(server.url)/") == true, "\(adapter.name): \(result)")
             #expect(result.stderr.hasSuffix("; run sync again to finish\n"), "\(result)")
             let report = try #require(try result.json().objectValue, "\(result)")
             #expect(report["interrupted"] == true)
@@ -168,6 +212,6 @@ struct SyncFeedbackCLITests {
             let lastSync = try #require(status["lastSync"]?.objectValue)
             #expect(lastSync["interrupted"] == true, "\(lastSync)")
             #expect(try sandbox.succeed(["log", "verify"]).stdout.hasPrefix("log is sound"))
-        }
+        } }
     }
 }

@@ -1,0 +1,94 @@
+import EventStore
+import EventSync
+import Foundation
+import HTTPTransport
+
+/// How KintoRemote sends a request and words what the server answered: the
+/// retrying itself is `RetryingClient`'s, shared with every adapter.
+extension KintoRemote {
+    /// Sends with retries: network errors, 5xx and 429 are tried again after a backoff,
+    /// and so is a response that `failsWhen` finds failed (with its reason and the wait it asks for).
+    /// A body is JSON: Kinto takes nothing else.
+    func send(_ request: HTTPRequest,
+              failsWhen isFailure: (HTTPResponse) -> (reason: String, retryAfter: Double?)? = { _ in nil })
+        throws(KintoError) -> HTTPResponse {
+        var request = request
+        if request.body != nil, !request.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+            request.headers.append(("Content-Type", "application/json"))
+        }
+        do {
+            return try http.send(request) { isFailure($0).map { RetryableAnswer(reason: $0.reason, retryAfter: $0.retryAfter) } }
+        } catch {
+            throw KintoError(error)
+        }
+    }
+
+    /// Tells `onActivity` of a request sent on another client, and its status.
+    func report(_ request: HTTPRequest, status: Int?, failure: String?) {
+        http.report(request, status: status, failure: failure)
+    }
+
+    /// Creates the bucket and the collection where missing. Returns whether this created either.
+    func createCollection(_ collection: String) throws(KintoError) -> Bool {
+        var created = false
+        for segments in [["buckets", bucket], ["buckets", bucket, "collections", collection]] {
+            let response = try send(HTTPRequest(method: "PUT", url: url(segments), headers: [("If-None-Match", "*")],
+                                                body: Array(#"{"data":{}}"#.utf8)))
+            // 412: it exists already (made by someone else meanwhile).
+            try expect(response, [200, 201, 412], doing: "creating \(segments.joined(separator: "/"))")
+            if response.status == 201 { created = true }
+        }
+        return created
+    }
+
+    func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
+        guard !statuses.contains(response.status) else { return }
+        let said = Self.said(response)
+        switch response.status {
+        case 401:
+            throw KintoError(.unauthorized, "the server refused the credentials\(credentials.map { " of user \($0.user)" } ?? " (none given: set EVSYNC_AUTH or --auth-file)") while \(what) (HTTP 401)", status: 401)
+        case 403:
+            throw KintoError(.unauthorized, "the server forbids \(what) in \(address) (\(said))", status: 403)
+        case 300..<400, 404:
+            // A redirect or a missing API: the URL is most likely not a bucket's on a Kinto server.
+            let target = response.headers["location"].map { " to \($0)" } ?? ""
+            throw KintoError(.server, "the server failed \(what): \(said)\(target); is \(address) a Kinto bucket URL? "
+                + "One looks like \(exampleBucketURL)", status: response.status)
+        default:
+            throw KintoError(.server, "the server failed \(what): \(said)", status: response.status)
+        }
+    }
+
+    /// What a server said in an answer: its status and reason phrase, and Kinto's
+    /// `message` when the body has one (`HTTP 404 Not Found: The requested API version is not available on this server.`).
+    static func said(_ response: HTTPResponse) -> String {
+        "HTTP \(response.status)" + (response.reason.isEmpty ? "" : " \(response.reason)") + (message(in: response).map { ": \($0)" } ?? "")
+    }
+
+    /// Kinto's `message` in an error answer.
+    static func message(in response: HTTPResponse) -> String? {
+        (try? JSONParser.parse(response.body))?.objectValue?["message"]?.stringValue
+    }
+
+    /// This remote's bucket as Kinto serves it, at `/v1` on the same host: what a mistyped URL most likely meant.
+    var exampleBucketURL: String {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.path = "/v1/buckets/\(bucket)"
+        return components.string ?? "http://127.0.0.1:8888/v1/buckets/\(bucket)"
+    }
+
+    func json(_ response: HTTPResponse, doing what: String) throws(KintoError) -> JSONValue {
+        do {
+            return try JSONParser.parse(response.body)
+        } catch {
+            throw KintoError(.server, "the server sent invalid JSON while \(what): \(error)")
+        }
+    }
+}
+
+extension HTTPClient {
+    /// A client of evsync's, for requests `prepare` sends at once on their own connections.
+    convenience init(credentials: Credentials?) throws(TransportError) {
+        try self.init(credentials: credentials, userAgent: EvsyncVersion.userAgent)
+    }
+}
