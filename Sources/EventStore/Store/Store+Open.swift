@@ -110,9 +110,10 @@ extension Store {
     /// Layouts opened as they are: a layout-2 or -3 store becomes layout 4 when it is next written.
     private static let currentLayouts: Set<String> = ["2", "3", layoutVersion]
 
+    /// - Returns: the log, `meta`, and how many events were replayed into the views (upgraded or repaired), if they were.
     static func openDatabases(in environment: Environment, directory: String, create: Bool,
-                              repairingViews: Bool) throws -> (EventLog, Database) {
-        func open(_ transaction: Transaction, create: Bool) throws -> (EventLog, Database) {
+                              repairingViews: Bool) throws -> (log: EventLog, meta: Database, replayed: UInt64?) {
+        func open(_ transaction: Transaction, create: Bool) throws -> (log: EventLog, meta: Database, replayed: UInt64?) {
             let flag = create ? MDBFlags.create : 0
             let meta = try environment.openDatabase("meta", flags: flag, in: transaction)
             let layout = try transaction.get(Array("layout".utf8), in: meta).map { String(decoding: $0, as: UTF8.self) }
@@ -130,13 +131,11 @@ extension Store {
             }
             let events = try environment.openDatabase("events", flags: flag, in: transaction)
             let log = EventLog(events: events, views: try ViewDatabases.open(in: environment, transaction: transaction, create: create, events: events))
-            if layout == "1" {
-                try upgradeLayout1(log, environment: environment, in: transaction)
-            }
+            let replayed = layout == "1" ? try upgradeLayout1(log, environment: environment, in: transaction) : nil
             if create, layout != layoutVersion {
                 try transaction.put(Array("layout".utf8), Array(layoutVersion.utf8), in: meta)
             }
-            return (log, meta)
+            return (log, meta, replayed)
         }
         // Readers must not wait for the write lock, so open without creating first.
         do {
@@ -167,9 +166,9 @@ extension Store {
             }
             // The views are created and filled in one transaction: a replay that fails leaves them missing, not empty.
             return try environment.write { transaction in
-                let opened = try open(transaction, create: true)
-                for database in opened.0.views.all { try transaction.empty(database) }
-                try replay(opened.0.events, into: opened.0.views, environment: environment, in: transaction)
+                var opened = try open(transaction, create: true)
+                for database in opened.log.views.all { try transaction.empty(database) }
+                opened.replayed = try replay(opened.log.events, into: opened.log.views, environment: environment, in: transaction)
                 return opened
             }
         } catch is LayoutNeedsUpgrade {
@@ -196,13 +195,13 @@ extension Store {
         }
     }
 
-    /// Replaces layout 1's `rows` and `shadow` with the `records` view, replayed from the log.
-    private static func upgradeLayout1(_ log: EventLog, environment: Environment, in transaction: Transaction) throws {
+    /// Replaces layout 1's `rows` and `shadow` with the `records` view, replayed from the log; returns the events replayed.
+    private static func upgradeLayout1(_ log: EventLog, environment: Environment, in transaction: Transaction) throws -> UInt64 {
         for name in ["rows", "shadow"] {
             if let database = try environment.existingDatabase(name, in: transaction) { try transaction.drop(database) }
         }
         for database in log.views.all { try transaction.empty(database) }
-        try replay(log.events, into: log.views, environment: environment, in: transaction)
+        return try replay(log.events, into: log.views, environment: environment, in: transaction)
     }
 }
 

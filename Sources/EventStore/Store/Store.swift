@@ -26,6 +26,9 @@ public final class Store: Sendable {
     let meta: Database
     /// What errors say about this store: its directory, its map, why it is read-only.
     let errorContext: StoreError.Context
+    /// How many events were replayed into the views as the store opened (missing views repaired, a
+    /// layout-1 store upgraded); nil if none were. `rebuildViews` does not replay them again.
+    let replayedAtOpening: UInt64?
 
     /// Version of the store's database layout, kept in `meta`. Layout 1 kept
     /// each record's row and shadow in two databases, `rows` and `shadow`;
@@ -50,10 +53,10 @@ public final class Store: Sendable {
             let (environment, mapReduced, readOnlyBecause) = try Self.openEnvironment(directory, mapSizes: mapSizes, writesInPlace: writesInPlace)
             context = StoreError.Context(directory: directory, mapSize: environment.mapSize, mapReduced: mapReduced,
                                          readOnlyBecause: readOnlyBecause)
-            let (log, meta) = try Self.openDatabases(in: environment, directory: directory, create: create,
-                                                     repairingViews: repairingViews)
+            let (log, meta, replayed) = try Self.openDatabases(in: environment, directory: directory, create: create,
+                                                               repairingViews: repairingViews)
             try environment.read { try Self.checkLogEnd(log, meta: meta, directory: directory, in: $0) }
-            (self.log, self.meta) = (log, meta)
+            (self.log, self.meta, self.replayedAtOpening) = (log, meta, replayed)
             self.environment = environment
         } catch {
             throw StoreError.wrap(error, in: context)
@@ -117,21 +120,35 @@ public final class Store: Sendable {
     /// - Throws: `.invalidData` for an unknown entity, a bad id, an existing id or fields that break the schema.
     @discardableResult
     public func add(_ entityName: String, id: String? = nil, fields: JSONObject) throws(StoreError) -> Event {
+        try added(entityName, id: id, fields: fields).event
+    }
+
+    /// `add`, also returning the record it made: what `evsync add --json` prints, without reading it again.
+    package func added(_ entityName: String, id: String? = nil, fields: JSONObject) throws(StoreError) -> (event: Event, record: Record) {
         let schema = try entity(entityName)
         let id = id ?? RecordID.generate()
         try Self.checkID(id)
         do { try schema.validate(fields) } catch { throw StoreError.wrap(error) }
         return try write { appender in
-            if try log.views.projection(entity: schema.name, id: id, in: appender.transaction).row != nil {
+            let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
+            if current.row != nil {
                 throw StoreError(.invalidData, "\(schema.name) '\(id)' already exists")
             }
-            return try appender.append(localEvent(.created, entity: schema.name, id: id, set: fields))
+            // A creation's row is its fields (`RecordProjection.apply`).
+            return (try appender.append(localEvent(.created, entity: schema.name, id: id, set: fields), current: current),
+                    Record(entity: schema.name, id: id, fields: fields))
         }
     }
 
     /// Changes fields of a record. Returns nil, writing nothing, when the values are already those.
     @discardableResult
     public func edit(_ entityName: String, id: String, set: JSONObject = [:], unset: [String] = []) throws(StoreError) -> Event? {
+        try edited(entityName, id: id, set: set, unset: unset).event
+    }
+
+    /// `edit`, also returning the record as it now is: what `evsync edit --json` prints, without reading it again.
+    package func edited(_ entityName: String, id: String, set: JSONObject = [:],
+                        unset: [String] = []) throws(StoreError) -> (event: Event?, record: Record) {
         let schema = try entity(entityName)
         try Self.checkID(id, fromServer: true)
         do {
@@ -147,17 +164,20 @@ public final class Store: Sendable {
             throw StoreError.wrap(error)
         }
         return try write { appender in
-            guard let row = try log.views.projection(entity: schema.name, id: id, in: appender.transaction).row else {
+            let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
+            guard let row = current.row else {
                 throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")
             }
             let changed = set.filter { row[$0.key] != $0.value }
             let removed = unset.filter { row[$0] != nil }
-            guard !changed.isEmpty || !removed.isEmpty else { return nil }
+            guard !changed.isEmpty || !removed.isEmpty else { return (nil, Record(entity: schema.name, id: id, fields: row)) }
             var result = row
             for (field, value) in changed { result[field] = value }
             for field in removed { result[field] = nil }
             try schema.validate(result)
-            return try appender.append(localEvent(.updated, entity: schema.name, id: id, set: changed, unset: removed.sorted()))
+            let event = try appender.append(localEvent(.updated, entity: schema.name, id: id, set: changed, unset: removed.sorted()),
+                                            current: current)
+            return (event, Record(entity: schema.name, id: id, fields: result))
         }
     }
 
@@ -167,10 +187,11 @@ public final class Store: Sendable {
         let schema = try entity(entityName)
         try Self.checkID(id, fromServer: true)
         return try write { appender in
-            guard try log.views.projection(entity: schema.name, id: id, in: appender.transaction).row != nil else {
+            let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
+            guard current.row != nil else {
                 throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")
             }
-            return try appender.append(localEvent(.deleted, entity: schema.name, id: id))
+            return try appender.append(localEvent(.deleted, entity: schema.name, id: id), current: current)
         }
     }
 
