@@ -3,9 +3,11 @@ import Testing
 
 @Suite("Encodable results as evsync's JSON")
 struct JSONValueEncoderTests {
+    /// Declared out of key order: the keys come out sorted all the same.
     struct Inner: Encodable {
-        let seq: UInt64
         let kind: String
+        let seq: UInt64
+        init(seq: UInt64, kind: String) { (self.kind, self.seq) = (kind, seq) }
     }
 
     struct Result: Encodable {

@@ -67,11 +67,17 @@ enum AuditJSON {
         }
     }
 
-    /// A field's value before and after; each left out where the field is absent.
-    struct OldAndNew: Encodable {
+    /// A field's value before and after, each left out where the field is absent; with the field's name
+    /// in an array (`resolve`, `revert`), without it where the name is the key (`diff`).
+    struct Change: Encodable {
+        let field: String?
         let old: EncodableJSON?
         let new: EncodableJSON?
-        init(_ change: FieldChange) { (old, new) = (change.old.map(EncodableJSON.init), change.new.map(EncodableJSON.init)) }
+
+        init(_ change: FieldChange, named: Bool) {
+            field = named ? change.field : nil
+            (old, new) = (change.old.map(EncodableJSON.init), change.new.map(EncodableJSON.init))
+        }
     }
 
     /// One element of `diff`'s array: `{entity, id, change: added|changed|deleted, fields: {field: {old?, new?}}}`.
@@ -79,11 +85,11 @@ enum AuditJSON {
         let entity: String
         let id: String
         let change: String
-        let fields: [String: OldAndNew]
+        let fields: [String: Change]
 
         init(_ diff: RecordDiff) {
             (entity, id, change) = (diff.entity, diff.id, diff.kind.rawValue)
-            fields = Dictionary(diff.changes.map { ($0.field, OldAndNew($0)) }, uniquingKeysWith: { $1 })
+            fields = Dictionary(diff.changes.map { ($0.field, Change($0, named: false)) }, uniquingKeysWith: { $1 })
         }
     }
 
@@ -116,11 +122,6 @@ enum AuditJSON {
 
     /// What `resolve` and `revert` share: `{entity, id, kind, seq, changes: [{field, old?, new?}]}`.
     struct RestorationResult: Encodable {
-        struct Change: Encodable {
-            let field: String
-            let old: EncodableJSON?
-            let new: EncodableJSON?
-        }
         let entity: String
         let id: String
         @NullWhenAbsent var kind: String?
@@ -130,7 +131,7 @@ enum AuditJSON {
         init(_ restoration: Restoration) {
             (entity, id) = (restoration.entity, restoration.id)
             (kind, seq) = (restoration.event?.kind.rawValue, restoration.event?.seq)
-            changes = restoration.changes.map { Change(field: $0.field, old: $0.old.map(EncodableJSON.init), new: $0.new.map(EncodableJSON.init)) }
+            changes = restoration.changes.map { Change($0, named: true) }
         }
     }
 
