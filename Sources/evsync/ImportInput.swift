@@ -63,6 +63,8 @@ struct ImportInput {
 /// `importing FILE: 45% (12 of 27 MB)` on stderr while a large file is read, on a terminal only.
 final class ImportProgress: @unchecked Sendable {
     private let timer: any DispatchSourceTimer
+    /// The timer's queue, serial: `stop` waits on it for a handler that is running.
+    private let queue = DispatchQueue(label: "evsync.import-progress")
 
     /// Starts showing progress if stderr is a terminal and the input is large enough to wait for.
     static func start(name: String, descriptor: Int32) -> ImportProgress? {
@@ -72,7 +74,7 @@ final class ImportProgress: @unchecked Sendable {
     }
 
     private init(name: String, descriptor: Int32, size: Int64) {
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "evsync.import-progress"))
+        timer = DispatchSource.makeTimerSource(queue: queue)
         // The store reads the file from its start, in order: the descriptor's offset is how far it got.
         let show = {
             let read = min(max(Int64(lseek(descriptor, 0, SEEK_CUR)), 0), size)
@@ -89,8 +91,8 @@ final class ImportProgress: @unchecked Sendable {
 
     func stop() {
         timer.cancel()
-        // The handler runs on its queue: wait for it to be done before clearing its line.
-        DispatchQueue(label: "evsync.import-progress.stop").sync {}
+        // The handler runs on the timer's queue: wait for it to be done before clearing its line.
+        queue.sync {}
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }

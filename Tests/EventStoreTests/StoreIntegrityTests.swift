@@ -63,6 +63,28 @@ struct StoreIntegrityTests {
         }
     }
 
+    @Test("views replayed as the store opened are not replayed again by rebuildViews until the log grows")
+    func repairedViewsAreReplayedOnce() throws {
+        try withTemporaryDirectory { directory in
+            let path = try Self.storeWithOneRecord(in: directory)
+            func dropOutbox(_ store: Store) throws {
+                try store.environment.write { transaction in
+                    try transaction.drop(try #require(try store.environment.existingDatabase("outbox", in: transaction)))
+                }
+            }
+            try dropOutbox(try Store(directory: path))
+            let store = try Store(repairingViews: path)
+            #expect(store.replayedAtOpening == 1)
+            // Emptied behind the store's back: only a second replay would fill it again.
+            try store.environment.write { transaction in try transaction.empty(store.log.views.outbox) }
+            #expect(try store.rebuildViews() == 1)
+            #expect(try !store.verifyViews().isEmpty, "the log was replayed a second time")
+            try store.edit("Holiday", id: "h", set: ["details": "Presents"])
+            #expect(try store.rebuildViews() == 2)
+            #expect(try store.verifyViews().isEmpty)
+        }
+    }
+
     @Test("a store nothing was ever committed to is not found without create, and nothing is created in it")
     func neverCommitted() throws {
         try withTemporaryDirectory { directory in

@@ -18,18 +18,20 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 /// record field's limit (`JSONValue.maxFieldNesting`) plus the levels of the
 /// envelopes fields travel in (an event, a view entry, a server's page or
 /// batch response), so whatever a field may hold can always be read back.
+/// Its state is internal, not private, for its two extensions:
+/// re-encoding (JSONParser+Canonical.swift) and skipping (JSONParser+Skip.swift).
 public struct JSONParser: ~Copyable {
-    private let bytes: UnsafeRawBufferPointer
-    private var index = 0
-    private var depth = 0
+    let bytes: UnsafeRawBufferPointer
+    var index = 0
+    var depth = 0
     /// The deepest nesting read: a field's limit plus envelope levels.
     static let maxDepth = JSONValue.maxFieldNesting + envelopeLevels
     /// The most levels an envelope puts around a field's value (a Kinto batch
     /// response has 5: `{"responses":[{"body":{"data":{field: value}}}]}`).
     static let envelopeLevels = 8
-    /// `writeCanonicalObject`'s buffers, kept from one object to the next (a nested object makes its own).
-    private var canonicalValues: [UInt8] = []
-    private var canonicalMembers: [(key: UnsafeRawBufferPointer, value: Range<Int>)] = []
+    /// `writeCanonicalObject`'s buffers (JSONParser+Canonical.swift), kept from one object to the next (a nested object makes its own).
+    var canonicalValues: [UInt8] = []
+    var canonicalMembers: [(key: UnsafeRawBufferPointer, value: Range<Int>)] = []
 
     /// Parses one JSON document that fills the whole buffer (white space around it allowed).
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
@@ -102,15 +104,15 @@ public struct JSONParser: ~Copyable {
         return UnsafeRawBufferPointer(rebasing: bytes[start..<start])
     }
 
-    private init(bytes: UnsafeRawBufferPointer) {
+    init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
 
-    private func error(_ reason: String) -> JSONParseError {
+    func error(_ reason: String) -> JSONParseError {
         JSONParseError(offset: index, reason: reason)
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -119,7 +121,7 @@ public struct JSONParser: ~Copyable {
         }
     }
 
-    private mutating func parseValue() throws(JSONParseError) -> JSONValue {
+    mutating func parseValue() throws(JSONParseError) -> JSONValue {
         guard index < bytes.count else { throw error("unexpected end of input") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return .object(try parseObject())
@@ -133,7 +135,7 @@ public struct JSONParser: ~Copyable {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let count = literal.utf8CodeUnitCount
         guard index + count <= bytes.count else { throw error("unexpected end of input") }
         let start = literal.utf8Start
@@ -143,14 +145,14 @@ public struct JSONParser: ~Copyable {
         index += count
     }
 
-    private mutating func enter() throws(JSONParseError) {
+    mutating func enter() throws(JSONParseError) {
         depth += 1
         if depth > Self.maxDepth {
             throw error("nesting deeper than \(Self.maxDepth) levels (a field's value may nest \(JSONValue.maxFieldNesting))")
         }
     }
 
-    private mutating func parseObject() throws(JSONParseError) -> JSONObject {
+    mutating func parseObject() throws(JSONParseError) -> JSONObject {
         try enter()
         defer { depth -= 1 }
         index += 1
@@ -202,7 +204,7 @@ public struct JSONParser: ~Copyable {
         }
     }
 
-    private mutating func parseString() throws(JSONParseError) -> String {
+    mutating func parseString() throws(JSONParseError) -> String {
         index += 1
         let start = index
         // Fast path: no escapes, the bytes are the string.
@@ -309,7 +311,7 @@ public struct JSONParser: ~Copyable {
     }
 }
 
-// MARK: Re-encoding without building values
+// MARK: Reading members and elements in place
 
 extension UnsafeRawBufferPointer {
     /// Whether these bytes spell `name`: how keys read by `JSONParser.parseObject` are matched.
@@ -365,189 +367,10 @@ extension JSONParser {
         return true
     }
 
-    /// Writes the value at the current position as `JSONWriter` would write
-    /// it once parsed, without building it: bytes already in that form (ASCII
-    /// strings without escapes, numbers, literals) are copied.
-    /// What a pull does to every field of every record.
-    mutating func writeCanonical(to writer: inout JSONWriter) throws(JSONParseError) {
-        guard index < bytes.count else { throw error("unexpected end of input") }
-        let start = index
-        switch bytes[index] {
-        case UInt8(ascii: "{"):
-            if try !writeCanonicalObject(to: &writer, taking: { _, _ in false }) {
-                writer.write(object: try parseObject())
-            }
-        case UInt8(ascii: "["):
-            writer.append(byte: UInt8(ascii: "["))
-            var first = true
-            do {
-                try forEachElement { parser in
-                    if !first { writer.append(byte: UInt8(ascii: ",")) }
-                    first = false
-                    try parser.writeCanonical(to: &writer)
-                }
-            } catch let error as JSONParseError {
-                throw error
-            } catch {
-                throw self.error("\(error)")
-            }
-            writer.append(byte: UInt8(ascii: "]"))
-        case UInt8(ascii: "\""):
-            index += 1
-            while index < bytes.count, bytes[index] >= 0x20, bytes[index] < 0x80,
-                  bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
-                index += 1
-            }
-            if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
-                index += 1
-                writer.append(raw: UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
-            } else {
-                index = start
-                writer.write(string: try parseString())
-            }
-        case UInt8(ascii: "t"): try expectLiteral("true"); writer.raw("true")
-        case UInt8(ascii: "f"): try expectLiteral("false"); writer.raw("false")
-        case UInt8(ascii: "n"): try expectLiteral("null"); writer.raw("null")
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            // A number is written as its literal.
-            guard let length = JSONNumber.literalLength(in: bytes, from: index) else { throw error("invalid number") }
-            index += length
-            writer.append(raw: UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
-        default:
-            throw error("unexpected character '\(Unicode.Scalar(bytes[index]))'")
-        }
-    }
-
-    /// `writeCanonicalObject`'s working buffers, for a caller that re-encodes
-    /// many objects (an import's lines) to keep from one to the next.
-    package struct CanonicalScratch {
-        fileprivate var values: [UInt8] = []
-        fileprivate var members: [(key: UnsafeRawBufferPointer, value: Range<Int>)] = []
-        package init() {}
-    }
-
-    /// Writes the object that fills `bytes` (white space around it allowed)
-    /// in canonical form, as `writeCanonicalObject` does at a parser's
-    /// position. Returns false, having written nothing, when `bytes` is not
-    /// one object it can write that way (not an object, a key it leaves to
-    /// the general way, a member `check` refuses, text after the object).
-    package static func writeCanonicalObject(
-        _ bytes: UnsafeRawBufferPointer, to writer: inout JSONWriter, scratch: inout CanonicalScratch,
-        taking take: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool,
-        checking check: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
-    ) throws(JSONParseError) -> Bool {
-        var parser = JSONParser(bytes: bytes)
-        swap(&parser.canonicalValues, &scratch.values)
-        swap(&parser.canonicalMembers, &scratch.members)
-        defer {
-            swap(&parser.canonicalValues, &scratch.values)
-            swap(&parser.canonicalMembers, &scratch.members)
-        }
-        parser.skipWhitespace()
-        guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{") else { return false }
-        let start = writer.bytes.count
-        guard try parser.writeCanonicalObject(to: &writer, taking: take, checking: check) else { return false }
-        parser.skipWhitespace()
-        guard parser.index == bytes.count else {
-            writer.bytes.removeSubrange(start...)
-            return false
-        }
-        return true
-    }
-
-    /// Writes the object at the current position in canonical form (as
-    /// `writeCanonical`), leaving out the members `take` reads itself: it is
-    /// called with each key and the parser at the value, and returns true
-    /// when it read the value.
-    /// `check` sees each member written, in order: its key and its value as written.
-    /// - Returns: false, having read and written nothing, when a key is
-    ///   escaped or not ASCII, whose order `JSONWriter` decides by Unicode
-    ///   rules: the caller then parses the object with `value()`. Likewise
-    ///   when `check` refuses a member.
-    package mutating func writeCanonicalObject(
-        to writer: inout JSONWriter, taking take: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool,
-        checking check: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool = { _, _ in true }
-    ) throws(JSONParseError) -> Bool {
-        let start = index
-        var values = JSONWriter(capacity: 0)
-        var members: [(key: UnsafeRawBufferPointer, value: Range<Int>)] = []
-        swap(&values.bytes, &canonicalValues)
-        swap(&members, &canonicalMembers)
-        defer {
-            values.bytes.removeAll(keepingCapacity: true)
-            members.removeAll(keepingCapacity: true)
-            swap(&values.bytes, &canonicalValues)
-            swap(&members, &canonicalMembers)
-        }
-        do {
-            var plainKeys = true
-            try Self.members(of: &self) { key, parser in
-                guard plainKeys, !key.isEmpty, !key.contains(where: { $0 >= 0x80 || $0 < 0x20 }) else {
-                    plainKeys = false
-                    _ = try parser.value()
-                    return
-                }
-                // A member `take` read is kept with no value, so that a key given twice is noticed all the same.
-                if try take(key, &parser) {
-                    members.append((key, 0..<0))
-                    return
-                }
-                let valueStart = values.bytes.count
-                try parser.writeCanonical(to: &values)
-                members.append((key, valueStart..<values.bytes.count))
-            }
-            guard plainKeys else {
-                index = start
-                return false
-            }
-        } catch let error as JSONParseError {
-            throw error
-        } catch {
-            throw self.error("\(error)")
-        }
-        members.sort { a, b in Self.compare(a.key, b.key) < 0 }
-        for position in members.indices.dropFirst() where Self.compare(members[position - 1].key, members[position].key) == 0 {
-            let key = members[position].key
-            let offset = key.baseAddress.flatMap { key in bytes.baseAddress.map { key - $0 - 1 } } ?? 0
-            throw JSONParseError(offset: offset,
-                                 reason: "duplicate key '\(String(decoding: key, as: UTF8.self))'", isDuplicateKey: true)
-        }
-        let written = writer.bytes.count
-        let checked = values.bytes.withUnsafeBytes { values in
-            writer.append(byte: UInt8(ascii: "{"))
-            var first = true
-            for member in members where !member.value.isEmpty {
-                let value = UnsafeRawBufferPointer(rebasing: values[member.value])
-                guard check(member.key, value) else { return false }
-                if !first { writer.append(byte: UInt8(ascii: ",")) }
-                first = false
-                // A plain key is its own JSON string.
-                writer.append(byte: UInt8(ascii: "\""))
-                writer.append(raw: member.key)
-                writer.raw("\":")
-                writer.append(raw: value)
-            }
-            writer.append(byte: UInt8(ascii: "}"))
-            return true
-        }
-        guard checked else {
-            writer.bytes.removeSubrange(written...)
-            index = start
-            return false
-        }
-        return true
-    }
-
-    /// Byte order, which is `String` order for ASCII.
-    private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        for (x, y) in zip(a, b) where x != y { return Int(x) - Int(y) }
-        return a.count - b.count
-    }
-
     /// Walks the object at `parser`'s position, calling `member` with each
     /// raw key (empty if escaped) and the parser at its value.
-    private static func members(of parser: inout JSONParser,
-                                _ member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Void) throws {
+    static func members(of parser: inout JSONParser,
+                        _ member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Void) throws {
         try members(of: &parser, while: { key, parser in
             try member(key, &parser)
             return true
@@ -556,8 +379,8 @@ extension JSONParser {
 
     /// Walks the object at `parser`'s position as above until `member`
     /// returns false, leaving the rest of it unread.
-    private static func members(of parser: inout JSONParser,
-                                while member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool) throws {
+    static func members(of parser: inout JSONParser,
+                        while member: (UnsafeRawBufferPointer, inout JSONParser) throws -> Bool) throws {
         guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
             throw parser.error("expected an object")
         }
@@ -588,47 +411,5 @@ extension JSONParser {
             if parser.bytes[parser.index] == UInt8(ascii: "}") { parser.index += 1; return }
             throw parser.error("expected ',' or '}'")
         }
-    }
-}
-
-extension JSONParser {
-    /// Where the parser stands, in bytes from the start of its buffer.
-    package var offset: Int { index }
-
-    /// Moves back to `offset` (a value's start, read from `offset` before)
-    /// and steps over that value without building it or limiting its
-    /// nesting: one counter, no recursion. It checks only what finding the
-    /// value's end needs (strings closed, brackets balanced), so that one
-    /// element a stricter read refused can be passed over and its neighbours read.
-    /// - Returns: whether the value nests deeper than this parser reads
-    ///   (counting the levels it sits in), the one reason valid JSON is refused.
-    @discardableResult
-    package mutating func skipValue(startingAt offset: Int) throws(JSONParseError) -> Bool {
-        index = offset
-        var open = 0
-        var deepest = 0
-        repeat {
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of input") }
-            switch bytes[index] {
-            case UInt8(ascii: "{"), UInt8(ascii: "["): open += 1; deepest = max(deepest, open); index += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                guard open > 0 else { throw error("unexpected '\(Unicode.Scalar(bytes[index]))'") }
-                open -= 1; index += 1
-            case UInt8(ascii: "\""):
-                index += 1
-                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") { index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1 }
-                guard index < bytes.count else { throw error("unexpected end of input") }
-                index += 1
-            default:
-                // A scalar, or the ',' and ':' between members: up to the next delimiter.
-                guard open > 0 || bytes[index] != UInt8(ascii: ",") else { throw error("unexpected ','") }
-                index += 1
-                while index < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: "\""),
-                                              UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: ":")].contains(bytes[index]),
-                      bytes[index] > 0x20 { index += 1 }
-            }
-        } while open > 0
-        return depth + deepest > Self.maxDepth
     }
 }

@@ -13,17 +13,19 @@ import Synchronization
 final class Environment: @unchecked Sendable {
     // LMDB's environment handle is thread-safe; the class only hands it to
     // transactions, which are confined to one closure on one thread.
-    private let handle: OpaquePointer
-    private let mapRange: (UInt, Int)?
+    // State is internal, not private, for Environment+MappedPages.swift and Environment+FileSize.swift.
+    let handle: OpaquePointer
+    /// Where the data file is mapped: the range `releaseMappedPages` drops.
+    let mapRange: (UInt, Int)?
     /// The data file this environment has open: its device and inode.
     private let dataFile: (dev_t, ino_t)?
     /// File-backed resident bytes right after the last `releaseMappedPages`.
-    private let residentFloor = Atomic<Int>(0)
+    let residentFloor = Atomic<Int>(0)
     /// Whether write transactions build their pages in the map itself
     /// (`MDB_WRITEMAP`) rather than in memory: see `init(writesInPlace:)`.
     let writesInPlace: Bool
     /// How far into the data file disk blocks were reserved (`reserveFile`), in bytes.
-    private let reservedEnd = Atomic<Int>(0)
+    let reservedEnd = Atomic<Int>(0)
 
     /// Opens (creating if needed) the environment in `directory`. An
     /// existing data file is checked first for pages cut off its end (see
@@ -149,105 +151,8 @@ final class Environment: @unchecked Sendable {
         return info.me_last_pgno
     }
 
-    /// Drops this process's mapping of the store's pages (they stay in the
-    /// page cache and come back on the next access). Pages a long pull or
-    /// rebuild has read count in the process's resident set; this keeps that
-    /// bounded by the work in flight rather than by the size of the store.
-    /// Safe at any time: the map is a shared mapping of the file, so a dropped
-    /// page faults back in unchanged, and one written through it
-    /// (`writesInPlace`) stays dirty in the page cache until the kernel or the
-    /// commit's `msync` writes it.
-    func releaseMappedPages() {
-        guard let (start, length) = mapRange else { return }
-        madvise(UnsafeMutableRawPointer(bitPattern: start), length, MADV_DONTNEED)
-        residentFloor.store(Self.residentFileBackedBytes() ?? 0, ordering: .relaxed)
-    }
-
-    /// Drops the mapped pages (as `releaseMappedPages`) once they hold more
-    /// than `budget` bytes of the resident set, as far as can be told: the
-    /// file-backed part of it grew that much since the last release. For
-    /// loops over random records, where each page read brings up to 15 of
-    /// its neighbours with it (the kernel's fault-around, on for every file
-    /// mapping): dropping at a fixed interval would either let a large store
-    /// run over or make a small one fault its pages back needlessly.
-    func releaseMappedPages(beyond budget: Int) {
-        guard let resident = Self.residentFileBackedBytes(),
-              resident > residentFloor.load(ordering: .relaxed) + budget else { return }
-        releaseMappedPages()
-    }
-
-    /// Runs `body` while a thread of its own keeps this process's mapping of
-    /// the store under `budget` bytes (`releaseMappedPages(beyond:)`, every
-    /// two milliseconds). For a transaction that writes in place
-    /// (`writesInPlace`): its commit clears a flag on every page it dirtied,
-    /// up to 131,071 of them, which maps them all again, inside one LMDB call
-    /// that nothing on the calling thread can interleave with. Dropping a
-    /// page of a shared file mapping while another thread writes it is safe:
-    /// the write lands in the page cache either way.
-    func keepingMappedPages<T, Failure: Error>(under budget: Int, _ body: () throws(Failure) -> T) throws(Failure) -> T {
-        let stop = StopFlag()
-        let stopped = DispatchSemaphore(value: 0)
-        Thread.detachNewThread { [self] in
-            while !stop.isSet {
-                releaseMappedPages(beyond: budget)
-                usleep(2_000)
-            }
-            stopped.signal()
-        }
-        defer {
-            stop.set()
-            stopped.wait()
-        }
-        return try body()
-    }
-
-    private final class StopFlag: Sendable {
-        private let flag = Atomic<Bool>(false)
-        var isSet: Bool { flag.load(ordering: .acquiring) }
-        func set() { flag.store(true, ordering: .releasing) }
-    }
-
-    /// `/proc/self/statm`, kept open: it is read again and again.
-    private static let statm = open("/proc/self/statm", O_RDONLY)
-
-    /// File-backed resident memory of this process (`shared` in `/proc/self/statm`),
-    /// read without Foundation or allocations: it is asked often.
-    private static func residentFileBackedBytes() -> Int? {
-        guard statm >= 0 else { return nil }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { buffer -> Int? in
-            let count = pread(statm, buffer.baseAddress, buffer.count, 0)
-            guard count > 0 else { return nil }
-            // "size resident shared text lib data dt", in pages: the third number.
-            var field = 0
-            var pages = 0
-            for byte in buffer[..<count] {
-                if byte == UInt8(ascii: " ") {
-                    field += 1
-                    if field > 2 { break }
-                } else if field == 2 {
-                    guard byte &- UInt8(ascii: "0") < 10 else { return nil }
-                    pages = pages * 10 + Int(byte - UInt8(ascii: "0"))
-                }
-            }
-            return field > 2 ? pages * Int(sysconf(Int32(_SC_PAGESIZE))) : nil
-        }
-    }
-
-    /// Where the data file is mapped, from `/proc/self/maps` (`mdb_env_info`
-    /// reports the address only for `MDB_FIXEDMAP`). Nil where that is not available.
-    private static func mapRange(of directory: String) -> (UInt, Int)? {
-        let dataFile = URL(fileURLWithPath: directory).appendingPathComponent("data.mdb").resolvingSymlinksInPath().path
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
-        for line in maps.split(separator: "\n") where line.hasSuffix(" " + dataFile) {
-            let bounds = line.prefix { $0 != " " }.split(separator: "-")
-            guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16), end > start else { continue }
-            return (start, Int(end - start))
-        }
-        return nil
-    }
-
     /// The data file's descriptor.
-    private var descriptor: Int32 {
+    var descriptor: Int32 {
         var descriptor: Int32 = -1
         _ = mdb_env_get_fd(handle, &descriptor)
         return descriptor
@@ -265,55 +170,6 @@ final class Environment: @unchecked Sendable {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         return (info.me_last_pgno + 1) * pageSize
-    }
-
-    /// Sizes the data file for a write transaction that has just begun (and
-    /// so holds the write lock). With `writesInPlace`, LMDB made the data file
-    /// as long as the map when it opened it (a sparse file), since a page
-    /// written through the map must lie inside the file; `trimFile`, here or in
-    /// another process, may have cut it back since, so it is made that long
-    /// again. Any other writer cuts back what an import writing in place left
-    /// past the used pages when it was killed before its own `trimFile`.
-    /// Readers never read past their snapshot's last page.
-    private func fitFileForWriting() throws(StorageError) {
-        guard writesInPlace else { return try cutFileToUsedPages() }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw StorageError(code: errno, operation: "reading the data file's size") }
-        guard Int(status.st_size) < mapSize else { return }
-        guard ftruncate(descriptor, off_t(mapSize)) == 0 else { throw StorageError(code: errno, operation: "extending the data file to the map") }
-    }
-
-    /// Cuts the data file back to the pages committed transactions use, if it is longer. Only under the write lock.
-    private func cutFileToUsedPages() throws(StorageError) {
-        var status = stat()
-        let used = usedFileBytes
-        guard fstat(descriptor, &status) == 0, Int(status.st_size) > used else { return }
-        guard ftruncate(descriptor, off_t(used)) == 0 else { throw StorageError(code: errno, operation: "trimming the data file") }
-        reservedEnd.store(0, ordering: .relaxed)
-    }
-
-    /// Allocates disk blocks for the data file up to `bytes` from its start,
-    /// for a transaction that writes in place (`writesInPlace`). A page written
-    /// through the map into a hole of the sparse file needs a block when it
-    /// is first touched; on a full device the kernel can only answer that with
-    /// `SIGBUS`. Reserving ahead turns that into `ENOSPC` here, before LMDB
-    /// writes there. Blocks reserved and not used are given back by `trimFile`.
-    func reserveFile(upTo bytes: Int) throws(StorageError) {
-        let end = min(bytes, mapSize)
-        let start = max(reservedEnd.load(ordering: .relaxed), usedFileBytes)
-        guard end > start else { return }
-        // glibc writes a byte into each block where the file system cannot allocate them.
-        let failure = posix_fallocate(descriptor, off_t(start), off_t(end - start))
-        guard failure == 0 else { throw StorageError(code: failure, operation: "reserving \(end - start) bytes of disk for the store") }
-        reservedEnd.store(end, ordering: .relaxed)
-    }
-
-    /// Gives back what `writesInPlace` extended and `reserveFile` reserved,
-    /// under the write lock (a transaction begun and dropped), so no writer is past the used pages.
-    func trimFile() throws(StorageError) {
-        let transaction = try Transaction(environment: handle, readOnly: false)
-        defer { transaction.discard() }
-        try cutFileToUsedPages()
     }
 
     /// Opens (or, in a write transaction, creates) a named database.

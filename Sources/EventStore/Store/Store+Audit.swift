@@ -298,6 +298,29 @@ public struct PendingReason: Sendable, Equatable {
     public let lastEvent: Event
 
     public var isPending: Bool { projection.isPending }
+
+    /// Where the record stands against the server's state; the raw values are what `evsync why --json` prints.
+    public enum State: String, Sendable {
+        /// Not pending: the record is as the server holds it.
+        case inStep
+        /// Not pending: deleted here and on the server.
+        case deleted
+        /// Pending: created here, not on the server yet.
+        case createdHere
+        /// Pending: deleted here, still on the server.
+        case deletedHere
+        /// Pending: fields changed here (`fields`).
+        case changedHere
+    }
+
+    public var state: State {
+        switch (projection.row, projection.shadow, isPending) {
+        case (_, _, false): projection.row == nil ? .deleted : .inStep
+        case (_?, nil, _): .createdHere
+        case (nil, _?, _): .deletedHere
+        default: .changedHere
+        }
+    }
 }
 
 /// A field that differs between the record here and on the server.

@@ -10,19 +10,30 @@ extension Store {
     /// microseconds. Ends with `.notFound` when the store is removed or
     /// replaced (each poll also looks at the data file's inode).
     public func logChanges(every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<UInt64, any Error> {
-        AsyncThrowingStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+        Self.taskStream(bufferingPolicy: .bufferingNewest(1)) { [self] continuation in
+            var last: UInt64?
+            while !Task.isCancelled {
+                try checkStillInPlace()
+                let seq = try lastSeq()
+                if seq != last {
+                    last = seq
+                    continuation.yield(seq)
+                }
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// A stream whose elements `body` yields from a task of its own, which is cancelled when the consumer
+    /// stops. The stream ends when `body` returns or is cancelled, or with the error `body` throws.
+    private static func taskStream<Element: Sendable>(
+        bufferingPolicy: AsyncThrowingStream<Element, any Error>.Continuation.BufferingPolicy = .unbounded,
+        _ body: @escaping @Sendable (AsyncThrowingStream<Element, any Error>.Continuation) async throws -> Void
+    ) -> AsyncThrowingStream<Element, any Error> {
+        AsyncThrowingStream(bufferingPolicy: bufferingPolicy) { continuation in
             let task = Task {
-                var last: UInt64?
                 do {
-                    while !Task.isCancelled {
-                        try checkStillInPlace()
-                        let seq = try lastSeq()
-                        if seq != last {
-                            last = seq
-                            continuation.yield(seq)
-                        }
-                        try await Task.sleep(for: interval)
-                    }
+                    try await body(continuation)
                     continuation.finish()
                 } catch is CancellationError {
                     continuation.finish()
@@ -103,22 +114,14 @@ extension Store {
     public func observeChanges(_ entityName: String, after seq: UInt64,
                                every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<RecordChanges<Record>, any Error> {
         let changes = logChanges(every: interval)
-        return AsyncThrowingStream(bufferingPolicy: .unbounded) { continuation in
-            let task = Task {
-                do {
-                    let entity = try self.entity(entityName).name
-                    var seen = seq
-                    for try await newest in changes where newest > seen {
-                        let found = try read { transaction in try self.changes(of: entity, after: seen, in: transaction) }
-                        seen = found.seq
-                        if !found.isEmpty { continuation.yield(found) }
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
+        return Self.taskStream { [self] continuation in
+            let entity = try self.entity(entityName).name
+            var seen = seq
+            for try await newest in changes where newest > seen {
+                let found = try read { transaction in try self.changes(of: entity, after: seen, in: transaction) }
+                seen = found.seq
+                if !found.isEmpty { continuation.yield(found) }
             }
-            continuation.onTermination = { _ in task.cancel() }
         }
     }
 
@@ -126,22 +129,14 @@ extension Store {
     public func observeChanges<Value: EntityRecord>(_ type: Value.Type, after seq: UInt64,
                                                     every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<RecordChanges<Value>, any Error> {
         let records = observeChanges(Value.entityName, after: seq, every: interval)
-        return AsyncThrowingStream(bufferingPolicy: .unbounded) { continuation in
-            let task = Task {
-                do {
-                    let coder = try self.coder(for: type)
-                    for try await changes in records {
-                        continuation.yield(RecordChanges(
-                            inserted: try changes.inserted.map { record throws(StoreError) in try coder.decode(type, from: record) },
-                            updated: try changes.updated.map { record throws(StoreError) in try coder.decode(type, from: record) },
-                            deleted: changes.deleted, seq: changes.seq))
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
+        return Self.taskStream { [self] continuation in
+            let coder = try self.coder(for: type)
+            for try await changes in records {
+                continuation.yield(RecordChanges(
+                    inserted: try changes.inserted.map { record throws(StoreError) in try coder.decode(type, from: record) },
+                    updated: try changes.updated.map { record throws(StoreError) in try coder.decode(type, from: record) },
+                    deleted: changes.deleted, seq: changes.seq))
             }
-            continuation.onTermination = { _ in task.cancel() }
         }
     }
 
@@ -182,34 +177,26 @@ extension Store {
     func observeRecords(_ entityName: String, every interval: Duration,
                         probe: (@Sendable (ObservationStep) -> Void)?) -> AsyncThrowingStream<[Record], any Error> {
         let changes = logChanges(every: interval)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    let entity = try self.entity(entityName).name
-                    // The last event accounted for; nil until the table is first read.
-                    var seen: UInt64?
-                    var previous: [Record]?
-                    for try await newest in changes {
-                        if let seen, newest <= seen { continue }
-                        // One snapshot for both: the events looked at and the table read agree.
-                        let (records, through) = try read { transaction -> ([Record]?, UInt64) in
-                            let last = try log.lastSeq(in: transaction)
-                            if let seen, try !log.hasEvent(of: entity, after: seen, in: transaction) { return (nil, last) }
-                            return (try self.records(of: entity, in: transaction), last)
-                        }
-                        seen = through
-                        probe?(ObservationStep(seenThrough: through, readTable: records != nil))
-                        if let records, records != previous {
-                            previous = records
-                            continuation.yield(records)
-                        }
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
+        return Self.taskStream { [self] continuation in
+            let entity = try self.entity(entityName).name
+            // The last event accounted for; nil until the table is first read.
+            var seen: UInt64?
+            var previous: [Record]?
+            for try await newest in changes {
+                if let seen, newest <= seen { continue }
+                // One snapshot for both: the events looked at and the table read agree.
+                let (records, through) = try read { transaction -> ([Record]?, UInt64) in
+                    let last = try log.lastSeq(in: transaction)
+                    if let seen, try !log.hasEvent(of: entity, after: seen, in: transaction) { return (nil, last) }
+                    return (try self.records(of: entity, in: transaction), last)
+                }
+                seen = through
+                probe?(ObservationStep(seenThrough: through, readTable: records != nil))
+                if let records, records != previous {
+                    previous = records
+                    continuation.yield(records)
                 }
             }
-            continuation.onTermination = { _ in task.cancel() }
         }
     }
 }

@@ -16,10 +16,14 @@ extension Store {
     /// Replays the whole log into fresh views and swaps them in: one write
     /// transaction empties and refills them, so readers see either the old
     /// views or the new ones. Returns the number of events replayed.
+    /// Views this store replayed as it opened (`init(repairingViews:)`, or a
+    /// store of an old layout upgraded) are not replayed again while the log has
+    /// not grown since: they are what the replay would make.
     @discardableResult
     public func rebuildViews() throws(StoreError) -> UInt64 {
         do {
             return try environment.write { transaction in
+                if let replayedAtOpening, try log.lastSeq(in: transaction) == replayedAtOpening { return replayedAtOpening }
                 try markLayout(in: transaction)
                 for database in log.views.all { try transaction.empty(database) }
                 return try Self.replay(log.events, into: log.views, environment: environment, in: transaction)

@@ -21,13 +21,7 @@ enum AuditCommands {
             throw CLIError(.noInput, "no \(try store.entity(words[0]).name) with id '\(words[1])'")
         }
         if arguments.has("--json") {
-            var fields: JSONObject = [:]
-            for origin in blame.fields {
-                var object = eventSummary(origin.event)
-                object["value"] = origin.value
-                fields[origin.field] = .object(object)
-            }
-            print(Output.json(.object(["entity": .string(blame.record.entity), "id": .string(blame.record.id), "fields": .object(fields)])))
+            print(try AuditJSON.text(AuditJSON.BlameResult(blame)))
         } else {
             let rows = blame.fields.map { origin in
                 [Output.safe(origin.field), Output.cell(origin.value), "#\(origin.event.seq)",
@@ -62,17 +56,7 @@ enum AuditCommands {
         if json { print("[", terminator: "") }
         let (start, end) = try store.diff(from: from, to: to, entity: arguments.positionals.first) { change in
             if json {
-                var fields: JSONObject = [:]
-                for field in change.changes {
-                    var object: JSONObject = [:]
-                    object["old"] = field.old
-                    object["new"] = field.new
-                    fields[field.field] = .object(object)
-                }
-                print((counts.isEmpty ? "" : ",") + Output.json(.object([
-                    "entity": .string(change.entity), "id": .string(change.id),
-                    "change": .string(change.kind.rawValue), "fields": .object(fields),
-                ])), terminator: "")
+                print((counts.isEmpty ? "" : ",") + (try AuditJSON.text(AuditJSON.DiffEntry(change))), terminator: "")
             } else {
                 let mark = switch change.kind { case .added: "+" case .changed: "~" case .deleted: "-" }
                 print("\(mark) \(Output.safe("\(change.entity)/\(change.id)"))  \(change.kind.rawValue)")
@@ -104,22 +88,7 @@ enum AuditCommands {
     ) { arguments, global in
         let conflicts = try global.openStore(create: false).conflicts(openOnly: arguments.has("--open"))
         if arguments.has("--json") {
-            print(Output.json(.array(conflicts.map { conflict in
-                var object = eventSummary(conflict.event)
-                object["entity"] = .string(conflict.event.entity)
-                object["id"] = .string(conflict.event.recordID)
-                object["policy"] = conflict.event.policy.map { .string($0.rawValue) } ?? .null
-                object["won"] = .string(conflict.won.rawValue)
-                object["deleted"] = conflict.deleted.map { .string($0.rawValue) } ?? .null
-                object["fields"] = .array(conflict.fields.map { field in
-                    var entry: JSONObject = ["field": .string(field.field), "won": .string(field.won.rawValue)]
-                    entry["local"] = field.local
-                    entry["server"] = field.server
-                    return .object(entry)
-                })
-                object["resolvedBy"] = conflict.resolvedBy.map { .number(JSONNumber($0.seq)) } ?? .null
-                return .object(object)
-            })))
+            print(try AuditJSON.text(conflicts.map(AuditJSON.ConflictDetails.entry)))
             return
         }
         for conflict in conflicts {
@@ -160,10 +129,8 @@ enum AuditCommands {
         }
         let restoration = try global.openStore(create: false).resolve(conflict: seq, take: side)
         if arguments.has("--json") {
-            var object = restorationJSON(restoration)
-            object["conflict"] = .number(JSONNumber(seq))
-            object["take"] = .string(side.rawValue)
-            print(Output.json(.object(object)))
+            print(try AuditJSON.text(AuditJSON.Merged(first: AuditJSON.RestorationResult(restoration),
+                                                      second: AuditJSON.Resolved(conflict: seq, take: side.rawValue))))
         } else {
             for change in restoration.changes { print("    " + fieldChange(change)) }
             print("resolved conflict #\(seq), taking the \(side.rawValue) values (event #\(restoration.event?.seq ?? 0)); the next sync pushes it")
@@ -194,10 +161,8 @@ enum AuditCommands {
         let restoration = try store.revert(words[0], id: words[1], to: to, dryRun: dryRun)
         let name = Output.safe("\(restoration.entity)/\(restoration.id)")
         if arguments.has("--json") {
-            var object = restorationJSON(restoration)
-            object["to"] = .number(JSONNumber(restoration.point ?? 0))
-            object["dryRun"] = .bool(dryRun)
-            print(Output.json(.object(object)))
+            print(try AuditJSON.text(AuditJSON.Merged(first: AuditJSON.RestorationResult(restoration),
+                                                      second: AuditJSON.Reverted(to: restoration.point ?? 0, dryRun: dryRun))))
         } else if restoration.changes.isEmpty {
             printError("evsync: no change: \(name) is as it was at event \(restoration.point ?? 0)")
         } else {
@@ -226,39 +191,20 @@ enum AuditCommands {
         guard let reason = try store.whyPending(words[0], id: words[1]) else {
             throw CLIError(.noInput, "no \(try store.entity(words[0]).name) with id '\(words[1])' in the log")
         }
-        let projection = reason.projection
-        let state = switch (projection.row, projection.shadow, reason.isPending) {
-        case (_, _, false): projection.row == nil ? "deleted" : "inStep"
-        case (_?, nil, _): "createdHere"
-        case (nil, _?, _): "deletedHere"
-        default: "changedHere"
-        }
         if arguments.has("--json") {
-            print(Output.json(.object([
-                "entity": .string(reason.entity), "id": .string(reason.id), "pending": .bool(reason.isPending),
-                "state": .string(state),
-                "version": projection.version.map { .string($0.token) } ?? .null,
-                "fields": .array(reason.fields.map { field in
-                    var object: JSONObject = ["field": .string(field.field), "since": field.since.map { .object(eventSummary($0)) } ?? .null]
-                    object["local"] = field.local
-                    object["server"] = field.server
-                    return .object(object)
-                }),
-                "pendingSince": reason.pendingSince.map { .object(eventSummary($0)) } ?? .null,
-                "lastExchange": reason.lastExchange.map { .object(eventSummary($0)) } ?? .null,
-            ])))
+            print(try AuditJSON.text(AuditJSON.WhyResult(reason)))
             return
         }
         let name = Output.safe("\(reason.entity)/\(reason.id)")
-        let version = projection.version.map { Output.safe(" (server version \($0))") } ?? ""
-        switch state {
-        case "inStep": print("\(name) is in step with the server\(version)")
-        case "deleted": print("\(name) is deleted, here and on the server")
-        case "createdHere": print("\(name) is pending: created here, not on the server yet")
-        case "deletedHere": print("\(name) is pending: deleted here, still on the server\(version)")
-        default: print("\(name) is pending: \(reason.fields.count) field\(reason.fields.count == 1 ? "" : "s") differ\(reason.fields.count == 1 ? "s" : "") from the server's state\(version)")
+        let version = reason.projection.version.map { Output.safe(" (server version \($0))") } ?? ""
+        switch reason.state {
+        case .inStep: print("\(name) is in step with the server\(version)")
+        case .deleted: print("\(name) is deleted, here and on the server")
+        case .createdHere: print("\(name) is pending: created here, not on the server yet")
+        case .deletedHere: print("\(name) is pending: deleted here, still on the server\(version)")
+        case .changedHere: print("\(name) is pending: \(reason.fields.count) field\(reason.fields.count == 1 ? "" : "s") differ\(reason.fields.count == 1 ? "s" : "") from the server's state\(version)")
         }
-        if state == "changedHere" {
+        if reason.state == .changedHere {
             for field in reason.fields {
                 let since = field.since.map { "  (\(describe($0)))" } ?? ""
                 print("    \(Output.safe(field.field)): here \(value(field.local)), server \(value(field.server))\(since)")
@@ -288,31 +234,6 @@ enum AuditCommands {
                 + "or last-sync, not '\(Output.safe(text))'")
         }
         return point
-    }
-
-    /// What names an event in `--json`: its number, time, author, origin, kind and version.
-    static func eventSummary(_ event: Event) -> JSONObject {
-        var object: JSONObject = [
-            "seq": .number(JSONNumber(event.seq)), "at": .string(Timestamp.iso8601(milliseconds: event.at)),
-            "by": .string(event.author), "origin": .string(event.origin.rawValue), "kind": .string(event.kind.rawValue),
-        ]
-        if let version = event.version { object["version"] = version.integer.map { .number(JSONNumber($0)) } ?? .string(version.token) }
-        if let reason = event.reason { object["reason"] = .string(reason) }
-        return object
-    }
-
-    static func restorationJSON(_ restoration: Restoration) -> JSONObject {
-        [
-            "entity": .string(restoration.entity), "id": .string(restoration.id),
-            "kind": restoration.event.map { .string($0.kind.rawValue) } ?? .null,
-            "seq": restoration.event.map { .number(JSONNumber($0.seq)) } ?? .null,
-            "changes": .array(restoration.changes.map { change in
-                var object: JSONObject = ["field": .string(change.field)]
-                object["old"] = change.old
-                object["new"] = change.new
-                return .object(object)
-            }),
-        ]
     }
 
     /// `local`, `server v123`, or `conflict (server-wins)`: where an event's change came from.

@@ -20,11 +20,11 @@ enum RecordCommands {
         let words = arguments.positionals
         let fields = try assignments(words.dropFirst())
         let store = try global.openStore(create: true)
-        let event = try withJSONValueHint(store: store, entity: words[0], words: words.dropFirst()) {
-            try store.add(words[0], id: arguments.value("--id"), fields: fields)
+        let (event, record) = try withJSONValueHint(store: store, entity: words[0], words: words.dropFirst()) {
+            try store.added(words[0], id: arguments.value("--id"), fields: fields)
         }
         if arguments.has("--json") {
-            print(try changeJSON(store: store, entity: event.entity, id: event.recordID, seq: event.seq))
+            print(changeJSON(entity: event.entity, id: event.recordID, seq: event.seq, record: record))
         } else {
             print(event.recordID)
         }
@@ -50,11 +50,11 @@ enum RecordCommands {
             throw arguments.usageError("nothing to change")
         }
         let store = try global.openStore(create: false)
-        let event = try withJSONValueHint(store: store, entity: words[0], words: words.dropFirst(2)) {
-            try store.edit(words[0], id: words[1], set: fields, unset: arguments.values("--unset"))
+        let (event, record) = try withJSONValueHint(store: store, entity: words[0], words: words.dropFirst(2)) {
+            try store.edited(words[0], id: words[1], set: fields, unset: arguments.values("--unset"))
         }
         if arguments.has("--json") {
-            print(try changeJSON(store: store, entity: words[0], id: words[1], seq: event?.seq))
+            print(changeJSON(entity: record.entity, id: record.id, seq: event?.seq, record: record))
         }
         if event == nil {
             printError("evsync: no change: \(words[1]) already has those values")
@@ -73,16 +73,15 @@ enum RecordCommands {
         let store = try global.openStore(create: false)
         let event = try store.delete(words[0], id: words[1])
         if arguments.has("--json") {
-            print(try changeJSON(store: store, entity: event.entity, id: event.recordID, seq: event.seq))
+            print(changeJSON(entity: event.entity, id: event.recordID, seq: event.seq, record: nil))
         }
     }
 
     /// What `add`, `edit` and `delete --json` print: `{"entity", "id", "seq", "record"}`, `seq` the event
-    /// written (null when none was), `record` the record now (`id` and fields; null once deleted).
-    static func changeJSON(store: Store, entity: String, id: String, seq: UInt64?) throws -> String {
-        let record = try store.record(entity, id: id)
-        return Output.json([
-            "entity": .string(try store.entity(entity).name),
+    /// written (null when none was), `record` the record as the change left it (`id` and fields; null once deleted).
+    static func changeJSON(entity: String, id: String, seq: UInt64?, record: Record?) -> String {
+        Output.json([
+            "entity": .string(entity),
             "id": .string(id),
             "seq": seq.map { .number(JSONNumber($0)) } ?? .null,
             "record": record.map { .object($0.json) } ?? .null,

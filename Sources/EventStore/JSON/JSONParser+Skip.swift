@@ -1,0 +1,42 @@
+/// Passing over a value that a stricter read refused, so that its neighbours can still be read.
+extension JSONParser {
+    /// Where the parser stands, in bytes from the start of its buffer.
+    package var offset: Int { index }
+
+    /// Moves back to `offset` (a value's start, read from `offset` before)
+    /// and steps over that value without building it or limiting its
+    /// nesting: one counter, no recursion. It checks only what finding the
+    /// value's end needs (strings closed, brackets balanced), so that one
+    /// element a stricter read refused can be passed over and its neighbours read.
+    /// - Returns: whether the value nests deeper than this parser reads
+    ///   (counting the levels it sits in), the one reason valid JSON is refused.
+    @discardableResult
+    package mutating func skipValue(startingAt offset: Int) throws(JSONParseError) -> Bool {
+        index = offset
+        var open = 0
+        var deepest = 0
+        repeat {
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["): open += 1; deepest = max(deepest, open); index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                guard open > 0 else { throw error("unexpected '\(Unicode.Scalar(bytes[index]))'") }
+                open -= 1; index += 1
+            case UInt8(ascii: "\""):
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") { index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1 }
+                guard index < bytes.count else { throw error("unexpected end of input") }
+                index += 1
+            default:
+                // A scalar, or the ',' and ':' between members: up to the next delimiter.
+                guard open > 0 || bytes[index] != UInt8(ascii: ",") else { throw error("unexpected ','") }
+                index += 1
+                while index < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: "\""),
+                                              UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: ":")].contains(bytes[index]),
+                      bytes[index] > 0x20 { index += 1 }
+            }
+        } while open > 0
+        return depth + deepest > Self.maxDepth
+    }
+}

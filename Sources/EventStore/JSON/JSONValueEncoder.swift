@@ -1,0 +1,163 @@
+/// Encodes an `Encodable` value as a `JSONValue`, for `JSONWriter` to write: how the CLI's `--json`
+/// results, declared as `Encodable` types, come out in the bytes evsync writes everywhere else.
+/// Foundation's `JSONEncoder` would write other bytes: `/` escaped, `\b` and `\f` as such rather
+/// than `\u0008`, and record values' numbers as `Double`s instead of their literals (`JSONNumber`).
+/// A field's value goes in as `EncodableJSON`; an optional property left nil is left out
+/// (`encodeIfPresent`), and one wrapped in `NullWhenAbsent` is written as `null`.
+package enum JSONValueEncoder {
+    package static func encode(_ value: some Encodable) throws -> JSONValue {
+        let node = Node()
+        try node.encode(value, at: [])
+        return node.value
+    }
+
+    /// What has been encoded at one place; objects and arrays are filled in as their containers are.
+    private final class Node {
+        var content: Content = .value(.null)
+        enum Content {
+            case value(JSONValue)
+            case object([String: Node])
+            case array([Node])
+        }
+
+        var value: JSONValue {
+            switch content {
+            case .value(let value): value
+            case .object(let members): .object(members.mapValues(\.value))
+            case .array(let elements): .array(elements.map(\.value))
+            }
+        }
+
+        func encode(_ value: some Encodable, at path: [any CodingKey]) throws {
+            if let json = value as? EncodableJSON { content = .value(json.value); return }
+            try value.encode(to: NodeEncoder(node: self, codingPath: path))
+        }
+
+        /// The member `key` of this object, made an object first if it is not one yet.
+        func member(_ key: String) -> Node {
+            var members: [String: Node] = [:]
+            if case .object(let existing) = content { members = existing }
+            let node = Node()
+            members[key] = node
+            content = .object(members)
+            return node
+        }
+
+        func appended() -> Node {
+            var elements: [Node] = []
+            if case .array(let existing) = content { elements = existing }
+            let node = Node()
+            elements.append(node)
+            content = .array(elements)
+            return node
+        }
+    }
+
+    private struct NodeEncoder: Encoder {
+        let node: Node
+        let codingPath: [any CodingKey]
+        var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+        func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+            // Two keyed containers on one encoder write into one object (`NullWhenAbsent`, merged results).
+            if case .object = node.content {} else { node.content = .object([:]) }
+            return KeyedEncodingContainer(Keyed(node: node, codingPath: codingPath))
+        }
+
+        func unkeyedContainer() -> any UnkeyedEncodingContainer {
+            if case .array = node.content {} else { node.content = .array([]) }
+            return Unkeyed(node: node, codingPath: codingPath)
+        }
+
+        func singleValueContainer() -> any SingleValueEncodingContainer { Single(node: node, codingPath: codingPath) }
+    }
+
+    private struct Keyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let node: Node
+        let codingPath: [any CodingKey]
+
+        mutating func encodeNil(forKey key: Key) throws { node.member(key.stringValue).content = .value(.null) }
+        mutating func encode(_ value: some Encodable, forKey key: Key) throws {
+            try node.member(key.stringValue).encode(value, at: codingPath + [key])
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type,
+                                                            forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+            NodeEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key]).container(keyedBy: keyType)
+        }
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            NodeEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key]).unkeyedContainer()
+        }
+        mutating func superEncoder() -> any Encoder { NodeEncoder(node: node, codingPath: codingPath) }
+        mutating func superEncoder(forKey key: Key) -> any Encoder {
+            NodeEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key])
+        }
+    }
+
+    private struct Unkeyed: UnkeyedEncodingContainer {
+        let node: Node
+        let codingPath: [any CodingKey]
+        var count: Int { if case .array(let elements) = node.content { elements.count } else { 0 } }
+
+        mutating func encodeNil() throws { node.appended().content = .value(.null) }
+        mutating func encode(_ value: some Encodable) throws { try node.appended().encode(value, at: codingPath) }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+            NodeEncoder(node: node.appended(), codingPath: codingPath).container(keyedBy: keyType)
+        }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+            NodeEncoder(node: node.appended(), codingPath: codingPath).unkeyedContainer()
+        }
+        mutating func superEncoder() -> any Encoder { NodeEncoder(node: node.appended(), codingPath: codingPath) }
+    }
+
+    /// Scalars: strings, booleans and integers as they are; other numbers as their shortest literal.
+    private struct Single: SingleValueEncodingContainer {
+        let node: Node
+        let codingPath: [any CodingKey]
+
+        mutating func encodeNil() throws { node.content = .value(.null) }
+        mutating func encode(_ value: Bool) throws { node.content = .value(.bool(value)) }
+        mutating func encode(_ value: String) throws { node.content = .value(.string(value)) }
+        mutating func encode(_ value: Double) throws {
+            guard let number = JSONNumber(value) else {
+                throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: codingPath, debugDescription: "JSON has no \(value)"))
+            }
+            node.content = .value(.number(number))
+        }
+        mutating func encode(_ value: Float) throws { try encode(Double(value)) }
+        mutating func encode(_ value: Int) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: Int8) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: Int16) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: Int32) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: Int64) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: UInt) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: UInt8) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: UInt16) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: UInt32) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: UInt64) throws { node.content = .value(.number(JSONNumber(value))) }
+        mutating func encode(_ value: some Encodable) throws { try node.encode(value, at: codingPath) }
+    }
+}
+
+/// A `JSONValue` inside an `Encodable` result: `JSONValueEncoder` takes it as it is (numbers keep their
+/// literal). Other encoders cannot write a `JSONNumber`'s literal, so they refuse it.
+package struct EncodableJSON: Encodable, Sendable {
+    package let value: JSONValue
+    package init(_ value: JSONValue) { self.value = value }
+
+    package func encode(to encoder: any Encoder) throws {
+        throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: encoder.codingPath,
+                                                                      debugDescription: "only JSONValueEncoder writes a JSONValue"))
+    }
+}
+
+/// An optional property that `--json` writes as `null` when absent, where a plain optional is left out.
+@propertyWrapper
+package struct NullWhenAbsent<Value: Encodable>: Encodable {
+    package var wrappedValue: Value?
+    package init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
