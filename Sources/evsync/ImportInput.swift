@@ -63,6 +63,7 @@ struct ImportInput {
 /// `importing FILE: 45% (12 of 27 MB)` on stderr while a large file is read, on a terminal only.
 final class ImportProgress: @unchecked Sendable {
     private let timer: any DispatchSourceTimer
+    private let queue = DispatchQueue(label: "evsync.import-progress")
 
     /// Starts showing progress if stderr is a terminal and the input is large enough to wait for.
     static func start(name: String, descriptor: Int32) -> ImportProgress? {
@@ -72,7 +73,7 @@ final class ImportProgress: @unchecked Sendable {
     }
 
     private init(name: String, descriptor: Int32, size: Int64) {
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "evsync.import-progress"))
+        timer = DispatchSource.makeTimerSource(queue: queue)
         // The store reads the file from its start, in order: the descriptor's offset is how far it got.
         let show = {
             let read = min(max(Int64(lseek(descriptor, 0, SEEK_CUR)), 0), size)
@@ -89,8 +90,9 @@ final class ImportProgress: @unchecked Sendable {
 
     func stop() {
         timer.cancel()
-        // The handler runs on its queue: wait for it to be done before clearing its line.
-        DispatchQueue(label: "evsync.import-progress.stop").sync {}
+        // The handler runs on its queue: wait for a redraw under way before clearing its line,
+        // or the line would come back over the message that follows.
+        queue.sync {}
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }
