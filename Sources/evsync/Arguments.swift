@@ -1,3 +1,5 @@
+import EventStore
+
 /// Command-line words split into positionals, options with values and flags.
 ///
 /// Accepts `--key value`, `--key=value`, `-n value`, `-n1`, repeated options, and
@@ -42,7 +44,9 @@ struct Arguments {
                 inlineValue = String(word.dropFirst(2))
             }
             guard let option = spellings[name] else {
-                throw CLIError(.usage, "unknown option \(name)\(Suggestion.didYouMean(name, among: Array(spellings.keys.sorted())))")
+                // `--help` is read before the words are, so it is offered here too.
+                let known = spellings.keys.sorted() + Help.helpOption.names
+                throw CLIError(.usage, "unknown option \(name)\(Suggestion.didYouMean(name, among: known))")
             }
             if option.value != nil {
                 guard let value = inlineValue ?? words.popFirst() else {

@@ -35,7 +35,10 @@ extension CommandLine {
             if Help.helpOption.names.contains(word) { print(Help.overview); return }
             if word == "--version" { print(Help.version); return }
             let name = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
-            guard GlobalOptions.options.contains(where: { $0.name == name }) else { throw CLIError(.usage, "unknown option \(word)") }
+            guard GlobalOptions.options.contains(where: { $0.name == name }) else {
+                let known = (GlobalOptions.options + [Help.helpOption]).flatMap(\.names) + ["--version"]
+                throw CLIError(.usage, "unknown option \(name)\(Suggestion.didYouMean(name, among: known))")
+            }
             guard let value = name == word ? words.popFirst() : String(word.dropFirst(name.count + 1)) else {
                 throw CLIError(.usage, "option \(word) needs a value")
             }
@@ -51,13 +54,19 @@ extension CommandLine {
             print(Help.version)
             return
         }
+        if word == "__complete" {
+            CompletionsCommand.complete(rest, global)
+            return
+        }
         if word == "help" {
             // `help --man`: the man page, for Tools/install and packagers.
             if rest.first == "--man" { print(ManPage.text, terminator: ""); return }
             print(rest.first.flatMap { Commands.named($0, then: rest.dropFirst().first) }.map(Help.text) ?? Help.overview)
             return
         }
-        guard let command = Commands.named(word, then: rest.first) else { throw CLIError(.usage, "unknown command '\(word)'\(Suggestion.didYouMean(word, among: Commands.all.map { $0.words[0] })) (see evsync --help)") }
+        guard let command = Commands.named(word, then: rest.first) else {
+            throw CLIError(.usage, "unknown command '\(word)'\(Commands.suggestion(for: word)) (see evsync --help)")
+        }
         let wantsHelp = rest.contains { Help.helpOption.names.contains($0) }
         // A command named by more than one word (`log tail`) needs them all, unless help is asked for.
         for subcommand in command.words.dropFirst() {
@@ -117,7 +126,7 @@ struct GlobalOptions {
     /// Opens the store; commands that only read pass `create: false`, so a missing store is exit 66.
     func openStore(create: Bool) throws -> Store {
         do {
-            return try Store(directory: storeDirectory, schemas: try schemaRegistry(), create: create)
+            return try announcingCreation(create) { try Store(directory: storeDirectory, schemas: try schemaRegistry(), create: create) }
         } catch let error as StoreError where error.code == .notFound && error.message.hasPrefix("no store at") {
             // Said to a person who may not know how stores come about.
             throw CLIError(.noInput, "\(error.message) (`evsync add` or `evsync import` creates one; --store DIR or EVSYNC_STORE picks another)")
@@ -127,7 +136,19 @@ struct GlobalOptions {
     /// Opens (creating if needed) the store for `import`, whose one transaction writes its pages in place
     /// (see `Store.init(importingInto:)`).
     func openStoreForImport() throws -> Store {
-        try Store(importingInto: storeDirectory, schemas: try schemaRegistry())
+        try announcingCreation(true) { try Store(importingInto: storeDirectory, schemas: try schemaRegistry()) }
+    }
+
+    /// Whether the store has been made (its data file is there).
+    var storeExists: Bool { FileManager.default.fileExists(atPath: storeDirectory + "/data.mdb") }
+
+    /// Runs `open`, and when it made a new store says where, on stderr: the default `./.evsync` follows the
+    /// working directory, and a store made in the wrong one would otherwise go unnoticed.
+    private func announcingCreation(_ mayCreate: Bool, _ open: () throws -> Store) throws -> Store {
+        let existed = !mayCreate || storeExists
+        let store = try open()
+        if !existed { printError("evsync: created a new store in \(URL(fileURLWithPath: storeDirectory).standardizedFileURL.path)") }
+        return store
     }
 
     /// Opens the store to rebuild its views, which may be missing (see `Store.init(repairingViews:)`).

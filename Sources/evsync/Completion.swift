@@ -7,8 +7,11 @@ import Foundation
 ///
 /// What completes: command names (and `log tail`), each command's options,
 /// option values where their placeholder says what they are (`DIR`, `FILE`,
-/// a `|`-separated choice, the remote types), and the `<Entity>`, `FILE` and `DIR`
-/// positionals of the usage line (the built-in entities; files; directories).
+/// a `|`-separated choice, the remote types), and the positionals of the
+/// usage line: `<Entity>`, `<id>`, `field=value…`, `FILE` and `DIR`. Entities, ids
+/// and fields come from `evsync __complete` (`CompletionsCommand.complete`),
+/// run as the line's own `evsync` with its `--store` and `--schemas`, so
+/// custom schemas and the store's records complete as the command would see them.
 enum Completion {
     enum Shell: String, CaseIterable {
         case bash, zsh, fish
@@ -20,6 +23,25 @@ enum Completion {
         case files
         case directories
         case choices([String])
+        /// `<Entity>`: the entities of the built-in and custom schemas.
+        case entities
+        /// `<id>`: the ids of the entity that is positional `entity` (every entity's when nil).
+        case ids(entity: Int?)
+        /// `field=value…` (repeated to the end of the line): `name=`, … of the entity that is positional `entity`.
+        case assignments(entity: Int)
+        /// A field's name, as `--unset` takes it.
+        case fields(entity: Int)
+
+        /// The `evsync __complete` words that list the candidates, then the positional they need, if any.
+        var helper: (words: String, entity: Int?)? {
+            switch self {
+            case .entities: ("entities", nil)
+            case .ids(let entity): (#"ids "$cur""#, entity)
+            case .assignments(let entity): ("assignments", entity)
+            case .fields(let entity): ("fields", entity)
+            default: nil
+            }
+        }
     }
 
     static func script(for shell: Shell) -> String {
@@ -36,6 +58,7 @@ enum Completion {
     static func value(of option: Option) -> Value? {
         guard let placeholder = option.value else { return nil }
         if placeholder == "DIR" { return .directories }
+        if placeholder == "field" { return .fields(entity: 0) }
         if placeholder == "FILE" { return .files }
         if option.name == "--remote-type" || option.name == "--protocol" { return .choices(RemoteChoice.Kind.allCases.map(\.rawValue)) }
         if placeholder.contains("|"), placeholder == placeholder.lowercased() {
@@ -44,16 +67,34 @@ enum Completion {
         return .anything
     }
 
-    /// What each positional of `command` is, from its usage line.
+    /// What each positional of `command` is, from its usage line: the words outside brackets that are
+    /// neither options nor an option's value (`--to POINT`).
     static func positionals(of command: Command) -> [Value] {
-        command.usage.split(separator: " ").dropFirst(1 + command.words.count).compactMap { word in
-            if word.hasPrefix("[") || word.hasPrefix("-") { return nil }
-            if word == "<Entity>" { return .choices(SchemaRegistry().entityNames) }
-            if word.hasPrefix("FILE") { return .files }
-            if word == "DIR" { return .directories }
-            if word.contains("|"), word == word.lowercased() { return .choices(word.split(separator: "|").map(String.init)) }
-            return .anything
+        var values: [Value] = []
+        var depth = 0, afterOption = false
+        for word in command.usage.split(separator: " ").dropFirst(1 + command.words.count) {
+            let skipped = depth > 0 || word.hasPrefix("[") || word.hasPrefix("-") || afterOption
+            depth += word.filter { $0 == "[" }.count - word.filter { $0 == "]" }.count
+            afterOption = word.hasPrefix("-")
+            if skipped { continue }
+            let entity = values.firstIndex(of: .entities)
+            if word == "<Entity>" {
+                values.append(.entities)
+            } else if word == "<id>" {
+                values.append(.ids(entity: entity))
+            } else if word.hasPrefix("field="), let entity {
+                values.append(.assignments(entity: entity))
+            } else if word.hasPrefix("FILE") {
+                values.append(.files)
+            } else if word == "DIR" {
+                values.append(.directories)
+            } else if word.contains("|"), word == word.lowercased() {
+                values.append(.choices(word.split(separator: "|").map(String.init)))
+            } else {
+                values.append(.anything)
+            }
         }
+        return values
     }
 
     static let globalOptions = GlobalOptions.options + [Help.helpOption]
@@ -81,20 +122,31 @@ enum Completion {
         /// The index of the first word after `evsync`, and of the word being completed.
         let first: String, current: String
         let word: @Sendable (String) -> String
+        /// The `evsync` typed on the line, which the helper calls run.
+        let program: String
+        /// The positional at this index (from 0) after the command's name.
+        let argument: @Sendable (Int) -> String
         let offer: @Sendable (Value) -> String
+        /// Offers the lines the shell command prints; `joined`: no space after the word (`name=`).
+        let offerLines: @Sendable (_ command: String, _ joined: Bool) -> String
 
         static let bash = Dialect(
             header: "# bash completion for evsync (generated by `evsync completions bash`)\n_evsync() {",
             footer: "}\ncomplete -F _evsync evsync",
             first: "1", current: "COMP_CWORD",
             word: { "${COMP_WORDS[\($0)]}" },
+            program: "${COMP_WORDS[0]}",
+            argument: { "${args[\($0)]}" },
             offer: { value in
                 switch value {
-                case .anything: "return"
                 case .files: #"COMPREPLY=($(compgen -f -- "$cur")); return"#
                 case .directories: #"COMPREPLY=($(compgen -d -- "$cur")); return"#
                 case .choices(let words): #"COMPREPLY=($(compgen -W "\#(words.joined(separator: " "))" -- "$cur")); return"#
+                default: "return"
                 }
+            },
+            offerLines: { command, joined in
+                (joined ? "compopt -o nospace 2>/dev/null; " : "") + #"COMPREPLY=($(compgen -W "$(\#(command))" -- "$cur")); return"#
             })
 
         static let zsh = Dialect(
@@ -102,32 +154,55 @@ enum Completion {
             footer: "}\n_evsync \"$@\"",
             first: "2", current: "CURRENT",
             word: { "${words[\($0)]}" },
+            program: "${words[1]}",
+            argument: { "${args[\($0 + 1)]}" },
             offer: { value in
                 switch value {
-                case .anything: "return"
                 case .files: "_files; return"
                 case .directories: "_directories; return"
                 case .choices(let words): "compadd -- \(words.joined(separator: " ")); return"
+                default: "return"
                 }
+            },
+            offerLines: { command, joined in
+                "compadd \(joined ? "-S '' " : "")-- ${(f)\"$(\(command))\"}; return"
             })
     }
 
     private struct Script {
         let dialect: Dialect
 
+        /// What the shell runs to offer `value`: `evsync __complete …` for what the store and schemas know.
+        func offer(_ value: Value) -> String {
+            guard let helper = value.helper else { return dialect.offer(value) }
+            var command = #""\#(dialect.program)" "${global[@]}" __complete \#(helper.words)"#
+            if let entity = helper.entity { command += " \"\(dialect.argument(entity))\"" }
+            command += " 2>/dev/null"
+            // Without a reachable evsync (`evsync` not on PATH), the built-in entities still complete.
+            if value == .entities { command += " || printf '%s\\n' \(SchemaRegistry().entityNames.joined(separator: " "))" }
+            if case .assignments = value { return dialect.offerLines(command, true) }
+            return dialect.offerLines(command, false)
+        }
+
         var text: String {
             let valued = (Commands.all.flatMap(\.options) + globalOptions).filter { $0.value != nil }.flatMap(\.names)
+            let globalNames = GlobalOptions.options.map(\.name)
             var lines = [
                 dialect.header,
                 "    local cur=\(dialect.word("\(dialect.current)")) prev=\(dialect.word("\(dialect.current)-1"))",
-                "    local command=\"\" word i skip=0",
-                "    local -a args=()",
-                "    # The command's name, and the positionals typed after it (option values skipped).",
+                "    local command=\"\" word option=\"\" i skip=0",
+                "    local -a args=() global=()",
+                "    # The command's name, the positionals typed after it (option values skipped), and --store and --schemas.",
                 "    for ((i = \(dialect.first); i < \(dialect.current); i++)); do",
                 "        word=\(dialect.word("i"))",
-                "        if ((skip)); then skip=0; continue; fi",
+                "        if ((skip)); then",
+                "            skip=0",
+                "            case $option in \(globalNames.joined(separator: "|"))) global+=(\"$option\" \"$word\") ;; esac",
+                "            continue",
+                "        fi",
                 "        case $word in",
-                "            \(unique(valued).joined(separator: "|"))) skip=1 ;;",
+                "            \(globalNames.map { "\($0)=*" }.joined(separator: "|"))) global+=(\"$word\") ;;",
+                "            \(unique(valued).joined(separator: "|"))) skip=1; option=$word ;;",
                 "            -*) ;;",
                 "            *)",
                 "                if [[ -z $command ]]; then command=$word",
@@ -145,23 +220,25 @@ enum Completion {
             ]
             lines += optionValueCases(globalOptions, indent: 12)
             let commandNames = unique(Commands.all.map { $0.words[0] })
-            lines.append("            if [[ $cur == -* ]]; then \(dialect.offer(.choices(globalOptions.flatMap(\.names) + ["--version"])));"
-                + " else \(dialect.offer(.choices(commandNames))); fi")
+            lines.append("            if [[ $cur == -* ]]; then \(offer(.choices(globalOptions.flatMap(\.names) + ["--version"])));"
+                + " else \(offer(.choices(commandNames))); fi")
             lines.append("            ;;")
             // A group's first word typed so far (`log`): offer the second words of its commands.
             for (first, seconds) in groups {
-                lines.append("        \"\(first)\") \(dialect.offer(.choices(seconds))) ;;")
+                lines.append("        \"\(first)\") \(offer(.choices(seconds))) ;;")
             }
             for command in Commands.all {
                 lines.append("        \"\(command.name)\")")
                 let options = command.options + globalOptions
                 lines += optionValueCases(options, indent: 12)
-                lines.append("            if [[ $cur == -* ]]; then \(dialect.offer(.choices(options.flatMap(\.names)))); fi")
+                lines.append("            if [[ $cur == -* ]]; then \(offer(.choices(options.flatMap(\.names)))); fi")
                 let positionals = positionals(of: command)
                 if positionals.contains(where: { $0 != .anything }) {
                     lines.append("            case ${#args[@]} in")
                     for (index, value) in positionals.enumerated() where value != .anything {
-                        lines.append("                \(index)) \(dialect.offer(value)) ;;")
+                        // `field=value…` goes on to the end of the line.
+                        let position = if case .assignments = value { "*" } else { "\(index)" }
+                        lines.append("                \(position)) \(offer(value)) ;;")
                     }
                     lines.append("            esac")
                 }
@@ -177,7 +254,7 @@ enum Completion {
             let withValues = options.compactMap { option in value(of: option).map { (option, $0) } }
             guard !withValues.isEmpty else { return [] }
             return ["\(pad)case $prev in"]
-                + withValues.map { option, value in "\(pad)    \(option.names.joined(separator: "|"))) \(dialect.offer(value)) ;;" }
+                + withValues.map { option, value in "\(pad)    \(option.names.joined(separator: "|"))) \(offer(value)) ;;" }
                 + ["\(pad)esac"]
         }
 
@@ -185,63 +262,5 @@ enum Completion {
             var seen: Set<String> = []
             return words.filter { seen.insert($0).inserted }
         }
-    }
-
-    // MARK: fish
-
-    private static var fishScript: String {
-        var lines = [
-            "# fish completion for evsync (generated by `evsync completions fish`)",
-            "complete -c evsync -f",
-        ]
-        let firstWords = Set(Commands.all.map { $0.words[0] }).sorted().joined(separator: " ")
-        for option in globalOptions {
-            lines.append("complete -c evsync \(fish(option))")
-        }
-        lines.append("complete -c evsync -l version -d \(quoted("print the version"))")
-        var offered: Set<String> = []
-        for command in Commands.all {
-            let first = command.words[0]
-            let seconds = groups.first { $0.first == first }?.seconds
-            if offered.insert(first).inserted {
-                let summary = seconds.map { "\(first) " + $0.joined(separator: ", ") } ?? command.summary
-                lines.append("complete -c evsync -n \(quoted("not __fish_seen_subcommand_from \(firstWords)")) -a \(first) -d \(quoted(summary))")
-            }
-            if let seconds {
-                lines.append("complete -c evsync -n \(quoted("__fish_seen_subcommand_from \(first); and not __fish_seen_subcommand_from \(seconds.joined(separator: " "))")) -a \(command.words[1]) -d \(quoted(command.summary))")
-            }
-            let condition = quoted("__fish_seen_subcommand_from \(command.words.last ?? first)")
-            for option in command.options {
-                lines.append("complete -c evsync -n \(condition) \(fish(option))")
-            }
-            for value in positionals(of: command) {
-                switch value {
-                case .choices(let words): lines.append("complete -c evsync -n \(condition) -a \(quoted(words.joined(separator: " ")))")
-                case .files: lines.append("complete -c evsync -n \(condition) -F")
-                case .directories: lines.append("complete -c evsync -n \(condition) -a '(__fish_complete_directories)'")
-                case .anything: break
-                }
-            }
-        }
-        return lines.joined(separator: "\n") + "\n"
-    }
-
-    /// `-l follow -s f -d '…'`, with what its value completes to.
-    private static func fish(_ option: Option) -> String {
-        var parts = option.names.map { $0.hasPrefix("--") ? "-l \($0.dropFirst(2))" : "-s \($0.dropFirst())" }
-        switch value(of: option) {
-        case nil: break
-        case .anything?: parts.append("-x")
-        case .files?: parts.append("-r -F")
-        case .directories?: parts.append("-x -a '(__fish_complete_directories)'")
-        case .choices(let words)?: parts.append("-x -a \(quoted(words.joined(separator: " ")))")
-        }
-        parts.append("-d \(quoted(option.help))")
-        return parts.joined(separator: " ")
-    }
-
-    /// A single-quoted fish word.
-    private static func quoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
 }

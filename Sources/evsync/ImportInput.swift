@@ -91,7 +91,8 @@ final class ImportProgress: @unchecked Sendable {
 
     func stop() {
         timer.cancel()
-        // The handler runs on the timer's queue: wait for it to be done before clearing its line.
+        // The handler runs on its queue: wait for a redraw under way before clearing its line,
+        // or the line would come back over the message that follows.
         queue.sync {}
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }

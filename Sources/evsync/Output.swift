@@ -43,8 +43,9 @@ enum Output {
         }
     }
 
-    /// A value as a table cell: strings bare, everything else as JSON, long ones shortened; safe.
-    static func cell(_ value: JSONValue?, width: Int = 40) -> String {
+    /// A value as a table cell: strings bare, everything else as JSON, longer than `width` shortened; safe.
+    /// (`TableWriter` fits cells to a terminal, and cuts nothing through a pipe.)
+    static func cell(_ value: JSONValue?, width: Int = .max) -> String {
         let text: String
         switch value {
         case nil: text = ""
@@ -56,20 +57,6 @@ enum Output {
 
     static func shortened(_ text: String, to width: Int) -> String {
         text.count > width ? String(text.prefix(width - 1)) + "…" : text
-    }
-
-    /// Rows of cells as a table with a header and aligned columns.
-    static func table(header: [String], rows: [[String]]) -> String {
-        var widths = header.map(\.count)
-        for row in rows {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
-        }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { column, cell in
-                column == cells.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }
-        return ([line(header)] + rows.map(line)).joined(separator: "\n")
     }
 
     /// An event as one JSON object (`format`, `seq`, `kind`, `origin`, `at`, `entity`, `id`, `set`, …): `EventJSON`, whatever its stored form.

@@ -26,16 +26,17 @@ final class SyncFeedback: Sendable {
         switch activity {
         case let .request(method, url, status, failure):
             guard verbose else { return }
-            emit("evsync: \(method) \(url) → \(status.map { "HTTP \($0)" } ?? "no answer (\(failure ?? "?"))")")
+            say("evsync: \(method) \(url) → \(status.map { "HTTP \($0)" } ?? "no answer (\(failure ?? "?"))")")
         case let .retrying(failure, delay, attempt, attempts):
-            emit("evsync: \(failure); retrying in \(String(format: delay < 10 ? "%.1f" : "%.0f", delay)) s, \(attempt)/\(attempts)")
+            say("evsync: \(failure); retrying in \(String(format: delay < 10 ? "%.1f" : "%.0f", delay)) s, \(attempt)/\(attempts)")
         }
     }
 
     /// `pulling Holiday: 3000 of 10000 records, 3 pages`, redrawn in place.
     func showProgress(_ step: SyncProgress) {
-        let of = step.total.map { " of \($0)" } ?? ""
-        let text = "\(step.phase.rawValue) \(step.entity): \(step.records)\(of) records, \(step.pages) \(step.phase == .pulling ? "pages" : "batches")"
+        let records = step.total.map { "\(step.records) of \(Plural.count($0, "record"))" } ?? Plural.count(step.records, "record")
+        let pages = step.phase == .pulling ? Plural.count(step.pages, "page") : Plural.count(step.pages, "batch", plural: "batches")
+        let text = "\(step.phase.rawValue) \(step.entity): \(records), \(pages)"
         progressShown.store(true, ordering: .relaxed)
         FileHandle.standardError.write(Data("\r\u{1B}[K\(Output.safe(text))".utf8))
     }
@@ -52,7 +53,8 @@ final class SyncFeedback: Sendable {
         return formatter.string(from: Date()) + " " + text
     }
 
-    private func emit(_ text: String) {
+    /// One line on stderr, after clearing the progress line (a line written over it would keep its tail).
+    func say(_ text: String) {
         clearProgress()
         printError(line(text))
     }

@@ -4,12 +4,14 @@ import Foundation
 /// row, columns aligned by display width and fitted to the terminal.
 ///
 /// Rows are streamed, so column widths are measured on the first `sample`
-/// rows (a screenful is what a person sees first); a later, wider cell is
-/// shortened with `…` rather than holding every row back to measure it.
+/// rows (a screenful is what a person sees first). On a terminal a later,
+/// wider cell is shortened with `…` rather than holding every row back to
+/// measure it; through a pipe nothing is cut: such a cell pushes the rest of
+/// its line along.
 struct TableWriter {
     /// Rows measured before the first line is written.
     static let sample = 100
-    /// No column grows wider than this (a long `details` would push the rest off the screen).
+    /// On a terminal no column grows wider than this (a long `details` would push the rest off the screen).
     static let widestCell = 40
     /// Fitting to the terminal shrinks no column below this (an ISO date's width).
     static let narrowestCell = 10
@@ -49,7 +51,8 @@ struct TableWriter {
         var empty = header.map { _ in true }
         for row in pending {
             for (column, cell) in row.enumerated() {
-                natural[column] = max(natural[column], min(DisplayWidth.of(cell), Self.widestCell))
+                let width = DisplayWidth.of(cell)
+                natural[column] = max(natural[column], columns == nil ? width : min(width, Self.widestCell))
                 if !cell.isEmpty { empty[column] = false }
             }
         }
@@ -64,7 +67,8 @@ struct TableWriter {
     private func line(_ cells: [String], _ widths: [Int]) -> String {
         var parts: [String] = []
         for (column, width) in widths.enumerated() where width > 0 {
-            parts.append(DisplayWidth.padded(DisplayWidth.truncated(cells[column], to: width), to: width))
+            let cell = columns == nil ? cells[column] : DisplayWidth.truncated(cells[column], to: width)
+            parts.append(DisplayWidth.padded(cell, to: width))
         }
         // No trailing spaces: at the terminal's edge they would wrap the line.
         var line = parts.joined(separator: "  ")

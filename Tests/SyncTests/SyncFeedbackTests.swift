@@ -19,8 +19,9 @@ struct SyncFeedbackTests {
         let output = try await fx.cli.run(["sync", "--remote", "\(root)/buckets/\(fx.web.bucket)", "--auth-file", fx.authFile],
                                           environment: ["EVSYNC_RETRIES": "1"])
         #expect(output.status == 69, "\(output)")
-        #expect(output.stderrLines.count == 1, "\(output)")
-        let line = try #require(output.stderrLines.first)
+        // The first sync made the store, and said so.
+        #expect(output.stderrLines.count == 2 && output.stderrLines.first == "evsync: created a new store in \(fx.cli.store)", "\(output)")
+        let line = try #require(output.stderrLines.last)
         #expect(line.contains("HTTP 307 Temporary Redirect to \(root)/v1/buckets/\(fx.web.bucket)/collections/"), "\(line)")
         #expect(line.hasSuffix("One looks like \(root)/v1/buckets/\(fx.web.bucket)"), "\(line)")
         #expect(!line.contains("HTTP 307: HTTP 307"))
@@ -31,8 +32,8 @@ struct SyncFeedbackTests {
         let https = fx.remote.replacingOccurrences(of: "http://", with: "https://")
         let output = try await fx.cli.run(["sync", "--remote", https, "--auth-file", fx.authFile], environment: ["EVSYNC_RETRIES": "5"])
         #expect(output.status == 69, "\(output)")
-        #expect(output.stderrLines.count == 1, "\(output)")
-        let line = try #require(output.stderrLines.first)
+        #expect(output.stderrLines.count == 2 && output.stderrLines.first == "evsync: created a new store in \(fx.cli.store)", "\(output)")
+        let line = try #require(output.stderrLines.last)
         #expect(line.contains("speaks plain http, not https: give the remote as an http:// URL"), "\(line)")
         #expect(!line.contains("attempts"), "not retried: \(line)")
     }
@@ -91,6 +92,12 @@ struct SyncFeedbackTests {
         let status = try await fx.cli.json(["status", "--json"]).objectValue
         #expect(status?["lastSync"]?.objectValue?["result"] == "newData")
         #expect(status?["lastSync"]?.objectValue?["error"] == nil, "a later success replaces the failure")
+        // For people, what happened in words (`--json` keeps newData and noData).
+        let text = try await fx.cli.ok(["status"])
+        #expect(text.contains(" (changes synced)\n") && !text.contains("newData"), "\(text)")
+        _ = try await fx.cli.ok(["sync", "--auth-file", fx.authFile])
+        let again = try await fx.cli.ok(["status"])
+        #expect(again.contains(" (nothing new)\n") && !again.contains("noData"), "\(again)")
     }
 
     @Test func watchLinesStartWithTheTime() async throws {
@@ -165,5 +172,31 @@ struct SyncFeedbackTests {
 
         let report = try await fx.syncReport()
         #expect(try await fx.cli.records("Holiday").count == 2_500, "\(report)")
+    }
+
+    /// On a terminal, the note Ctrl-C prints starts on a cleared line, not after the progress line it interrupts.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) for a terminal"))
+    func theCtrlCNoteClearsTheProgressLine() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        try await fx.web.seed((0..<2_500).map { (newID(), holiday("Seeded \($0)")) })
+        let proxy = try await SlowProxy(["--delay", "1"])
+        let directory = try TemporaryDirectory()
+        let pidFile = directory.file("pid"), typescript = directory.file("typescript")
+        // script(1) gives evsync a terminal and writes what it shows to `typescript` as it comes (-f);
+        // the shell tells evsync's pid (exec keeps it).
+        let command = "echo $$ > \(pidFile); exec \(Evsync.binary) --store \(fx.cli.store) sync --remote \(proxy.url)/buckets/\(fx.web.bucket) --auth-file \(fx.authFile)"
+        let terminal = try RunningProcess(executable: "/usr/bin/script", arguments: ["-qfec", "sh -c '\(command)'", typescript],
+                                          environment: Evsync.baseEnvironment)
+        func shown() -> String { (try? String(contentsOfFile: typescript, encoding: .utf8)) ?? "" }
+        // The handshake: the first page's progress line is on the screen (the next page is a second away).
+        for _ in 0..<1_200 where !shown().contains("pulling Holiday: 1000 of 2500 records, 1 page") && !terminal.hasExited {
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        let pid = try #require(Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        kill(pid, SIGINT)
+        let output = await terminal.wait()
+        #expect(output.status == 130, "\(output)")
+        #expect(output.stdout.contains("\r\u{1B}[Kevsync: stopping after the current page"), "\(output.stdout.debugDescription)")
     }
 }

@@ -105,12 +105,42 @@ struct BadInputTests {
                 (["add", "Holiday", "name=X", "date=2026-02-30"], "Holiday.date"),
                 (["add", "Holiday", "name=X"], "required field 'date'"),
                 (Self.holiday + ["details:={bad"], "field 'details'"),
+                (["add", "Holiday", "name=", "date=2026-01-01"], "Holiday.name must have at least 1 character\n"),
             ]
             for (arguments, message) in cases {
                 let result = try sandbox.run(arguments)
                 #expect(result.status == Exit.dataError)
                 #expect(result.stderr.contains(message), "\(arguments): \(result)")
             }
+        }
+    }
+
+    @Test("a mistyped field, command or option gets 'did you mean', before any other complaint, with the usual exit code")
+    func didYouMean() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let cases: [([String], Int32, String)] = [
+                // The typo is why `name` is missing: it is named first.
+                (["add", "Holiday", "nmae=X", "date=2027-01-01"], Exit.dataError, "evsync: Holiday has no field 'nmae' (did you mean 'name'?)\n"),
+                (["add", "Holiday", "date=2027-01-01", "Name=X"], Exit.dataError, "evsync: Holiday has no field 'Name' (did you mean 'name'?)\n"),
+                (["edit", "Holiday", "h", "detials=x"], Exit.dataError, "evsync: Holiday has no field 'detials' (did you mean 'details'?)\n"),
+                (["edit", "Holiday", "h", "--unset", "imgae"], Exit.dataError, "evsync: Holiday has no field 'imgae' (did you mean 'image'?)\n"),
+                // Nothing close: the fields there are.
+                (Self.holiday + ["colour=red"], Exit.dataError,
+                 "evsync: Holiday has no field 'colour' (fields: name, date, details, wikipediaLink, observedBy, image)\n"),
+                (["rm", "Holiday", "h"], Exit.usage, "evsync: unknown command 'rm' (did you mean 'delete'?) (see evsync --help)\n"),
+                (["ls", "Holiday"], Exit.usage, "evsync: unknown command 'ls' (did you mean 'list'?) (see evsync --help)\n"),
+                (["stauts"], Exit.usage, "evsync: unknown command 'stauts' (did you mean 'status'?) (see evsync --help)\n"),
+                (["--hlep"], Exit.usage, "evsync: unknown option --hlep (did you mean '--help'?)\n"),
+                (["--stroe", "x", "status"], Exit.usage, "evsync: unknown option --stroe (did you mean '--store'?)\n"),
+                (["list", "Holiday", "--hlep"], Exit.usage, "evsync: unknown option --hlep (did you mean '--help'?)\n"),
+                (["status", "--josn"], Exit.usage, "evsync: unknown option --josn (did you mean '--json'?)\n"),
+            ]
+            for (arguments, status, message) in cases {
+                let result = try sandbox.run(arguments)
+                #expect(result.status == status && result.stderr == message, "\(arguments): \(result)")
+            }
+            #expect(try sandbox.eventCount() == 3, "nothing written")
         }
     }
 

@@ -19,12 +19,13 @@ struct CommandTests {
             #expect(generated.lines.count == 1)
             let id = try #require(generated.lines.first)
             #expect(UUID(uuidString: id) != nil && id == id.lowercased(), "\(id)")
-            #expect(generated.stderr.isEmpty)
+            #expect(generated.stderr == "evsync: created a new store in \(sandbox.store.path)\n", "\(generated)")
             #expect(FileManager.default.fileExists(atPath: sandbox.store.path), "add creates the store")
 
             let given = try sandbox.succeed(["add", "holiday", "--id", "bastille", "name=Fête nationale", "date=2026-07-14",
                                              "observedBy:=[\"FR\"]", "details=a=b:=c", "wikipediaLink=https://fr.wikipedia.org/wiki/F%C3%AAte"])
             #expect(given.stdout == "bastille\n")
+            #expect(given.stderr.isEmpty, "the store exists now: \(given)")
             try sandbox.succeed(["add", "Birthday", "--id=ada", "name=Ada", "date=1815-12-10", "giftIdeas:=\"Notes on \\u00e9\""])
 
             let holidays = try sandbox.records("Holiday")
@@ -247,8 +248,43 @@ struct CommandTests {
 
             let text = try sandbox.succeed(["status"])
             #expect(text.lines.contains { $0.hasPrefix("events") && $0.hasSuffix(" 5") }, "\(text)")
-            #expect(text.lines.contains { $0.hasPrefix("Holiday") && $0.contains("1 records") }, "\(text)")
-            #expect(text.lines.contains { $0.hasPrefix("to push") && $0.contains("2 records") && $0.contains("3 local events") }, "\(text)")
+            #expect(text.lines.contains { $0.hasPrefix("Holiday") && $0.hasSuffix(" 1 record") }, "\(text)")
+            #expect(text.lines.contains { $0.hasPrefix("to push") && $0.contains(" 2 records (3 local events ") }, "\(text)")
+            #expect(text.lines.contains("last sync never"), "\(text)")
+
+            try sandbox.succeed(["--store", sandbox.root.appendingPathComponent("one").path, "add", "Holiday", "name=A", "date=2026-01-01"])
+            let one = try sandbox.succeed(["--store", sandbox.root.appendingPathComponent("one").path, "status"])
+            #expect(one.lines.contains { $0.hasPrefix("to push") && $0.contains(" 1 record (1 local event not yet") }, "\(one)")
+            #expect(one.lines.contains { $0.hasPrefix("Birthday") && $0.hasSuffix(" 0 records") }, "\(one)")
+        }
+    }
+
+    @Test("a command that makes a store says where, once, on stderr; --json stdout stays clean; nothing else makes one")
+    func newStoreIsAnnounced() throws {
+        try withSandbox { sandbox in
+            let created = "evsync: created a new store in \(sandbox.store.path)\n"
+            // Bad input makes no store, and so says nothing of one.
+            let typo = try sandbox.run(["add", "Holiday", "nmae=X", "date=2027-01-01"])
+            #expect(typo.status == Exit.dataError && !typo.stderr.contains("created"), "\(typo)")
+            #expect(!FileManager.default.fileExists(atPath: sandbox.store.path))
+            // Reading commands never make one; nor does a sync that has no remote to go to.
+            #expect(try sandbox.run(["list", "Holiday"]).status == Exit.noInput)
+            let sync = try sandbox.run(["sync"])
+            #expect(sync.status == Exit.usage && sync.stderr.hasPrefix("evsync: no remote"), "\(sync)")
+            #expect(!FileManager.default.fileExists(atPath: sandbox.store.path))
+
+            let json = try sandbox.run(["add", "Holiday", "--id", "a", "name=A", "date=2027-01-01", "--json"])
+            #expect(json.status == Exit.ok && json.stderr == created, "\(json)")
+            #expect(try json.json().objectValue?["id"] == "a", "stdout is only the JSON: \(json)")
+            let again = try sandbox.succeed(["add", "Holiday", "--id", "b", "name=B", "date=2027-01-01"])
+            #expect(again.stderr.isEmpty, "\(again)")
+
+            // The path is absolute, whichever way the store was named: here the default ./.evsync.
+            let relative = try sandbox.run(["import", "Holiday", "-"], stdin: Data(#"{"name":"C","date":"2027-01-01"}"#.utf8),
+                                           environment: ["EVSYNC_STORE": nil])
+            #expect(relative.stderr == "evsync: created a new store in \(sandbox.root.appendingPathComponent(".evsync").path)\n", "\(relative)")
+            let remote = try sandbox.run(["--store", "other", "remote", "http://127.0.0.1:1/v1/buckets/b"])
+            #expect(remote.stderr == "evsync: created a new store in \(sandbox.root.appendingPathComponent("other").path)\n", "\(remote)")
         }
     }
 

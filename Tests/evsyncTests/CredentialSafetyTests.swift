@@ -21,7 +21,7 @@ struct CredentialSafetyTests {
             let result = try sandbox.run(["sync", "--remote", Self.unreachable, "--auth-file", auth], environment: ["EVSYNC_RETRIES": "1"])
             #expect(result.status == Self.serverUnavailable, "the sync went on: \(result)")
             let lines = result.stderr.split(separator: "\n").map(String.init)
-            #expect(lines.count == 2, "\(result)")
+            #expect(lines.count == 3 && lines[1] == "evsync: created a new store in \(sandbox.store.path)", "\(result)")
             #expect(lines.first == "evsync: warning: the auth file \(auth) can be read by other users (mode \(String(mode, radix: 8))): chmod 600 it")
             #expect(!result.stderr.contains(password) && !result.stdout.contains(password))
         }

@@ -19,13 +19,14 @@ struct InstallTests {
     }
 
     /// What bash offers for the words typed, through the generated completion function.
-    static func bashCompletions(_ script: URL, _ words: [String]) async throws -> [String] {
+    static func bashCompletions(_ script: URL, _ words: [String], environment: [String: String] = environment) async throws -> [String] {
         let typed = words.map { "'\($0)'" }.joined(separator: " ")
         let program = """
             cd \(repository.path) && source \(script.path)
             COMP_WORDS=(\(typed)); COMP_CWORD=\(words.count - 1); COMPREPLY=(); _evsync; printf '%s\\n' "${COMPREPLY[@]}"
             """
-        let run = try await Self.run("bash", ["-c", program])
+        let path = try #require(ProcessRunner.which("bash"), "bash is not installed")
+        let run = try await ProcessRunner.run(path, ["-c", program], environment: environment)
         #expect(run.status == 0, "\(run)")
         return run.stdoutLines
     }
@@ -71,6 +72,91 @@ struct InstallTests {
         #expect(Set(try await complete("evsync sync --conflicts ")) == ["server-wins", "client-wins"])
         #expect(Set(try await complete("evsync show ")) == ["Holiday", "Birthday"])
     }
+
+    @Test("bash, zsh and fish complete field names for add and edit, and record ids, from the line's own store and schemas")
+    func fieldsAndIDs() async throws {
+        let temporary = try TemporaryDirectory("install")
+        let directory = URL(fileURLWithPath: temporary.path)
+        let store = directory.appendingPathComponent("store").path, schemas = directory.appendingPathComponent("schemas")
+        try FileManager.default.createDirectory(at: schemas, withIntermediateDirectories: true)
+        try SchemaDirectoryCLITests.book.write(to: schemas.appendingPathComponent("book.schema.json"), atomically: true, encoding: .utf8)
+        // The scripts run the `evsync` typed on the line, found on PATH.
+        var environment = Self.environment
+        environment["PATH"] = EvsyncBinary.url.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "")
+        for arguments in [["add", "Holiday", "--id", "xmas", "name=Christmas", "date=2026-12-25"],
+                          ["add", "Holiday", "--id", "xday", "name=X", "date=2026-12-26"],
+                          ["--schemas", schemas.path, "add", "Book", "--id", "dune", "title=Dune"]] {
+            let added = try await ProcessRunner.run(EvsyncBinary.url.path, ["--store", store] + arguments, environment: environment)
+            #expect(added.status == 0, "\(added)")
+        }
+        let line = ["evsync", "--store", store, "--schemas", schemas.path]
+        let holidayFields = ["name=", "date=", "details=", "wikipediaLink=", "observedBy=", "image="]
+
+        let bash = directory.appendingPathComponent("evsync.bash")
+        try Completion.script(for: .bash).write(to: bash, atomically: true, encoding: .utf8)
+        func bashOffers(_ words: [String]) async throws -> [String] { try await Self.bashCompletions(bash, line + words, environment: environment) }
+        #expect(try await bashOffers(["show", ""]) == ["Birthday", "Book", "Holiday"], "custom schemas too")
+        #expect(try await bashOffers(["add", "Holiday", ""]) == holidayFields)
+        #expect(try await bashOffers(["add", "Holiday", "name=X", "d"]) == ["date=", "details="])
+        #expect(try await bashOffers(["edit", "Book", "dune", "a"]) == ["author="])
+        #expect(try await bashOffers(["edit", "Holiday", "xmas", "--unset", "wiki"]) == ["wikipediaLink"])
+        #expect(try await bashOffers(["show", "Holiday", ""]) == ["xday", "xmas"])
+        #expect(try await bashOffers(["delete", "Holiday", "xm"]) == ["xmas"])
+        #expect(try await bashOffers(["revert", "holiday", "x", "--to", "1"]) == [], "an option's value is not an id")
+        #expect(try await bashOffers(["history", ""]) == ["dune", "xday", "xmas"])
+        #expect(try await bashOffers(["show", "Book", ""]) == ["dune"])
+        #expect(try await Self.bashCompletions(bash, ["evsync", "--store", directory.appendingPathComponent("none").path, "show", "Holiday", ""],
+                                               environment: environment) == [], "no store: nothing, and no store made")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("none").path))
+
+        // zsh: the script's offers, through a compadd that prints them (flags first: -S '' is "no space after").
+        let zsh = directory.appendingPathComponent("_evsync")
+        try Completion.script(for: .zsh).write(to: zsh, atomically: true, encoding: .utf8)
+        func zshOffers(_ words: [String]) async throws -> [String] {
+            let typed = (line + words).map { "'\($0)'" }.joined(separator: " ")
+            let program = """
+                compadd() { local flags=; while [[ $1 != -- ]]; do flags+=$1; shift; done; shift; print -l -- "[$flags]" "$@"; }
+                words=(\(typed)); CURRENT=${#words}; source \(zsh.path)
+                """
+            let path = try #require(ProcessRunner.which("zsh"), "zsh is not installed (Tools/test installs it)")
+            let run = try await ProcessRunner.run(path, ["-f", "-c", program], environment: environment)
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(run)")
+            return run.stdoutLines
+        }
+        #expect(try await zshOffers(["edit", "Holiday", "xmas", ""]) == ["[-S]"] + holidayFields)
+        #expect(try await zshOffers(["blame", "Holiday", ""]) == ["[]", "xday", "xmas"])
+        #expect(try await zshOffers(["why", ""]) == ["[]", "Birthday", "Book", "Holiday"])
+
+        let fish = directory.appendingPathComponent("evsync.fish")
+        try Completion.script(for: .fish).write(to: fish, atomically: true, encoding: .utf8)
+        func fishOffers(_ words: [String]) async throws -> [String] {
+            let typed = (line + words).joined(separator: " ")
+            let path = try #require(ProcessRunner.which("fish"), "fish is not installed (Tools/test installs it)")
+            let run = try await ProcessRunner.run(path, ["--no-config", "-c", "source \(fish.path); complete -C '\(typed)'"], environment: environment)
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(run)")
+            return run.stdoutLines.map { String($0.split(separator: "\t")[0]) }
+        }
+        #expect(try await fishOffers(["add", "Book", "t"]) == ["title="])
+        #expect(try await fishOffers(["show", "Holiday", ""]) == ["xday", "xmas"])
+        #expect(try await fishOffers(["show", "Holiday", "xmas", ""]) == [], "show takes two positionals")
+        #expect(try await fishOffers(["edit", "Holiday", "xmas", "--unset", "im"]) == ["image"])
+        #expect(Set(try await fishOffers(["log", "verify", "--"])).isDisjoint(with: ["--remote", "--repair"]), "those are verify's")
+    }
+
+    @Test("Tools/demo writes bold headings on a terminal only")
+    func demoHeadings() async throws {
+        // Its heading function, run alone: the demo itself builds a release and starts a server.
+        let demo = try String(contentsOf: Self.repository.appendingPathComponent("Tools/demo"), encoding: .utf8)
+        let say = demo.split(separator: "\n").filter { $0.contains("bold=") || $0.hasPrefix("say()") }.joined(separator: "\n")
+        #expect(say.contains("say()"), "\(say)")
+        let program = say + "\nsay Heading"
+        let piped = try await Self.run("bash", ["-c", program])
+        #expect(piped.stdout == "\n== Heading\n", "\(piped.stdout.debugDescription)")
+        let terminal = try await Self.run("script", ["-qc", "bash -c \(shellQuoted(program))", "/dev/null"])
+        #expect(terminal.stdout.contains("\u{1B}[1m== Heading\u{1B}[0m"), "\(terminal.stdout.debugDescription)")
+    }
+
+    private func shellQuoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
     @Test("the zsh completion parses, and scans the words as the bash one does")
     func zsh() async throws {

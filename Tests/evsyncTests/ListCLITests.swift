@@ -49,6 +49,27 @@ struct ListCLITests {
         }
     }
 
+    @Test("no table is cut through a pipe: list, blame and show keep every long cell whole")
+    func pipeKeepsLongCells() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let long = "A long description of the holiday that goes on and on for a while"
+            let longer = String(repeating: "and on ", count: 40) + "the end"
+            try sandbox.succeed(["edit", "Holiday", "c", "details=\(longer)"])
+            let list = try sandbox.succeed(["list", "Holiday"])
+            #expect(list.stdout.contains(long) && list.stdout.contains(longer) && !list.stdout.contains("…"), "\(list)")
+            // Columns still line up on what the rows measured.
+            #expect(Self.column(of: "2027-01-01", in: list.lines[1]) == Self.column(of: "date", in: list.lines[0]), "\(list)")
+            let blame = try sandbox.succeed(["blame", "Holiday", "a"])
+            #expect(blame.stdout.contains(long) && !blame.stdout.contains("…"), "\(blame)")
+            let show = try sandbox.succeed(["show", "Holiday", "c"])
+            #expect(show.stdout.contains(longer) && !show.stdout.contains("…"), "\(show)")
+            // On a terminal (COLUMNS), cells are still fitted.
+            let fitted = try sandbox.succeed(["blame", "Holiday", "a"], environment: ["COLUMNS": "80"])
+            #expect(fitted.stdout.contains("…") && fitted.lines.allSatisfy { DisplayColumns.of($0) <= 80 }, "\(fitted)")
+        }
+    }
+
     @Test("--where, --sort, --limit/-n, --fields, in the table and in --json")
     func queryOptions() throws {
         try withSandbox { sandbox in

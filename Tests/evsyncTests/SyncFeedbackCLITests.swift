@@ -153,7 +153,8 @@ struct SyncFeedbackCLITests {
             let environment = adapter.variables.merging(["EVSYNC_RETRIES": "2"]) { $1 }
             let quiet = try sandbox.run(["sync", "--remote", adapter.remote(server.url)], environment: environment)
             #expect(quiet.status == 69)
-            #expect(quiet.stderr.split(separator: "\n").count == 1, "only the error: \(quiet)")
+            let lines = quiet.stderr.split(separator: "\n")
+            #expect(lines.count == 2 && lines.first == "evsync: created a new store in \(sandbox.store.path)", "only the new store and the error: \(quiet)")
             #expect(quiet.stderr.hasSuffix("answered HTTP 503: down for maintenance (gave up after 2 attempts)\n"), "\(quiet)")
 
             let password = "Pw-" + UUID().uuidString
@@ -167,6 +168,22 @@ struct SyncFeedbackCLITests {
             #expect(!verbose.stderr.contains(password) && !verbose.stdout.contains(password))
             #expect(!verbose.stderr.lowercased().contains("authorization"))
         } }
+    }
+
+    @Test("Ctrl-C on a sync --watch between syncs says it stopped, without advice to sync again, and exits 130")
+    func watchStoppedWhileWaiting() throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["add", "Holiday", "name=X", "date=2026-01-01"])
+            let watch = try sandbox.launch(["sync", "--watch", "60", "--json", "--remote", Self.unreachable], environment: ["EVSYNC_RETRIES": "1"])
+            // The first sync has failed (its object is out) and the watcher waits a minute for the next.
+            let deadline = Date().addingTimeInterval(60)
+            while !watch.currentOutput.hasSuffix("\n"), watch.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            kill(watch.process.processIdentifier, SIGINT)
+            let result = watch.wait(timeout: 30)
+            #expect(result.status == 130, "\(result)")
+            #expect(result.stderr.hasSuffix("\nevsync: sync --watch stopped\n"), "\(result)")
+            #expect(!result.stderr.contains("run sync again") && !result.stderr.contains("current page"), "nothing was left to do: \(result)")
+        }
     }
 
     static let script = ["/usr/bin/script", "/bin/script"].first(where: FileManager.default.isExecutableFile)

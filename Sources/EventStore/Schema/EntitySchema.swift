@@ -103,6 +103,8 @@ public struct EntitySchema: Sendable {
 
     /// Checks a whole record (after a change is applied) against the schema.
     public func validate(_ record: JSONObject) throws(SchemaError) {
+        // A mistyped field first: `nmae=X` is the reason `name` is missing.
+        if let unknown = record.keys.sorted().first(where: { rules[$0] == nil }) { throw unknownField(unknown) }
         for field in required where record[field] == nil {
             throw SchemaError("\(name): required field '\(field)' is missing")
         }
@@ -113,10 +115,7 @@ public struct EntitySchema: Sendable {
 
     /// Checks one field's value.
     public func validate(field: String, value: JSONValue) throws(SchemaError) {
-        guard let rule = rules[field] else {
-            let known = fieldNames.joined(separator: ", ")
-            throw SchemaError("\(name) has no field '\(field)' (fields: \(known))")
-        }
+        guard let rule = rules[field] else { throw unknownField(field) }
         // Deeper, it could not be read back (nor would Kinto take it).
         if value.nests(deeperThan: JSONValue.maxFieldNesting) {
             throw SchemaError("\(name).\(field) nests arrays and objects more than \(JSONValue.maxFieldNesting) deep")
@@ -127,6 +126,12 @@ public struct EntitySchema: Sendable {
     }
 
     public func hasField(_ field: String) -> Bool { rules[field] != nil }
+
+    /// `Holiday has no field 'nmae' (did you mean 'name'?)`, or the fields there are when none is close.
+    public func unknownField(_ field: String) -> SchemaError {
+        let suggestion = Suggestion.didYouMean(field, among: fieldNames)
+        return SchemaError("\(name) has no field '\(field)'" + (suggestion.isEmpty ? " (fields: \(fieldNames.joined(separator: ", ")))" : suggestion))
+    }
 
     /// The field's string `format` (`date`, `date-time`, …), if its schema gives one: a remote with typed dates maps them.
     public func format(of field: String) -> String? { rules[field]?.format }
@@ -219,8 +224,8 @@ final class Rule: Sendable {
         }
         switch value {
         case .string(let string):
-            if let minLength, string.count < minLength { throw SchemaError("\(path()) must have at least \(minLength) characters") }
-            if let maxLength, string.count > maxLength { throw SchemaError("\(path()) must have at most \(maxLength) characters") }
+            if let minLength, string.count < minLength { throw SchemaError("\(path()) must have at least \(Self.characters(minLength))") }
+            if let maxLength, string.count > maxLength { throw SchemaError("\(path()) must have at most \(Self.characters(maxLength))") }
             if let format { try Self.checkFormat(format, string, path: path()) }
             if base64, Data(base64Encoded: string) == nil { throw SchemaError("\(path()) must be base64-encoded bytes") }
         case .number(let number):
@@ -237,6 +242,9 @@ final class Rule: Sendable {
             break
         }
     }
+
+    /// `1 character`, `2 characters`.
+    static func characters(_ count: Int) -> String { count == 1 ? "1 character" : "\(count) characters" }
 
     static func matches(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {

@@ -153,9 +153,7 @@ public final class Store: Sendable {
         try Self.checkID(id, fromServer: true)
         do {
             for (field, value) in set { try schema.validate(field: field, value: value) }
-            if let unknown = unset.first(where: { !schema.hasField($0) }) {
-                throw SchemaError("\(schema.name) has no field '\(unknown)'")
-            }
+            if let unknown = unset.first(where: { !schema.hasField($0) }) { throw schema.unknownField(unknown) }
             // Otherwise the outcome would depend on whether the field is there now.
             if let both = unset.first(where: { set[$0] != nil }) {
                 throw SchemaError("\(schema.name).\(both) cannot be both set and unset in one edit")

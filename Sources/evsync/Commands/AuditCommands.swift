@@ -23,11 +23,14 @@ enum AuditCommands {
         if arguments.has("--json") {
             print(try AuditJSON.text(AuditJSON.BlameResult(blame)))
         } else {
-            let rows = blame.fields.map { origin in
-                [Output.safe(origin.field), Output.cell(origin.value), "#\(origin.event.seq)",
-                 LocalTime.iso8601(milliseconds: origin.event.at), source(origin.event), Output.safe(origin.event.author)]
+            // As `list`: fitted on a terminal, whole through a pipe.
+            var table = TableWriter(header: ["field", "value", "event", "at", "from", "by"], columns: Terminal.columns) { print($0) }
+            for origin in blame.fields {
+                table.add([Output.safe(origin.field), Output.cell(origin.value), "#\(origin.event.seq)",
+                           LocalTime.iso8601(milliseconds: origin.event.at), source(origin.event), Output.safe(origin.event.author)])
             }
-            print(Output.table(header: ["field", "value", "event", "at", "from", "by"], rows: rows))
+            table.finish()
+            if !table.hidden.isEmpty { printError("(too wide to show: \(table.hidden.joined(separator: ", ")))") }
         }
     }
 

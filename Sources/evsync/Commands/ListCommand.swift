@@ -84,7 +84,7 @@ private final class RecordPrinter {
         if json {
             Swift.print((shown == 0 ? "[" : ",") + Output.json(.object(query.json(record))), terminator: "")
         } else {
-            table.add(header.map { $0 == "id" ? Output.safe(record.id) : Output.cell(record.fields[$0], width: .max) })
+            table.add(header.map { $0 == "id" ? Output.safe(record.id) : Output.cell(record.fields[$0]) })
         }
         shown += 1
         // A reader that went away (`| head`, a pager quit early): stop reading the store.
@@ -94,12 +94,5 @@ private final class RecordPrinter {
 
     func finish() {
         if json { Swift.print(shown == 0 ? "[]" : "]") } else { table.finish() }
-    }
-}
-
-/// `1 record`, `2 records`.
-enum Plural {
-    static func count(_ count: Int, _ noun: String) -> String {
-        "\(count) \(noun)\(count == 1 ? "" : "s")"
     }
 }

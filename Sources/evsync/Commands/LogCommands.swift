@@ -92,8 +92,8 @@ enum LogCommands {
         }
         guard !arguments.has("--json") else { return }
         let unchecked = result.withoutChecksum == 0 ? ""
-            : "; \(result.withoutChecksum) of them, written before events had a checksum, were only checked to decode"
-        print("log is sound: \(result.eventsChecked) event\(result.eventsChecked == 1 ? "" : "s") checked\(unchecked)")
+            : "; \(result.withoutChecksum) of them, written before events had a checksum, \(result.withoutChecksum == 1 ? "was" : "were") only checked to decode"
+        print("log is sound: \(Plural.count(result.eventsChecked, "event")) checked\(unchecked)")
     }
 
     static let rebuildViews = Command(
@@ -160,8 +160,8 @@ enum LogCommands {
             print(Output.json(.object(object)))
         } else {
             var rows = [["store", store.directory], ["events", "\(status.events)"]]
-            rows += status.records.keys.sorted().map { [$0, "\(status.records[$0] ?? 0) records"] }
-            rows.append(["to push", "\(status.pendingRecords) records (\(status.unacknowledgedEvents) local events not yet acknowledged by a server)"])
+            rows += status.records.keys.sorted().map { [$0, Plural.count(status.records[$0] ?? 0, "record")] }
+            rows.append(["to push", "\(Plural.count(status.pendingRecords, "record")) (\(Plural.count(status.unacknowledgedEvents, "local event")) not yet acknowledged by a server)"])
             if status.skippedRecords > 0 {
                 rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
             }
@@ -182,10 +182,17 @@ enum LogCommands {
         return .object(object)
     }
 
-    /// `2026-12-01T05:00:00.000Z (failed: cannot reach …)`.
+    /// `2026-12-01T06:00:00+01:00 (failed: cannot reach …)`: what happened in words (`--json` keeps `newData`, …).
     private static func lastSyncText(_ sync: LastSync) -> String {
-        var text = "\(LocalTime.iso8601(milliseconds: sync.at)) (\(sync.interrupted ? "interrupted, " : "")\(sync.result.rawValue)"
-        if let error = sync.error { text += ": \(Output.safe(error))" }
-        return text + ")"
+        let outcome = if sync.interrupted {
+            "interrupted before it was done"
+        } else {
+            switch sync.result {
+            case .newData: "changes synced"
+            case .noData: "nothing new"
+            case .failed: sync.error == nil ? "done, but the server refused changes" : "failed"
+            }
+        }
+        return "\(LocalTime.iso8601(milliseconds: sync.at)) (\(outcome)\(sync.error.map { ": " + Output.safe($0) } ?? ""))"
     }
 }

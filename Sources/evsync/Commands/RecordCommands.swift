@@ -19,8 +19,11 @@ enum RecordCommands {
     ) { arguments, global in
         let words = arguments.positionals
         let fields = try assignments(words.dropFirst())
+        // Checked before the store is opened: a mistyped first `add` makes no store.
+        let schema = try global.schemaRegistry().schema(named: words[0])
+        try withJSONValueHint(schema: schema, words: words.dropFirst()) { try schema.validate(fields) }
         let store = try global.openStore(create: true)
-        let (event, record) = try withJSONValueHint(store: store, entity: words[0], words: words.dropFirst()) {
+        let (event, record) = try withJSONValueHint(schema: schema, words: words.dropFirst()) {
             try store.added(words[0], id: arguments.value("--id"), fields: fields)
         }
         if arguments.has("--json") {
@@ -50,7 +53,7 @@ enum RecordCommands {
             throw arguments.usageError("nothing to change")
         }
         let store = try global.openStore(create: false)
-        let (event, record) = try withJSONValueHint(store: store, entity: words[0], words: words.dropFirst(2)) {
+        let (event, record) = try withJSONValueHint(schema: try store.entity(words[0]), words: words.dropFirst(2)) {
             try store.edited(words[0], id: words[1], set: fields, unset: arguments.values("--unset"))
         }
         if arguments.has("--json") {
@@ -90,12 +93,13 @@ enum RecordCommands {
 
     /// Runs `body`; when it fails on a field given as `field=value` (a string) that the schema
     /// wants as another type, the error says how to give a JSON value: `observedBy:='[…]'`.
-    static func withJSONValueHint<T>(store: Store, entity: String, words: some Sequence<String>, _ body: () throws -> T) throws -> T {
+    @discardableResult
+    static func withJSONValueHint<T>(schema: EntitySchema, words: some Sequence<String>, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch {
             let failure = CLIError(error)
-            guard failure.code == .dataError, let schema = try? store.entity(entity) else { throw error }
+            guard failure.code == .dataError else { throw error }
             for word in words {
                 guard let equals = word.firstIndex(of: "="), !word[..<equals].hasSuffix(":") else { continue }
                 let field = String(word[..<equals]), text = String(word[word.index(after: equals)...])
@@ -138,9 +142,11 @@ enum RecordCommands {
             let schema = try store.entity(words[0])
             let names = ["id"] + schema.fieldNames.filter { record.fields[$0] != nil }
             let width = names.map(\.count).max() ?? 2
+            // Long values are shortened on a terminal only: through a pipe nothing is cut.
+            let longest = Terminal.columns == nil ? Int.max : 200
             for name in names {
                 let value = name == "id" ? .string(record.id) : record.fields[name]
-                print("\(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(Output.cell(value, width: 200))")
+                print("\(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(Output.cell(value, width: longest))")
             }
         }
     }

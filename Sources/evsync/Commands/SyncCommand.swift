@@ -79,13 +79,14 @@ enum SyncCommand {
             return choice
         }
         let given = try (arguments.value("--remote") ?? EnvironmentVariable.value("EVSYNC_REMOTE")).map(checked)
+        let noRemote = CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL), set EVSYNC_REMOTE, or set one with evsync remote URL")
+        // A new store remembers no remote: without one given, none is made (in what may be the wrong directory).
+        guard given != nil || global.storeExists else { throw noRemote }
         let store = try global.openStore(create: true)
-        guard let choice = try given ?? store.rememberedRemote().map(checked) else {
-            throw CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL), set EVSYNC_REMOTE, or set one with evsync remote URL")
-        }
+        guard let choice = try given ?? store.rememberedRemote().map(checked) else { throw noRemote }
         let terminal = isatty(STDERR_FILENO) == 1
-        let interruption = Interruption()
         let feedback = SyncFeedback(terminal: terminal, verbose: verbose, timestamped: interval != nil)
+        let interruption = Interruption { feedback.say($0) }
         let engine = SyncEngine(store: store) {
             try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: terminal, retries: retries,
                                   activity: feedback.wantsActivity ? { feedback.show($0) } : nil,
@@ -114,8 +115,7 @@ enum SyncCommand {
                 // A watcher rides out an unreachable or failing server; anything else ends it.
                 guard let interval, error.code == .unavailable || error.code == .server else { throw error }
                 printError(feedback.line("evsync: \(Output.safe(error.message)); trying again in \(String(format: "%g", interval)) s"))
-                interruption.wait(seconds: interval)
-                if Interruption.requested { return }
+                try interruption.wait(seconds: interval)
                 continue
             }
             feedback.clearProgress()
@@ -134,8 +134,7 @@ enum SyncCommand {
                 if !report.rejected.isEmpty { throw CLIError(.failure, "\(Plural.count(report.rejected.count, "change")) refused by the server; they stay pending") }
                 return
             }
-            interruption.wait(seconds: interval)
-            if Interruption.requested { return }
+            try interruption.wait(seconds: interval)
         }
     }
 
@@ -256,14 +255,17 @@ enum SyncCommand {
 
 /// Ctrl-C during a sync: the first one asks the engine to stop after the
 /// current page (its transaction is then committed with the cursor) and ends a
-/// wait for a retry at once; a second one quits at once.
+/// wait for a retry, or a watcher's wait for its next sync, at once; a second one quits at once.
 final class Interruption {
     /// One per process, as the signal is.
     private static let flag = Atomic<Bool>(false)
+    /// Whether `wait` is waiting: then no sync is running, and there is no page to finish.
+    private static let waiting = Atomic<Bool>(false)
     private let source: any DispatchSourceSignal
     private let queue = DispatchQueue(label: "evsync.interrupt")
 
-    init() {
+    /// - Parameter say: writes a line on stderr (clearing a progress line first).
+    init(say: @escaping @Sendable (String) -> Void) {
         // A process may start with SIGINT blocked (a parent's mask is inherited:
         // Foundation's Process spawns from a thread that blocks it). Blocked,
         // the signal would never arrive and Ctrl-C would do nothing.
@@ -275,19 +277,24 @@ final class Interruption {
         source = DispatchSource.makeSignalSource(signal: SIGINT, queue: queue)
         source.setEventHandler {
             if Interruption.flag.exchange(true, ordering: .relaxed) {
-                printError("evsync: sync interrupted")
+                say("evsync: sync interrupted")
                 exit(CLIError.Code.interrupted.rawValue)
             }
-            printError("evsync: stopping after the current page (Ctrl-C again to quit now)")
+            // While waiting, the wait ends and says so itself.
+            if !Interruption.waiting.load(ordering: .relaxed) { say("evsync: stopping after the current page (Ctrl-C again to quit now)") }
         }
         source.resume()
     }
 
     static var requested: Bool { flag.load(ordering: .relaxed) }
 
-    /// Sleeps up to `seconds`, waking early when interrupted.
-    func wait(seconds: Double) {
+    /// Sleeps up to `seconds` between syncs; interrupted, throws "sync --watch stopped" (exit 130): the
+    /// last sync was done, so there is nothing to run again for.
+    func wait(seconds: Double) throws(CLIError) {
+        Self.waiting.store(true, ordering: .relaxed)
+        defer { Self.waiting.store(false, ordering: .relaxed) }
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline, !Self.requested { Thread.sleep(forTimeInterval: min(0.1, deadline.timeIntervalSinceNow)) }
+        if Self.requested { throw CLIError(.interrupted, "sync --watch stopped") }
     }
 }

@@ -62,12 +62,12 @@ enum VerifyCommand {
             }
             let listed = result.listed.values.reduce(0, +)
             print(result.findings.isEmpty
-                  ? "the server holds what the log believes (\(listed) records listed)"
-                  : "\(result.findings.count) difference\(result.findings.count == 1 ? "" : "s") (\(listed) records listed)"
+                  ? "the server holds what the log believes (\(Plural.count(listed, "record")) listed)"
+                  : "\(Plural.count(result.findings.count, "difference")) (\(Plural.count(listed, "record")) listed)"
                     + (repair ? "; \(result.repaired) repaired: the next sync converges" : "; evsync verify --remote --repair mends them"))
         }
         if !result.findings.isEmpty, result.repaired < result.findings.count {
-            throw CLIError(.failure, "\(result.findings.count - result.repaired) difference(s) with the server remain")
+            throw CLIError(.failure, "\(Plural.count(result.findings.count - result.repaired, "difference")) with the server remain\(result.findings.count - result.repaired == 1 ? "s" : "")")
         }
     }
 

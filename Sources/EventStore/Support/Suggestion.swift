@@ -1,8 +1,8 @@
 /// "did you mean 'add'?" for a mistyped command, option or field, as git says it.
-enum Suggestion {
+public enum Suggestion {
     /// ` (did you mean 'add'?)` naming the closest of `candidates`, or "" when none is close:
     /// at most a third of the word's letters changed, added, removed or swapped.
-    static func didYouMean(_ word: String, among candidates: [String]) -> String {
+    public static func didYouMean(_ word: String, among candidates: [String]) -> String {
         let limit = max(1, word.count / 3)
         let scored = candidates.map { ($0, distance(word.lowercased(), $0.lowercased())) }.filter { $0.1 <= limit }
         guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
@@ -10,7 +10,7 @@ enum Suggestion {
     }
 
     /// Edit distance, counting a swap of neighbours as one edit (Damerau–Levenshtein, optimal string alignment).
-    static func distance(_ a: String, _ b: String) -> Int {
+    public static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
