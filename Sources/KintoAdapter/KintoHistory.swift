@@ -94,6 +94,8 @@ extension KintoRemote {
 
 extension KintoRemote {
     /// `GET …/records?_fields=id,last_modified`, following `Next-Page`.
+    public var canList: Bool { true }
+
     public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
         let collection = Self.collection(for: entity)
         let query = [URLQueryItem(name: "_fields", value: "id,last_modified"), URLQueryItem(name: "_sort", value: "last_modified"),

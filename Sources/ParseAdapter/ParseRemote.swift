@@ -188,6 +188,8 @@ public final class ParseRemote: SyncRemote {
 
     /// Every object of the class, its record id and version (`updatedAt`), a page at a time,
     /// ordered by `objectId` and paged by it (never `skip`): the deletions `liveIDs` finds, and `verify --remote`.
+    public var canList: Bool { true }
+
     public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
         let className = Self.className(for: entity)
         var after: String?

@@ -5,18 +5,22 @@ import Foundation
 ///
 /// Not Foundation's `Process`: the daemon keeps what it inherited open, and `Process` was
 /// seen never to notice the command's exit then (a zombie, `waitUntilExit` waiting for ever).
-/// Here the output goes to a file, and `waitpid` waits for the command alone.
+/// Here the output goes to files, and `waitpid` waits for the command alone.
 public enum DaemonStarter {
     /// - Parameter environment: the command's; nil, this process's.
-    public static func run(_ argv: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String) {
+    public static func run(_ argv: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("daemon-starter-\(UUID().uuidString).out")
-        defer { try? FileManager.default.removeItem(at: output) }
+        let errors = output.appendingPathExtension("err")
+        defer {
+            try? FileManager.default.removeItem(at: output)
+            try? FileManager.default.removeItem(at: errors)
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let arguments = argv.map { strdup($0) } + [nil]
         let variables = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (arguments + variables).forEach { free($0) } }
@@ -26,7 +30,8 @@ public enum DaemonStarter {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1, errno == EINTR {}
         let exit = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (exit, String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self))
+        func text(_ file: URL) -> String { String(decoding: (try? Data(contentsOf: file)) ?? Data(), as: UTF8.self) }
+        return (exit, text(output), text(errors))
     }
 
     public struct Failure: Error, CustomStringConvertible {

@@ -92,7 +92,7 @@ struct ServerRecordSkipTests {
         let againReport = try SyncJSON(try #require(again.stdoutLines.last))
         #expect(againReport.result == "noData" && againReport.reread.isEmpty, "\(again)")
         // The count differs from the log's, so the sync checks a listing: the lost record is named, and kept here.
-        #expect(again.stderr.contains("1 record gone from the server without a tombstone"), "\(again.stderr)")
+        #expect(again.stderr.contains("the server lacks 1 Holiday record this store holds as synced"), "\(again.stderr)")
         #expect(try await fx.cli.show("Holiday", lost) == holiday("Lost in the restore"))
     }
 }

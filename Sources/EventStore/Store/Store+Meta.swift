@@ -14,6 +14,8 @@ extension Store {
         /// Where a pull of one entity from one remote stopped.
         static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
         static func restored(remote: String, entity: String) -> String { "restored\u{0}\(remote)\u{0}\(entity.lowercased())" }
+        /// Set once a sync with a remote has gone through: a first pull from it is then no other server's.
+        static func synced(remote: String) -> String { "synced\u{0}\(remote)" }
     }
 
     func meta(_ key: String, in transaction: Transaction) throws -> String? {
@@ -48,6 +50,16 @@ extension Store {
             throw StoreError(.invalidData, "the remote address is too long (\(address.utf8.count) bytes; at most \(Self.maxRemoteAddressLength))")
         }
         if try rememberedRemote() != address { try writeMeta(MetaKey.remote, address) }
+    }
+
+    /// Whether a sync with `remote` has gone through since this evsync began noting it (or it gave a pull cursor).
+    package func hasSynced(with remote: String) throws(StoreError) -> Bool {
+        try read { try meta(MetaKey.synced(remote: remote), in: $0) } != nil
+    }
+
+    /// Notes that a sync with `remote` went through; written once.
+    package func noteSynced(with remote: String) throws(StoreError) {
+        if try !hasSynced(with: remote) { try writeMeta(MetaKey.synced(remote: remote), "yes") }
     }
 
     /// Whether the server's data of `entity` went back in time (restored from a backup) since

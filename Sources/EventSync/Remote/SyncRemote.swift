@@ -59,6 +59,10 @@ public protocol SyncRemote: AnyObject {
     /// that author instead of `address`); nil when this sync did not find out.
     var knowsAuthors: Bool? { get }
 
+    /// Whether `listing` works: a sync then checks the server against it when it
+    /// suspects a loss (another server, records kept after one). False by default.
+    var canList: Bool { get }
+
     /// Calls `onPage` with the id and version of every live record the server
     /// holds, a page at a time, in any order (`verify --remote`). Stops early
     /// when `onPage` returns false.
@@ -78,6 +82,8 @@ extension SyncRemote {
     public var deletionVersion: RemoteVersion { RemoteVersion("deleted") }
 
     public var knowsAuthors: Bool? { nil }
+
+    public var canList: Bool { false }
 
     public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { RemoteVersion(cursor.token) }
 

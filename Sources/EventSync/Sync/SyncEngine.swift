@@ -138,7 +138,7 @@ public final class SyncEngine: Sendable {
             // Records kept after a loss are checked at every sync until the user decides (or they are back):
             // a sync never says "already in sync" while the server lacks them.
             // (A remote without tombstones has just compared every id, in the pull: nothing more to ask it.)
-            if trigger == nil, !shouldStop(), try store.serverWasRestored(remote: remote.address, entity: schema.name),
+            if trigger == nil, !shouldStop(), remote.canList, try store.serverWasRestored(remote: remote.address, entity: schema.name),
                !report.goneFromServer.contains(where: { $0.entity == schema.name }) {
                 trigger = .lossUndecided
             }
@@ -168,6 +168,7 @@ public final class SyncEngine: Sendable {
         // Remembered only once a sync has gone through with it: a mistyped
         // remote that fails must not replace the one the next plain sync uses.
         try store.rememberRemote(remote.address)
+        try store.noteSynced(with: remote.address)
         try store.recordLastSync(report.result, startedAfter: startedAfter, interrupted: report.interrupted)
         return report
     }
@@ -202,8 +203,11 @@ public final class SyncEngine: Sendable {
         var trigger: VerificationTrigger?
         var serverCount: Int?
         let since = try store.pullCursor(remote: remote.address, entity: schema.name)
+        // Records held as on a server before a first pull from one this store never synced with: another server's.
         var heldBefore = 0
-        if since == nil { try store.forEachRecordLiveOnServer(entity: schema.name) { _, _ in heldBefore += 1 } }
+        if since == nil, try !store.hasSynced(with: remote.address) {
+            try store.forEachRecordLiveOnServer(entity: schema.name) { _, _ in heldBefore += 1 }
+        }
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
         var batch = try store.makePullBatch()
         func write() throws {
@@ -237,7 +241,7 @@ public final class SyncEngine: Sendable {
             return !shouldStop()
         }
         try write()
-        if trigger == nil, heldBefore > 0 { trigger = .unknownServer }
+        if trigger == nil, heldBefore > 0, remote.canList { trigger = .unknownServer }
         if trigger == nil, let serverCount, !shouldStop() {
             // Total-Records disagreeing with the records the log holds as live there.
             var held = 0

@@ -29,11 +29,17 @@ final class OwnKinto: Sendable {
     }
 
     /// `Tools/kinto start` leaves a server running: `DaemonStarter`, not `ProcessRunner`.
+    /// Tried three times: on a machine busy with a parallel test run, a start can miss its deadline.
     private static func start(_ port: Int) async throws -> (String, String) {
-        let started = try DaemonStarter.run([tool, "start", "--port", String(port)])
-        let lines = started.stdout.split(separator: "\n").map(String.init)
-        guard started.status == 0, lines.count == 2 else { throw ParseStandIn.Failure(description: "Tools/kinto start failed: \(started)") }
-        return (lines[0], lines[1])
+        var failure = ""
+        for _ in 1...3 {
+            let started = try DaemonStarter.run([tool, "start", "--port", String(port)])
+            let lines = started.stdout.split(separator: "\n").map(String.init)
+            if started.status == 0, lines.count == 2 { return (lines[0], lines[1]) }
+            failure = "status \(started.status): \(started.stderr)"
+            _ = try? DaemonStarter.run([tool, "stop", "--port", String(port)])
+        }
+        throw ParseStandIn.Failure(description: "Tools/kinto start failed: \(failure)")
     }
 
     /// A port nobody listens on now: the kernel's pick for a socket bound to port 0.
