@@ -42,23 +42,7 @@ extension KintoRemote {
                 try JSONParser.parseObject(bytes) { key, parser in
                     guard key.equals("data") else { _ = try parser.value(); return }
                     sawData = true
-                    try parser.forEachElement { parser in
-                        let start = parser.offset
-                        var reading = Reading.skipped(SkippedRecord(id: nil, version: nil, reason: ""))
-                        do {
-                            try page.append(idBuffer: &id) { writer, id in
-                                reading = try record(at: &parser, writingFieldsTo: &writer, id: &id)
-                                guard case .record(let version, let isTombstone) = reading else { return nil }
-                                return (RemoteVersion(version), isTombstone)
-                            }
-                        } catch let error as JSONParseError {
-                            // Valid JSON that is not an object, nests deeper than the parser reads,
-                            // or has a key twice: step over the element whole. Anything else is a broken page.
-                            let isDeep = try parser.skipValue(startingAt: start)
-                            let element = UnsafeRawBufferPointer(rebasing: bytes[start..<parser.offset])
-                            guard isDeep || error.isDuplicateKey || element.first != UInt8(ascii: "{") else { throw error }
-                            reading = .skipped(unreadable(element, error))
-                        }
+                    func note(_ reading: Reading) {
                         switch reading {
                         case .record(let version, _):
                             newest = max(newest ?? version, version)
@@ -66,6 +50,17 @@ extension KintoRemote {
                             if let version = skipped.version?.integer { newest = max(newest ?? version, version) }
                             page.skipped.append(skipped)
                         }
+                    }
+                    try parser.forEachElement(orNotAnObject: true) { parser in
+                        var reading: Reading?
+                        try page.append(idBuffer: &id) { writer, id in
+                            reading = try record(at: &parser, writingFieldsTo: &writer, id: &id)
+                            guard case .record(let version, let isTombstone) = reading else { return nil }
+                            return (RemoteVersion(version), isTombstone)
+                        }
+                        if let reading { note(reading) }
+                    } passingOver: { element, error in
+                        note(.skipped(unreadable(element, error)))
                     }
                 }
             }

@@ -457,18 +457,14 @@ public final class KintoRemote: SyncRemote {
                     guard key.equals("responses") else { _ = try parser.value(); return }
                     var list: [BatchAnswer] = []
                     try parser.forEachElement { parser in
-                        let start = parser.offset
-                        do {
-                            list.append(.answer(try parser.value().objectValue ?? [:]))
-                        } catch let error as JSONParseError {
-                            guard try parser.skipValue(startingAt: start) || error.isDuplicateKey else { throw error }
-                            var status: Int64 = 0
-                            try? JSONParser.scanObject(UnsafeRawBufferPointer(rebasing: bytes[start..<parser.offset])) { key, parser in
-                                if key.equals("status") { status = try parser.value().int64Value ?? 0 } else { try parser.skipValue(startingAt: parser.offset) }
-                                return true
-                            }
-                            list.append(.unreadable(status: Int(status), reason: error.reason))
+                        list.append(.answer(try parser.value().objectValue ?? [:]))
+                    } passingOver: { element, error in
+                        var status: Int64 = 0
+                        try? JSONParser.scanObject(element) { key, parser in
+                            if key.equals("status") { status = try parser.value().int64Value ?? 0 } else { try parser.skipValue(startingAt: parser.offset) }
+                            return true
                         }
+                        list.append(.unreadable(status: Int(status), reason: error.reason))
                     }
                     answers = list
                 }

@@ -423,17 +423,11 @@ public final class ParseRemote: SyncRemote {
                     guard key.equals("results") else { _ = try parser.value(); return }
                     sawResults = true
                     try parser.forEachElement { parser in
-                        let start = parser.offset
-                        do {
-                            let value = try parser.value()
-                            found.append(value.objectValue.map { FoundObject(fields: $0) }
-                                         ?? FoundObject(fields: [:], unreadable: "it is not a JSON object"))
-                        } catch let error as JSONParseError {
-                            let isDeep = try parser.skipValue(startingAt: start)
-                            guard isDeep || error.isDuplicateKey else { throw error }
-                            let element = UnsafeRawBufferPointer(rebasing: bytes[start..<parser.offset])
-                            found.append(FoundObject(fields: Self.identity(of: element), unreadable: "evsync cannot read it: \(error)"))
-                        }
+                        let value = try parser.value()
+                        found.append(value.objectValue.map { FoundObject(fields: $0) }
+                                     ?? FoundObject(fields: [:], unreadable: "it is not a JSON object"))
+                    } passingOver: { element, error in
+                        found.append(FoundObject(fields: Self.identity(of: element), unreadable: "evsync cannot read it: \(error)"))
                     }
                 }
             }

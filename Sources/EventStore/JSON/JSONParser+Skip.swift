@@ -40,3 +40,26 @@ extension JSONParser {
         return depth + deepest > Self.maxDepth
     }
 }
+
+extension JSONParser {
+    /// Calls `read` with the parser at each element of the array at the current position (a server's page of
+    /// records, a batch's answers), as `forEachElement` does; but an element `read` refuses with a
+    /// `JSONParseError` though its neighbours can still be found (it nests deeper than the parser reads, has a
+    /// key twice or, with `orNotAnObject`, is no object) is stepped over whole and handed to `passOver`, with
+    /// its bytes and the error, and the walk goes on: one record another client made unreadable must not stop
+    /// every sync. Any other error is the array's, and thrown.
+    package mutating func forEachElement(orNotAnObject: Bool = false, _ read: (inout JSONParser) throws -> Void,
+                                         passingOver passOver: (_ element: UnsafeRawBufferPointer, JSONParseError) throws -> Void) throws {
+        try forEachElement { parser in
+            let start = parser.offset
+            do {
+                try read(&parser)
+            } catch let error as JSONParseError {
+                let isDeep = try parser.skipValue(startingAt: start)
+                let element = UnsafeRawBufferPointer(rebasing: parser.bytes[start..<parser.offset])
+                guard isDeep || error.isDuplicateKey || (orNotAnObject && element.first != UInt8(ascii: "{")) else { throw error }
+                try passOver(element, error)
+            }
+        }
+    }
+}

@@ -20,8 +20,13 @@ public struct RemoteRecord: Sendable, Equatable {
 
 /// A server record the store cannot hold (no id, no version, not an object,
 /// a value it cannot read): a pull passes over it, logging a `skipped` event
-/// with the reason, and the rest of the page goes on.
-public struct SkippedRecord: Sendable, Equatable {
+/// with the reason, and the rest of the page goes on. A sync reports it
+/// (`SyncReport.skipped`, where EventSync calls it `Skip`), and so the records
+/// a restored server lost (`SyncReport.goneFromServer`).
+public struct SkippedRecord: Sendable, Equatable, CustomStringConvertible {
+    /// The entity it is a record of; empty on a remote's page, which does not
+    /// say (the store is told the entity a page is of), until a sync reports it.
+    public var entity: String
     /// The record's id; nil when the server gave none the store can use (`reason` quotes what it gave).
     public var id: String?
     /// The server's version of the record, when it gave one.
@@ -29,11 +34,15 @@ public struct SkippedRecord: Sendable, Equatable {
     /// Why it was skipped, for people: `history`, `sync` and `log tail` show it.
     public var reason: String
 
-    public init(id: String?, version: RemoteVersion?, reason: String) {
+    public init(entity: String = "", id: String?, version: RemoteVersion? = nil, reason: String) {
+        self.entity = entity
         self.id = id
         self.version = version
         self.reason = reason
     }
+
+    /// `Holiday abc: it has no last_modified`: the form `sync` prints.
+    public var description: String { "\(entity) \(id ?? "(no usable id)"): \(reason)" }
 }
 
 /// A local change still to push, as a conditional write: it applies only if

@@ -223,7 +223,11 @@ public final class SyncEngine: Sendable {
                 if !writer.isFollowedInBatch { pending = counts }
             }
             pending.pulled += created
-            pending.skipped += skipped.map { Skip(entity: schema.name, id: $0.id, reason: $0.reason) }
+            pending.skipped += skipped.map { skip in
+                var skip = skip
+                skip.entity = schema.name
+                return skip
+            }
             report = pending
             batch = try store.makePullBatch()
         }

@@ -62,22 +62,9 @@ public struct RecordReference: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(entity) \(id)" }
 }
 
-/// A server record a pull could not store, and why; logged as a `skipped` event.
-public struct Skip: Sendable, Equatable, CustomStringConvertible {
-    public let entity: String
-    /// The record's id; nil when the server gave none usable.
-    public let id: String?
-    public let reason: String
-
-    public init(entity: String, id: String?, reason: String) {
-        self.entity = entity
-        self.id = id
-        self.reason = reason
-    }
-
-    /// `Holiday abc: it has no last_modified`: the form `sync` prints.
-    public var description: String { "\(entity) \(id ?? "(no usable id)"): \(reason)" }
-}
+/// A server record a pull could not store, and why (logged as a `skipped` event), or one a restored server lost.
+/// One type with what a remote's page passes over, so that a skip keeps its version from the page to the report.
+public typealias Skip = SkippedRecord
 
 /// A local change the server refused, and why. It stays pending.
 public struct Rejection: Sendable, Equatable, CustomStringConvertible {
