@@ -40,9 +40,12 @@ let package = Package(
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),
-        // What the test targets share: processes, temporary directories, seeded random, a clock.
-        .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/Support"),
+        // What the test targets share: processes, temporary directories, seeded random, a clock,
+        // remote doubles and the random two-store world the engine tests run on any remote.
+        .target(name: "TestSupport", dependencies: ["EventStore", "EventSync"], path: "Tests/Support"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "TestSupport"]),
+        // The engine without a server (RemoteFold's rules, InMemoryRemote): with EventStoreTests, the core loop.
+        .testTarget(name: "EventSyncTests", dependencies: ["EventStore", "EventSync", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "evsync-fuzz", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "evsync", "TestSupport"]),
     ],

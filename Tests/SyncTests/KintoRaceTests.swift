@@ -221,3 +221,17 @@ struct KintoRandomTests {
         try await world.run(steps: 50)
     }
 }
+
+/// The random world edits the server as the web app would.
+extension KintoWebApp: WebSide {
+    func put(_ id: String, _ fields: JSONObject?, in collection: String) async throws {
+        if let fields {
+            try await put(id, fields, in: collection)
+        } else if try await get(id, in: collection) != nil {
+            try await delete(id, in: collection)
+        }
+    }
+
+    func live(in collection: String) async throws -> [String: JSONObject] { try await records(in: collection) }
+}
+

@@ -58,6 +58,12 @@ public final class InMemoryRemote: SyncRemote, Sendable {
                 .filter { Self.clock(of: $0.version.token) > (after ?? 0) && (after != nil || $0.fields != nil) }
                 .sorted { Self.clock(of: $0.version.token) < Self.clock(of: $1.version.token) }
         }
+        if since == nil, changed.isEmpty {
+            // A first pull of an empty entity still gives a cursor, as Kinto's ETag does: without one, the
+            // next sync would be a first pull again and take the records we pushed for another server's.
+            _ = try onPage(RemotePage(records: [], cursor: RemoteCursor(state.withLock { Self.version($0.clock).token })))
+            return
+        }
         var start = 0
         while start < changed.count {
             let page = Array(changed[start..<min(start + pageSize, changed.count)])

@@ -78,13 +78,6 @@ struct SyncFixture: Sendable {
     }
 }
 
-/// Holiday fields.
-func holiday(_ name: String, date: String = "2026-05-01", details: String? = nil) -> JSONObject {
-    var fields: JSONObject = ["name": .string(name), "date": .string(date)]
-    if let details { fields["details"] = .string(details) }
-    return fields
-}
-
 func newID() -> String { "r" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
 
 /// Deletes the buckets a test's fixtures made once the test ends, pass or

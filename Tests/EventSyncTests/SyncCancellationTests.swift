@@ -20,8 +20,8 @@ struct SyncCancellationTests {
         for n in 0..<200 { remote.put(Self.id(n), holiday("Remote \(n)"), in: "Holiday") }
         for n in 0..<10 { try store.add("Holiday", id: "local\(n)", fields: holiday("Local \(n)")) }
         let canceller = TaskCanceller()
-        // Cancelled as the third page arrives: that page is the one at hand, and is kept.
-        let engine = SyncEngine(store: store) { HookedRemote(remote, onPage: { if $0 == 3 { canceller.cancel() } }) }
+        // Cancelled as Holiday's third page arrives (after Birthday's one, empty): that page is the one at hand, and is kept.
+        let engine = SyncEngine(store: store) { HookedRemote(remote, onPage: { if $0 == 4 { canceller.cancel() } }) }
 
         let task = Task { try await engine.sync() }
         canceller.set(task)

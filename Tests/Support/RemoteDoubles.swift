@@ -1,7 +1,5 @@
-@testable import EventStore
-@testable import EventSync
-@testable import KintoAdapter
-import TestSupport
+public import EventStore
+public import EventSync
 import Foundation
 import Synchronization
 
@@ -11,8 +9,8 @@ import Synchronization
 /// applied it (a sync that dies before logging the acknowledgements).
 /// `onPage` runs before each pulled page (numbered from 1 in the sync) is
 /// handed to the engine, `afterPush` after each batch (likewise) is applied.
-final class HookedRemote: SyncRemote {
-    let inner: any SyncRemote
+public final class HookedRemote: SyncRemote {
+    public let inner: any SyncRemote
     private var beforePush: (@Sendable () throws -> Void)?
     private let failAfterPush: Bool
     private let onPage: (@Sendable (Int) -> Void)?
@@ -20,7 +18,7 @@ final class HookedRemote: SyncRemote {
     private var pages = 0
     private var batches = 0
 
-    init(_ inner: any SyncRemote, beforePush: (@Sendable () throws -> Void)? = nil, failAfterPush: Bool = false,
+    public init(_ inner: any SyncRemote, beforePush: (@Sendable () throws -> Void)? = nil, failAfterPush: Bool = false,
          onPage: (@Sendable (Int) -> Void)? = nil, afterPush: (@Sendable (Int) -> Void)? = nil) {
         self.inner = inner
         self.beforePush = beforePush
@@ -29,9 +27,9 @@ final class HookedRemote: SyncRemote {
         self.afterPush = afterPush
     }
 
-    var address: String { inner.address }
+    public var address: String { inner.address }
 
-    func batchLimit() throws -> Int {
+    public func batchLimit() throws -> Int {
         if let hook = beforePush {
             beforePush = nil
             do { try hook() } catch { throw SyncError(.failure, "test hook failed: \(error)") }
@@ -39,21 +37,21 @@ final class HookedRemote: SyncRemote {
         return try inner.batchLimit()
     }
 
-    func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
+    public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
         try inner.prepare(entities)
     }
 
     // Kinto's order of versions: a pull reading the server's history relies on it to pass over
     // the versions the log already has newer than (Kinto's own pushes among them).
-    func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool {
+    public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool {
         inner.isVersion(version, olderThan: other)
     }
 
-    var knowsAuthors: Bool? { inner.knowsAuthors }
+    public var knowsAuthors: Bool? { inner.knowsAuthors }
 
-    func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { inner.pullFloor(of: cursor) }
+    public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { inner.pullFloor(of: cursor) }
 
-    func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
+    public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         try inner.changes(of: entity, since: since) { page in
             pages += 1
             self.onPage?(pages)
@@ -61,7 +59,7 @@ final class HookedRemote: SyncRemote {
         }
     }
 
-    func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
+    public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
         let outcomes = try inner.push(operations, of: entity)
         if failAfterPush { throw SyncError(.unavailable, "simulated crash after the server applied the batch") }
         batches += 1
@@ -73,16 +71,18 @@ final class HookedRemote: SyncRemote {
 /// Cancels a sync's task from a remote hook, on the engine's sync thread:
 /// `set` hands it the task, and `cancel` waits for that (the sync may reach
 /// the hook before `Task { … }` has returned the handle).
-final class TaskCanceller: Sendable {
+public final class TaskCanceller: Sendable {
     private let task = Mutex<Task<SyncReport, any Error>?>(nil)
     private let ready = DispatchSemaphore(value: 0)
 
-    func set(_ task: Task<SyncReport, any Error>) {
+    public init() {}
+
+    public func set(_ task: Task<SyncReport, any Error>) {
         self.task.withLock { $0 = task }
         ready.signal()
     }
 
-    func cancel() {
+    public func cancel() {
         ready.wait()
         ready.signal()
         task.withLock { $0 }?.cancel()
@@ -96,7 +96,7 @@ final class TaskCanceller: Sendable {
 /// block those threads while `curl` runs), that pool's few threads are all
 /// blocked and it grows slowly: the suite's syncs ran one at a time, about a
 /// second apart. A thread per sync keeps the tests' syncs independent.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+public func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
             continuation.resume(with: Result { try body() })
@@ -108,7 +108,7 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
 
 /// Runs async work to completion from synchronous code that is not on the
 /// concurrency pool (the engine's sync thread, in a remote hook).
-func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+public func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
     let outcome = BlockingOutcome<T>()
     let done = DispatchSemaphore(value: 0)
     Task {
