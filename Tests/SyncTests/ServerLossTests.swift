@@ -74,6 +74,27 @@ struct ServerLossTests {
         #expect(try await fx.web.records().count == 3, "the first server keeps them")
     }
 
+    @Test func anotherEmptyParseServerKeepsEachRecordOnceAndPushesThemBackWhenAsked() async throws {
+        let first = try await ParseStandIn(["--class", "Holiday", "--class", "Birthday"])
+        let directory = try TemporaryDirectory("synctests-loss-parse-switch")
+        let cli = Evsync(store: directory.file("store"))
+        for index in 0..<3 { try await first.create("Holiday", ["name": .string("H\(index)"), "date": "2027-01-02"]) }
+        #expect(try await cli.syncParse(first).pulled == 3)
+
+        let other = try await ParseStandIn(["--class", "Holiday", "--class", "Birthday"])
+        let output = try await cli.run(["sync", "--remote", other.url, "--protocol", "parse", "--json"], environment: ParseStandIn.environment)
+        #expect(output.status == 0, "\(output)")
+        let report = try JSONParser.parse(output.stdoutLines.last ?? "").objectValue ?? [:]
+        #expect(report["deletedHere"] == 0, "\(output)")
+        #expect(report["goneFromServer"]?.arrayValue?.count == 3, "each record once, from the one comparison of ids: \(output)")
+        #expect(output.stderr.contains("the server lacks 3 Holiday records"), "\(output.stderr)")
+        #expect(try await cli.records().count == 3)
+        let back = try await cli.syncParse(other, ["--missing", "push-back"])
+        #expect(back.pushed == 3 && back.deletedHere == 0, "\(back)")
+        #expect(try await other.objects("Holiday").count == 3)
+        #expect(try await cli.syncParse(other).result == "noData")
+    }
+
     @Test func mostOfAParseTableGoneIsKeptAFewDeletionsAreFollowed() async throws {
         let web = try await ParseStandIn(["--class", "Holiday", "--class", "Birthday"])
         let directory = try TemporaryDirectory("synctests-loss-parse")

@@ -51,9 +51,8 @@ extension SyncEngine {
             var verification = RemoteVerification()
             var report = SyncReport()
             for schema in store.schemas.entities {
+                // With `repair`, the user has decided about what a loss left: later syncs repair by themselves again.
                 try verify(schema, against: remote, repair: repair, missing: .decided(.delete), policy: policy, into: &verification, report: &report)
-                // The user has decided about what a restore lost: later syncs may repair by themselves again.
-                if repair { try store.noteServerRestored(false, remote: remote.address, entity: schema.name) }
             }
             return verification
         } catch {
@@ -105,7 +104,8 @@ extension SyncEngine {
         }
         var pending = report
         var repaired = 0
-        try store.ingest { writer in
+        // No transaction (each is a flushed commit) when only missing records were found, or nothing.
+        if findings.contains(where: { $0.kind != .purged }) { try store.ingest { writer in
             for finding in findings {
                 switch finding.kind {
                 case .purged:
@@ -125,7 +125,7 @@ extension SyncEngine {
                 }
                 repaired += 1
             }
-        }
+        } }
         report = pending
         if purged.isEmpty {
             try store.noteServerRestored(false, remote: remote.address, entity: entity)

@@ -132,21 +132,21 @@ public final class SyncEngine: Sendable {
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
         entities: for schema in entities {
             let undecided = try store.serverWasRestored(remote: remote.address, entity: schema.name)
-            var trigger = try pull(schema, from: remote, policy: policy, missing: missing, undecided: undecided, report: &report,
-                                   progress: notify, shouldStop: shouldStop)
+            let pulled = try pull(schema, from: remote, policy: policy, missing: missing, undecided: undecided, report: &report,
+                                  progress: notify, shouldStop: shouldStop)
+            var trigger = pulled.trigger
             if report.reread.contains(schema.name) { try store.noteServerRestored(true, remote: remote.address, entity: schema.name) }
+            // What the pull left of the mark: set by a reread, cleared or set by a remote without tombstones.
+            let restored = report.reread.contains(schema.name) || pulled.comparedIDs
+                ? try store.serverWasRestored(remote: remote.address, entity: schema.name) : undecided
             // Records kept after a loss are checked at every sync until the user decides (or they are back):
-            // a sync never says "already in sync" while the server lacks them.
-            // (A remote without tombstones has just compared every id, in the pull: nothing more to ask it.)
-            if trigger == nil, !shouldStop(), remote.canList, try store.serverWasRestored(remote: remote.address, entity: schema.name),
-               !report.goneFromServer.contains(where: { $0.entity == schema.name }) {
-                trigger = .lossUndecided
-            }
+            // a sync never says "already in sync" while the server lacks them. A remote without tombstones
+            // has just compared every id in the pull: nothing more to ask it.
+            if trigger == nil, !shouldStop(), remote.canList, restored, !pulled.comparedIDs { trigger = .lossUndecided }
             if let trigger {
                 // The server showed it lost what a pull cannot bring back: check it against a listing, and mend.
                 // Records it lacks are deleted here only when that looks like deletions, not a loss (`MissingRecords`):
                 // after a restore from a backup, a re-created collection or on another server, this device may hold the only copy.
-                let restored = try store.serverWasRestored(remote: remote.address, entity: schema.name)
                 let lossSuspected = [.recreated, .unknownServer, .lossUndecided].contains(trigger)
                     || (trigger != .newestChangeMissing && restored)
                 var verification = RemoteVerification()
@@ -196,10 +196,11 @@ public final class SyncEngine: Sendable {
     /// behind a slow server, and a crash resumes after the last batch
     /// written, neither skipping nor repeating a record. What the report
     /// counts is committed.
-    /// - Returns: why the server should be checked against a listing, if it showed a sign that it dropped changes.
+    /// - Returns: why the server should be checked against a listing, if it showed a sign that it dropped changes;
+    ///   and whether the pull compared every id the log holds there with the server's (a remote without tombstones).
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, missing: MissingRecords?,
-                      undecided: Bool, report: inout SyncReport,
-                      progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> VerificationTrigger? {
+                      undecided: Bool, report: inout SyncReport, progress: (SyncProgress) -> Void,
+                      shouldStop: () -> Bool) throws -> (trigger: VerificationTrigger?, comparedIDs: Bool) {
         var trigger: VerificationTrigger?
         var serverCount: Int?
         let since = try store.pullCursor(remote: remote.address, entity: schema.name)
@@ -245,29 +246,29 @@ public final class SyncEngine: Sendable {
             return !shouldStop()
         }
         try write()
-        if trigger == nil, heldBefore > 0, remote.canList { trigger = .unknownServer }
-        if trigger == nil, let serverCount, !shouldStop() {
+        if shouldStop() { return (nil, false) }
+        let lossSuspected = undecided || heldBefore > 0 || trigger == .recreated
+        let comparedIDs = try reconcileDeletions(schema, with: remote, policy: policy,
+                                                 missing: missing.map(MissingRecordsHandling.decided) ?? .judged(lossSuspected: lossSuspected),
+                                                 report: &report)
+        if trigger == nil, heldBefore > 0, remote.canList, !comparedIDs { trigger = .unknownServer }
+        if trigger == nil, let serverCount {
             // Total-Records disagreeing with the records the log holds as live there.
             var held = 0
             try store.forEachRecordLiveOnServer(entity: schema.name) { _, _ in held += 1 }
             if held != serverCount { trigger = .countDiffers }
         }
-        if !shouldStop() {
-            let lossSuspected = undecided || heldBefore > 0 || trigger == .recreated
-            try reconcileDeletions(schema, with: remote, policy: policy,
-                                   missing: missing.map(MissingRecordsHandling.decided) ?? .judged(lossSuspected: lossSuspected),
-                                   report: &report)
-        }
-        return shouldStop() ? nil : trigger
+        return (trigger, comparedIDs)
     }
 
     /// For a remote without tombstones: every record the log knows on the
     /// server that the server no longer lists was deleted there. Read after
     /// the pull, so a record created there meanwhile is merely not yet
     /// pulled, never taken for a deletion; one transaction for them all.
+    /// - Returns: whether the remote gave its ids (false for one that reports deletions as tombstones).
     private func reconcileDeletions(_ schema: EntitySchema, with remote: any SyncRemote, policy: ConflictPolicy,
-                                    missing: MissingRecordsHandling, report: inout SyncReport) throws {
-        guard let live = try remote.liveIDs(of: schema) else { return }
+                                    missing: MissingRecordsHandling, report: inout SyncReport) throws -> Bool {
+        guard let live = try remote.liveIDs(of: schema) else { return false }
         var gone: [String] = []
         var held = 0
         try store.forEachRecordLiveOnServer(entity: schema.name) { id, _ in
@@ -276,15 +277,16 @@ public final class SyncEngine: Sendable {
         }
         guard !gone.isEmpty else {
             try store.noteServerRestored(false, remote: remote.address, entity: schema.name)
-            return
+            return true
         }
         guard let action = missing.action(missing: gone.count, held: held) else {
             try holdMissing(gone, entity: schema.name, remote: remote.address, report: &report)
-            return
+            return true
         }
         try resolveMissing(gone.map { ($0, remote.deletionVersion) }, entity: schema.name, action: action, policy: policy,
                            author: remote.address, report: &report)
         try store.noteServerRestored(false, remote: remote.address, entity: schema.name)
+        return true
     }
 
     /// Appends the event (if any) that a server record means for the log, and counts it.
