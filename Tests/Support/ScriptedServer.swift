@@ -78,6 +78,8 @@ private final class Script: Sendable {
         defer { close(listener) }
         while true {
             let connection = accept(listener, nil, nil)
+            // A signal (another test's child exiting) interrupts accept: that is no reason to stop serving.
+            if connection < 0, errno == EINTR || errno == ECONNABORTED { continue }
             guard connection >= 0 else { return }
             answer(connection)
             close(connection)
@@ -88,7 +90,8 @@ private final class Script: Sendable {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         func readMore() -> Bool {
-            let count = read(connection, &buffer, buffer.count)
+            var count = read(connection, &buffer, buffer.count)
+            while count < 0, errno == EINTR { count = read(connection, &buffer, buffer.count) }
             guard count > 0 else { return false }
             received += buffer[0..<count]
             return true
@@ -119,6 +122,7 @@ private final class Script: Sendable {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
             guard count > 0 else { return }
             sent += count
         }
