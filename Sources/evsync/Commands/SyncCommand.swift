@@ -96,7 +96,9 @@ enum SyncCommand {
         while true {
             let report: SyncReport
             do {
-                report = try engine.syncBlocking(policy: policy, missing: missing, progress: progress, shouldStop: { Interruption.requested })
+                report = try interruption.whileSyncing { () throws(SyncError) in
+                    try engine.syncBlocking(policy: policy, missing: missing, progress: progress, shouldStop: { Interruption.requested })
+                }
             } catch {
                 feedback.clearProgress()
                 var failed = error.partialReport ?? SyncReport()
@@ -259,8 +261,9 @@ enum SyncCommand {
 final class Interruption {
     /// One per process, as the signal is.
     private static let flag = Atomic<Bool>(false)
-    /// Whether `wait` is waiting: then no sync is running, and there is no page to finish.
-    private static let waiting = Atomic<Bool>(false)
+    /// Whether a sync is running, so that there is a page to finish. Cleared before its
+    /// result is printed: a Ctrl-C after that line ends a watcher's wait, nothing more.
+    private static let syncing = Atomic<Bool>(false)
     private let source: any DispatchSourceSignal
     private let queue = DispatchQueue(label: "evsync.interrupt")
 
@@ -280,19 +283,24 @@ final class Interruption {
                 say("evsync: sync interrupted")
                 exit(CLIError.Code.interrupted.rawValue)
             }
-            // While waiting, the wait ends and says so itself.
-            if !Interruption.waiting.load(ordering: .relaxed) { say("evsync: stopping after the current page (Ctrl-C again to quit now)") }
+            // Between syncs, the wait ends and says so itself.
+            if Interruption.syncing.load(ordering: .relaxed) { say("evsync: stopping after the current page (Ctrl-C again to quit now)") }
         }
         source.resume()
     }
 
     static var requested: Bool { flag.load(ordering: .relaxed) }
 
+    /// Runs one sync, during which a Ctrl-C asks it to stop after the current page.
+    func whileSyncing<T, Failure: Error>(_ sync: () throws(Failure) -> T) throws(Failure) -> T {
+        Self.syncing.store(true, ordering: .relaxed)
+        defer { Self.syncing.store(false, ordering: .relaxed) }
+        return try sync()
+    }
+
     /// Sleeps up to `seconds` between syncs; interrupted, throws "sync --watch stopped" (exit 130): the
     /// last sync was done, so there is nothing to run again for.
     func wait(seconds: Double) throws(CLIError) {
-        Self.waiting.store(true, ordering: .relaxed)
-        defer { Self.waiting.store(false, ordering: .relaxed) }
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline, !Self.requested { Thread.sleep(forTimeInterval: min(0.1, deadline.timeIntervalSinceNow)) }
         if Self.requested { throw CLIError(.interrupted, "sync --watch stopped") }
