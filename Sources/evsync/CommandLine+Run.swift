@@ -126,7 +126,7 @@ struct GlobalOptions {
     /// Opens the store; commands that only read pass `create: false`, so a missing store is exit 66.
     func openStore(create: Bool) throws -> Store {
         do {
-            return try announcingCreation(create) { try Store(directory: storeDirectory, schemas: try schemaRegistry(), create: create) }
+            return try announcingCreation(create) { try Store(directory: storeDirectory, configuration: try storeConfiguration(create: create)) }
         } catch let error as StoreError where error.code == .notFound && error.message.hasPrefix("no store at") {
             // Said to a person who may not know how stores come about.
             throw CLIError(.noInput, "\(error.message) (`evsync add` or `evsync import` creates one; --store DIR or EVSYNC_STORE picks another)")
@@ -136,7 +136,7 @@ struct GlobalOptions {
     /// Opens (creating if needed) the store for `import`, whose one transaction writes its pages in place
     /// (see `Store.init(importingInto:)`).
     func openStoreForImport() throws -> Store {
-        try announcingCreation(true) { try Store(importingInto: storeDirectory, schemas: try schemaRegistry()) }
+        try announcingCreation(true) { try Store(importingInto: storeDirectory, configuration: try storeConfiguration(create: true)) }
     }
 
     /// Whether the store has been made (its data file is there).
@@ -153,7 +153,19 @@ struct GlobalOptions {
 
     /// Opens the store to rebuild its views, which may be missing (see `Store.init(repairingViews:)`).
     func openStoreRepairingViews() throws -> Store {
-        try Store(repairingViews: storeDirectory, schemas: try schemaRegistry())
+        try Store(repairingViews: storeDirectory, configuration: try storeConfiguration(create: false))
+    }
+
+    /// What the library is told about the store, from the flags and `EVSYNC_*`: the library reads no
+    /// environment variable itself. The CLI turns a damaged page into exit 74 rather than a crash (`crashGuard`).
+    func storeConfiguration(create: Bool) throws -> Store.Configuration {
+        var configuration = Store.Configuration(schemas: try schemaRegistry(), create: create,
+                                                author: EnvironmentVariable.value("EVSYNC_AUTHOR"), crashGuard: true)
+        #if DEBUG
+        // Tests fill a small map through the CLI.
+        configuration.mapSize = EnvironmentVariable.value("EVSYNC_MAP_SIZE").flatMap(Int.init)
+        #endif
+        return configuration
     }
 }
 

@@ -10,7 +10,7 @@ struct FootprintTests {
 
     /// The bytes of every value of the `records` view, and how many there are.
     static func recordsView(_ store: Store) throws -> (bytes: Int, entries: Int) {
-        try store.read { transaction in
+        try store.snapshot { transaction in
             var total = (0, 0)
             let cursor = try transaction.cursor(store.log.views.records)
             var entry = try cursor.first()

@@ -139,7 +139,7 @@ struct RecordEntryTests {
                 try store.delete("Holiday", id: "gone-here")
                 try store.add("Holiday", id: "local", fields: ["name": "Local", "date": "2026-02-02"])
                 before = (try store.recordMap("Holiday"), try store.status(),
-                          try (ids + ["local"]).map { id in try store.read { try store.log.views.projection(entity: "Holiday", id: id, in: $0) } })
+                          try (ids + ["local"]).map { id in try store.snapshot { try store.log.views.projection(entity: "Holiday", id: id, in: $0) } })
                 // In step, edited here, deleted here, deleted there, created here: all five layouts.
                 #expect(before.projections.map(\.isPending) == [false, true, true, false, true])
                 try Self.downgradeToLayout1(store)
@@ -149,10 +149,10 @@ struct RecordEntryTests {
             let store = try Store(directory: path)
             #expect(try store.recordMap("Holiday") == before.records)
             #expect(try store.status() == before.status)
-            let projections = try (ids + ["local"]).map { id in try store.read { try store.log.views.projection(entity: "Holiday", id: id, in: $0) } }
+            let projections = try (ids + ["local"]).map { id in try store.snapshot { try store.log.views.projection(entity: "Holiday", id: id, in: $0) } }
             #expect(projections == before.projections)
             #expect(try store.verifyViews().isEmpty)
-            let (rows, shadow, layout) = try store.read { transaction in
+            let (rows, shadow, layout) = try store.snapshot { transaction in
                 (try store.environment.existingDatabase("rows", in: transaction),
                  try store.environment.existingDatabase("shadow", in: transaction),
                  try store.meta("layout", in: transaction))
@@ -183,7 +183,7 @@ struct RecordEntryTests {
 
     /// How many `records` entries hold a row by reference, and how many in all.
     static func referenceCount(_ store: Store) throws -> (byReference: Int, all: Int) {
-        try store.read { transaction in
+        try store.snapshot { transaction in
             var counts = (0, 0)
             let cursor = try transaction.cursor(store.log.views.records)
             var entry = try cursor.first()
@@ -219,7 +219,7 @@ struct RecordEntryTests {
             try store.edit("Holiday", id: "i2", unset: ["details"])
             // Every row is what its creation set, and the edits after it set, but i2's: an edit removed a field.
             #expect(try Self.referenceCount(store) == (100, 101))
-            #expect(try store.read { try store.log.views.projection(entity: "Holiday", id: "p2", in: $0) }
+            #expect(try store.snapshot { try store.log.views.projection(entity: "Holiday", id: "p2", in: $0) }
                     == RecordProjection(row: ["name": "Pulled 2", "date": "2026-01-01", "details": "there"],
                                         shadow: ["name": "Pulled 2", "date": "2026-01-01", "details": "there"], version: 51))
             #expect(try store.recordMap("Holiday")["i2"] == ["name": "Imported 2", "date": "2026-01-01"])
@@ -227,13 +227,13 @@ struct RecordEntryTests {
             #expect(records["i7"] == ["name": "Imported 7", "date": "2026-01-01"])
             #expect(records["p7"] == ["name": "Pulled 7", "date": "2026-01-01"])
             #expect(records["i1"] == ["name": "Imported 1", "date": "2026-01-01", "details": "edited"])
-            #expect(try store.read { try store.log.views.projection(entity: "Holiday", id: "p7", in: $0) }
+            #expect(try store.snapshot { try store.log.views.projection(entity: "Holiday", id: "p7", in: $0) }
                     == RecordProjection(row: ["name": "Pulled 7", "date": "2026-01-01"], shadow: ["name": "Pulled 7", "date": "2026-01-01"], version: 7))
             #expect(try store.status().pendingRecords == 51)
             try store.rebuildViews()
             #expect(try Self.referenceCount(store) == (100, 101))
             #expect(try store.verifyViews().isEmpty)
-            #expect(try store.read { try store.meta("layout", in: $0) } == "4")
+            #expect(try store.snapshot { try store.meta("layout", in: $0) } == "4")
         }
     }
 
@@ -257,13 +257,13 @@ struct RecordEntryTests {
                 #expect(try Self.referenceCount(store).byReference == 0)
             }
             let store = try Store(directory: path)
-            #expect(try store.read { try store.meta("layout", in: $0) } == "3", "opening changes nothing")
+            #expect(try store.snapshot { try store.meta("layout", in: $0) } == "3", "opening changes nothing")
             #expect(try store.recordMap("Holiday") == before.records)
             #expect(try store.status() == before.status)
             #expect(try store.history(of: "kept") == before.history)
             #expect(try store.verifyViews().isEmpty, "rows copied and rows by reference say the same")
             try store.add("Holiday", id: "later", fields: ["name": "Later", "date": "2026-03-03"])
-            #expect(try store.read { try store.meta("layout", in: $0) } == Store.layoutVersion)
+            #expect(try store.snapshot { try store.meta("layout", in: $0) } == Store.layoutVersion)
             #expect(try Self.referenceCount(store).byReference == 1)
             // Rebuilt, its rows are references wherever they can be, and read the same.
             try store.rebuildViews()

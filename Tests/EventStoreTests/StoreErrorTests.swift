@@ -71,7 +71,7 @@ struct StoreErrorTests {
 
     /// The page numbers held in the free-page database (LMDB's database 0).
     static func freePages(_ store: Store) throws -> Set<Int> {
-        try store.read { transaction in
+        try store.snapshot { transaction in
             var pages = Set<Int>()
             let cursor = try transaction.cursor(Database(dbi: 0, name: "free pages"))
             var entry = try cursor.first()

@@ -109,7 +109,7 @@ struct StoreIntegrityTests {
             try store.add("Holiday", id: "h", fields: ["name": "Christmas", "date": "2026-12-25"])
             try store.edit("Holiday", id: "h", set: ["details": "Presents"])
             try store.rememberRemote("http://127.0.0.1:1/v1/buckets/b")
-            #expect(try store.read { try store.meta(Store.MetaKey.logEnd, in: $0) } == "2")
+            #expect(try store.snapshot { try store.meta(Store.MetaKey.logEnd, in: $0) } == "2")
         }
     }
 
@@ -156,9 +156,9 @@ struct StoreIntegrityTests {
                 try store.environment.write { _ = try $0.delete(Array(Store.MetaKey.logEnd.utf8), in: store.meta) }
             }
             let store = try Store(directory: path)
-            #expect(try store.read { try store.meta(Store.MetaKey.logEnd, in: $0) } == nil)
+            #expect(try store.snapshot { try store.meta(Store.MetaKey.logEnd, in: $0) } == nil)
             try store.add("Holiday", id: "n", fields: ["name": "New Year", "date": "2027-01-01"])
-            #expect(try store.read { try store.meta(Store.MetaKey.logEnd, in: $0) } == "2")
+            #expect(try store.snapshot { try store.meta(Store.MetaKey.logEnd, in: $0) } == "2")
         }
     }
 

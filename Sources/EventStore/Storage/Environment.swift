@@ -80,8 +80,17 @@ final class Environment: @unchecked Sendable {
         mdb_reader_check(handle, &stale)
     }
 
+    /// Whether `close` ran: the handle is then gone.
+    private let closed = Atomic<Bool>(false)
+
     deinit {
-        mdb_env_close(handle)
+        close()
+    }
+
+    /// Closes the environment. `SharedEnvironments` calls it under its lock, so that
+    /// no other environment on the same file opens while this one is closing.
+    func close() {
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { mdb_env_close(handle) }
     }
 
     /// Where `directory/data.mdb` stands now: the file this environment has

@@ -48,7 +48,7 @@ extension Store {
     public func blame(_ entityName: String, id: String) throws(StoreError) -> Blame? {
         let schema = try entity(entityName)
         try Self.checkID(id, fromServer: true)
-        return try read { transaction in
+        return try snapshot { transaction in
             var projection = RecordProjection()
             var setters: [String: Event] = [:]
             for event in try events(entity: schema.name, id: id, in: transaction) {
@@ -87,7 +87,7 @@ extension Store {
     public func diff(from: LogPoint, to: LogPoint? = nil, entity entityName: String? = nil,
                      _ body: (RecordDiff) throws -> Void) throws(StoreError) -> (from: UInt64, to: UInt64) {
         let only = try entityName.map { name throws(StoreError) in try entity(name).name }
-        return try read { transaction in
+        return try snapshot { transaction in
             let start = try seq(at: from, in: transaction)
             let end = try to.map { try seq(at: $0, in: transaction) } ?? log.lastSeq(in: transaction)
             guard start < end else { return (start, end) }
@@ -130,7 +130,7 @@ extension Store {
     /// which won, and the `resolve` that decided it again, if any.
     /// - Parameter openOnly: leave out the conflicts a later `resolve` decided.
     public func conflicts(openOnly: Bool = false) throws(StoreError) -> [Conflict] {
-        try read { transaction in
+        try snapshot { transaction in
             var conflicts: [Conflict] = []
             // Only conflict events are decoded; what resolves one is a later change of the same record.
             try log.forEach(kind: .conflict, in: transaction) { event in
@@ -164,7 +164,7 @@ extension Store {
     public func whyPending(_ entityName: String, id: String) throws(StoreError) -> PendingReason? {
         let schema = try entity(entityName)
         try Self.checkID(id, fromServer: true)
-        return try read { transaction in
+        return try snapshot { transaction in
             let events = try events(entity: schema.name, id: id, in: transaction)
             guard !events.isEmpty else { return nil }
             var projection = RecordProjection()

@@ -116,7 +116,7 @@ extension Store {
     }
 
     private func importRecords(_ schema: EntitySchema, from descriptor: Int32, at: Int64, author: String) throws(StoreError) -> Int {
-        try write { appender in
+        try writeLog { appender in
             let firstSeq = appender.nextSeq
             var imported = 0
             // Written in place, the pages a chunk dirties need their disk blocks first (`Environment.reserveFile`):

@@ -50,7 +50,7 @@ extension Store {
 
     /// An empty batch, its estimate based on the store's trees as they are now.
     package func makePullBatch() throws(StoreError) -> PullBatch {
-        try read { transaction in
+        try snapshot { transaction in
             PullBatch(estimate: DirtyPageEstimate(trees: try [log.views.records, log.views.history].map { try transaction.pages(of: $0) }))
         }
     }
@@ -74,7 +74,7 @@ extension Store {
                         fold: (RemoteRecord, inout IngestWriter) throws -> Void) throws(StoreError) -> (created: Int, skipped: [SkippedRecord]) {
         let page = batch.page
         guard !batch.isEmpty else { return (0, []) }
-        return try write { appender in
+        return try writeLog { appender in
             var writer = IngestWriter(appender: appender)
             defer { appender = writer.appender }
             var created = 0
@@ -125,7 +125,7 @@ extension Store {
 
     /// Runs `body` in one write transaction, for what a pushed batch's answers mean for the log.
     package func ingest<T>(_ body: (inout IngestWriter) throws -> T) throws(StoreError) -> T {
-        try write { appender in
+        try writeLog { appender in
             var writer = IngestWriter(appender: appender)
             defer { appender = writer.appender }
             return try body(&writer)
@@ -204,7 +204,7 @@ extension Store {
         let prefix = Keys.entityPrefix(entity)
         let entityKey = String(decoding: prefix.dropLast(), as: UTF8.self)
         var lastKey = after
-        let operations = try read { transaction in
+        let operations = try snapshot { transaction in
             let cursor = try transaction.cursor(log.views.outbox)
             var operations: [RemoteOperation] = []
             var entry = try cursor.seek(atLeast: lastKey.map { $0 + [0] } ?? prefix)
@@ -235,7 +235,7 @@ extension Store {
     /// How many records of an entity wait to be pushed: the outbox's keys under its prefix, no record read (a push's "N of M").
     package func pendingCount(entity: String) throws(StoreError) -> Int {
         let prefix = Keys.entityPrefix(entity)
-        return try read { transaction in
+        return try snapshot { transaction in
             let cursor = try transaction.cursor(log.views.outbox)
             var count = 0
             var entry = try cursor.seek(atLeast: prefix)

@@ -36,7 +36,7 @@ extension Store {
 
     /// The remote used last (its address, without credentials).
     public func rememberedRemote() throws(StoreError) -> String? {
-        try read { try meta(MetaKey.remote, in: $0) }
+        try snapshot { try meta(MetaKey.remote, in: $0) }
     }
 
     /// The longest remote address a store takes: pull cursors are keyed by it
@@ -54,7 +54,7 @@ extension Store {
 
     /// Whether a sync with `remote` has gone through since this evsync began noting it (or it gave a pull cursor).
     package func hasSynced(with remote: String) throws(StoreError) -> Bool {
-        try read { try meta(MetaKey.synced(remote: remote), in: $0) } != nil
+        try snapshot { try meta(MetaKey.synced(remote: remote), in: $0) } != nil
     }
 
     /// Notes that a sync with `remote` went through; written once.
@@ -65,7 +65,7 @@ extension Store {
     /// Whether the server's data of `entity` went back in time (restored from a backup) since
     /// `verify --remote --repair` last decided what to do with records it no longer has.
     package func serverWasRestored(remote: String, entity: String) throws(StoreError) -> Bool {
-        try read { try meta(MetaKey.restored(remote: remote, entity: entity), in: $0) } == "yes"
+        try snapshot { try meta(MetaKey.restored(remote: remote, entity: entity), in: $0) } == "yes"
     }
 
     /// Records whether it was; writes only when that changes, since every write is a flushed commit.
@@ -77,12 +77,12 @@ extension Store {
 
     /// Where the last pull of `entity` from `remote` stopped; nil before the first.
     package func pullCursor(remote: String, entity: String) throws(StoreError) -> RemoteCursor? {
-        try read { try meta(MetaKey.cursor(remote: remote, entity: entity), in: $0) }.map(RemoteCursor.init)
+        try snapshot { try meta(MetaKey.cursor(remote: remote, entity: entity), in: $0) }.map(RemoteCursor.init)
     }
 
     /// How many server records syncs have skipped so far (each logged as a `skipped` event).
     public func skippedRecords() throws(StoreError) -> Int {
-        try read { try skippedCount(in: $0) }
+        try snapshot { try skippedCount(in: $0) }
     }
 
     func skippedCount(in transaction: Transaction) throws -> Int {
@@ -97,7 +97,7 @@ extension Store {
     /// Whether the remote's changes come with their authors, as the last sync
     /// that found out saw; nil before one did.
     public func remoteAuthorsKnown() throws(StoreError) -> Bool? {
-        try read { try meta(MetaKey.remoteAuthors, in: $0) }.map { $0 == "known" }
+        try snapshot { try meta(MetaKey.remoteAuthors, in: $0) }.map { $0 == "known" }
     }
 
     package func recordRemoteAuthorsKnown(_ known: Bool) throws(StoreError) {
@@ -106,7 +106,7 @@ extension Store {
 
     /// The last sync that finished or failed: when, its result, and why it failed.
     public func lastSync() throws(StoreError) -> LastSync? {
-        try read { transaction in
+        try snapshot { transaction in
             guard let text = try meta(MetaKey.lastSync, in: transaction),
                   let object = try? JSONParser.parse(text).objectValue,
                   let at = object["at"]?.stringValue.flatMap(Timestamp.parse),

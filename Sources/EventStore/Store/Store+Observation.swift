@@ -118,7 +118,7 @@ extension Store {
             let entity = try self.entity(entityName).name
             var seen = seq
             for try await newest in changes where newest > seen {
-                let found = try read { transaction in try self.changes(of: entity, after: seen, in: transaction) }
+                let found = try snapshot { transaction in try self.changes(of: entity, after: seen, in: transaction) }
                 seen = found.seq
                 if !found.isEmpty { continuation.yield(found) }
             }
@@ -144,7 +144,7 @@ extension Store {
     /// where `observeChanges` should start so that no change is missed or seen twice.
     public func recordsAndSeq(_ entityName: String) throws(StoreError) -> (records: [Record], seq: UInt64) {
         let entity = try entity(entityName).name
-        return try read { transaction in (try records(of: entity, in: transaction), try log.lastSeq(in: transaction)) }
+        return try snapshot { transaction in (try records(of: entity, in: transaction), try log.lastSeq(in: transaction)) }
     }
 
     /// The changes to `entity`'s records between event `seq` and the end of the log in `transaction`.
@@ -185,7 +185,7 @@ extension Store {
             for try await newest in changes {
                 if let seen, newest <= seen { continue }
                 // One snapshot for both: the events looked at and the table read agree.
-                let (records, through) = try read { transaction -> ([Record]?, UInt64) in
+                let (records, through) = try snapshot { transaction -> ([Record]?, UInt64) in
                     let last = try log.lastSeq(in: transaction)
                     if let seen, try !log.hasEvent(of: entity, after: seen, in: transaction) { return (nil, last) }
                     return (try self.records(of: entity, in: transaction), last)

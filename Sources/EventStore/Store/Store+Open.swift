@@ -66,14 +66,8 @@ extension Store {
 
     /// The map sizes tried, largest first. The map is address space, not
     /// memory: ask for 64 GiB, and settle for less where the address space
-    /// is limited (32-bit, `ulimit -v`, valgrind). Debug builds take one size
-    /// from `EVSYNC_MAP_SIZE` (bytes), for tests that fill a small map through the CLI.
-    static var mapSizes: [Int] {
-        #if DEBUG
-        if let text = ProcessInfo.processInfo.environment["EVSYNC_MAP_SIZE"], let size = Int(text), size > 0 { return [size] }
-        #endif
-        return [1 << 36, 1 << 33, 1 << 30]
-    }
+    /// is limited (32-bit, `ulimit -v`, valgrind). `Configuration.mapSize` asks for less.
+    static let mapSizes = [1 << 36, 1 << 33, 1 << 30]
 
     /// Opens the environment with the largest map of `mapSizes` the address space allows.
     /// A store this process may not write (read-only media, another user's
@@ -82,19 +76,20 @@ extension Store {
     /// - Returns: the environment, whether its map is smaller than the first
     ///   size tried, and why it was opened read-only (an `errno`), if it was.
     static func openEnvironment(_ directory: String, mapSizes: [Int],
-                                writesInPlace: Bool = false) throws(StorageError) -> (Environment, Bool, Int32?) {
+                                writesInPlace: Bool = false) throws(StorageError) -> SharedEnvironments.Opened {
         var readOnlyBecause: Int32?
         var failure = StorageError(code: EINVAL, operation: "opening \(directory)")
         for (index, mapSize) in mapSizes.enumerated() {
             do {
                 let environment = try Environment(directory: directory, mapSize: mapSize, maxDatabases: 16,
                                                   readOnly: readOnlyBecause != nil, writesInPlace: writesInPlace)
-                return (environment, index > 0, readOnlyBecause)
+                return SharedEnvironments.Opened(environment: environment, mapReduced: index > 0, readOnlyBecause: readOnlyBecause)
             } catch where readOnlyBecause == nil && error.kind == .readOnly
                             && FileManager.default.fileExists(atPath: directory + "/data.mdb") {
                 readOnlyBecause = error.code
                 do {
-                    return (try Environment(directory: directory, mapSize: mapSize, maxDatabases: 16, readOnly: true), index > 0, error.code)
+                    let environment = try Environment(directory: directory, mapSize: mapSize, maxDatabases: 16, readOnly: true)
+                    return SharedEnvironments.Opened(environment: environment, mapReduced: index > 0, readOnlyBecause: error.code)
                 } catch {
                     failure = error
                 }

@@ -42,7 +42,7 @@ extension Store {
     public func record(_ entityName: String, id: String, asOf point: LogPoint? = nil) throws(StoreError) -> Record? {
         let schema = try entity(entityName)
         try Self.checkID(id, fromServer: true)
-        return try read { transaction in
+        return try snapshot { transaction in
             let fields: JSONObject?
             if let point {
                 // The record's own events, from the history index, folded up to the point.
@@ -61,7 +61,7 @@ extension Store {
     /// Every record of an entity, sorted by id; at `asOf`, replayed from the log up to that point.
     public func records(_ entityName: String, asOf point: LogPoint? = nil) throws(StoreError) -> [Record] {
         let schema = try entity(entityName)
-        return try read { transaction in
+        return try snapshot { transaction in
             guard let point else { return try records(of: schema.name, in: transaction) }
             var projections: [String: RecordProjection] = [:]
             try log.forEach(in: transaction) { event in
@@ -85,7 +85,7 @@ extension Store {
     /// ```
     public func forEachRecord(_ entityName: String, _ body: (Record) -> Bool) throws(StoreError) {
         let schema = try entity(entityName)
-        try read { transaction in
+        try snapshot { transaction in
             // A long id's key is its hash, marked with `#`, which sorts before every id:
             // those come first, are put in id order, and are merged in as the others pass.
             var long: [Record] = []
@@ -137,17 +137,17 @@ extension Store {
     /// Every event of the record(s) with this id, oldest first.
     public func history(of id: String) throws(StoreError) -> [Event] {
         try Self.checkID(id, fromServer: true)
-        return try read { try log.history(of: id, in: $0) }
+        return try snapshot { try log.history(of: id, in: $0) }
     }
 
     /// The last `count` events, oldest first.
     public func lastEvents(_ count: Int) throws(StoreError) -> [Event] {
-        try read { try log.last(count, in: $0) }
+        try snapshot { try log.last(count, in: $0) }
     }
 
     /// Events after `seq`, oldest first, at most `limit`.
     public func events(after seq: UInt64, limit: Int = .max) throws(StoreError) -> [Event] {
-        try read { transaction in
+        try snapshot { transaction in
             var events: [Event] = []
             try log.forEach(from: seq + 1, in: transaction) { event in
                 events.append(event)
@@ -159,6 +159,6 @@ extension Store {
 
     /// The sequence number of the newest event (0 for an empty log).
     public func lastSeq() throws(StoreError) -> UInt64 {
-        try read { try log.lastSeq(in: $0) }
+        try snapshot { try log.lastSeq(in: $0) }
     }
 }

@@ -13,7 +13,7 @@ extension Store {
     /// - Throws: `.notFound` for no such event; `.invalidData` for an event that is not a conflict.
     @discardableResult
     public func resolve(conflict seq: UInt64, take side: Conflict.Side) throws(StoreError) -> Restoration {
-        try write { appender in
+        try writeLog { appender in
             let transaction = appender.transaction
             guard let event = try log.event(seq: seq, in: transaction) else { throw StoreError(.notFound, "no event \(seq) in the log") }
             guard event.kind == .conflict else {
@@ -54,12 +54,12 @@ extension Store {
             return (then.row, try log.views.projection(entity: schema.name, id: id, in: transaction), seq)
         }
         if dryRun {
-            return try read { transaction in
+            return try snapshot { transaction in
                 let (target, current, seq) = try plan(transaction)
                 return Restoration(entity: schema.name, id: id, point: seq, old: current.row, new: target, event: nil)
             }
         }
-        return try write { appender in
+        return try writeLog { appender in
             let (target, current, seq) = try plan(appender.transaction)
             var restoration = try restore(schema.name, id: id, to: target, current: current, resolves: nil, appender: &appender)
             restoration.point = seq

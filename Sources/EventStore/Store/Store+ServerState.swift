@@ -4,7 +4,7 @@
 extension Store {
     /// The log's projection of each record, by id, as of now (absent ids: an empty projection).
     package func projections(entity: String, ids: [String]) throws(StoreError) -> [RecordProjection] {
-        try read { transaction in
+        try snapshot { transaction in
             try ids.map { try log.views.projection(entity: entity, id: $0, in: transaction) }
         }
     }
@@ -14,7 +14,7 @@ extension Store {
     package func forEachRecordLiveOnServer(entity: String, _ body: (String, RemoteVersion) throws -> Void) throws(StoreError) {
         let prefix = Keys.entityPrefix(entity)
         let entityKey = String(decoding: prefix.dropLast(), as: UTF8.self)
-        try read { transaction in
+        try snapshot { transaction in
             let cursor = try transaction.cursor(log.views.records)
             var entry = try cursor.seek(atLeast: prefix)
             while let current = entry, current.key.starts(with: prefix) {

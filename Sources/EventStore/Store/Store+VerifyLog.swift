@@ -31,7 +31,7 @@ extension Store {
     /// ```
     /// - Throws: `.corrupt` when LMDB itself finds the file damaged (a bad page), before any event can be named.
     public func verifyLog() throws(StoreError) -> LogVerification {
-        try read { transaction in
+        try snapshot { transaction in
             let cursor = try transaction.cursor(log.events)
             var entry = try cursor.first()
             var checked: UInt64 = 0

@@ -15,7 +15,7 @@ import Foundation
 public final class Store: Sendable {
     public let directory: String
     public let schemas: SchemaRegistry
-    /// Who local events are attributed to: `EVSYNC_AUTHOR`, else `user@host`.
+    /// Who local events are attributed to: the configuration's `author`, else `user@host`.
     public let author: String
     /// When events happen, in milliseconds since 1970 (UTC): the system clock
     /// unless the store was opened with another (tests set the time they check).
@@ -41,36 +41,44 @@ public final class Store: Sendable {
     /// to the event that set them (`RecordEntry`), marked likewise by the first write.
     static let layoutVersion = "4"
 
+    /// This store's share of the environment, which other `Store`s on the same file in this process
+    /// use too (`SharedEnvironments`); the environment closes when the last of them goes.
+    private let lease: EnvironmentLease
+
     // Opening, upgrading and repairing a store are in Store+Open.swift; only the initializer that
     // sets the stored properties is here, since a class's designated initializer cannot be in an extension.
     /// Opens the store with the first map size of `mapSizes` that the address space allows (tests fill a small one).
     init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false, mapSizes: [Int],
-         repairingViews: Bool = false, writesInPlace: Bool = false,
+         repairingViews: Bool = false, writesInPlace: Bool = false, author: String? = nil,
          clock: @escaping @Sendable () -> Int64 = Timestamp.now) throws(StoreError) {
         try Self.prepareDirectory(directory, create: create)
         var context = StoreError.Context(directory: directory, mapSize: nil, mapReduced: false, readOnlyBecause: nil)
         do {
-            let (environment, mapReduced, readOnlyBecause) = try Self.openEnvironment(directory, mapSizes: mapSizes, writesInPlace: writesInPlace)
-            context = StoreError.Context(directory: directory, mapSize: environment.mapSize, mapReduced: mapReduced,
-                                         readOnlyBecause: readOnlyBecause)
+            let lease = try SharedEnvironments.lease(directory) {
+                try Self.openEnvironment(directory, mapSizes: mapSizes, writesInPlace: writesInPlace)
+            }
+            let environment = lease.environment
+            context = StoreError.Context(directory: directory, mapSize: environment.mapSize, mapReduced: lease.opened.mapReduced,
+                                         readOnlyBecause: lease.opened.readOnlyBecause)
             let (log, meta, replayed) = try Self.openDatabases(in: environment, directory: directory, create: create,
                                                                repairingViews: repairingViews)
             try environment.read { try Self.checkLogEnd(log, meta: meta, directory: directory, in: $0) }
             (self.log, self.meta, self.replayedAtOpening) = (log, meta, replayed)
             self.environment = environment
+            self.lease = lease
         } catch {
             throw StoreError.wrap(error, in: context)
         }
         self.errorContext = context
         self.directory = directory
         self.schemas = schemas
-        self.author = Self.defaultAuthor()
+        self.author = author ?? Self.defaultAuthor
         self.clock = clock
     }
 
-    private static func defaultAuthor() -> String {
-        if let author = ProcessInfo.processInfo.environment["EVSYNC_AUTHOR"], !author.isEmpty { return author }
-        let user = ProcessInfo.processInfo.environment["USER"] ?? ProcessInfo.processInfo.userName
+    /// `user@host`: who this process runs as, on which machine.
+    static var defaultAuthor: String {
+        let user = getpwuid(getuid()).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? String(getuid())
         return "\(user)@\(ProcessInfo.processInfo.hostName)"
     }
 
@@ -81,12 +89,12 @@ public final class Store: Sendable {
         StoreError.wrap(error, in: errorContext)
     }
 
-    func read<T>(_ body: (Transaction) throws -> T) throws(StoreError) -> T {
+    func snapshot<T>(_ body: (Transaction) throws -> T) throws(StoreError) -> T {
         do { return try environment.read(body) } catch { throw wrap(error) }
     }
 
     /// One write transaction; the appender numbers events as they are added. Nothing is written if `body` throws.
-    func write<T>(_ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
+    func writeLog<T>(_ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
         do {
             return try environment.write { transaction in
                 try markLayout(in: transaction)
@@ -129,7 +137,7 @@ public final class Store: Sendable {
         let id = id ?? RecordID.generate()
         try Self.checkID(id)
         do { try schema.validate(fields) } catch { throw StoreError.wrap(error) }
-        return try write { appender in
+        return try writeLog { appender in
             let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
             if current.row != nil {
                 throw StoreError(.invalidData, "\(schema.name) '\(id)' already exists")
@@ -161,7 +169,7 @@ public final class Store: Sendable {
         } catch {
             throw StoreError.wrap(error)
         }
-        return try write { appender in
+        return try writeLog { appender in
             let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
             guard let row = current.row else {
                 throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")
@@ -184,7 +192,7 @@ public final class Store: Sendable {
     public func delete(_ entityName: String, id: String) throws(StoreError) -> Event {
         let schema = try entity(entityName)
         try Self.checkID(id, fromServer: true)
-        return try write { appender in
+        return try writeLog { appender in
             let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
             guard current.row != nil else {
                 throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")

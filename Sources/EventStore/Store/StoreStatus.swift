@@ -14,7 +14,7 @@ public struct StoreStatus: Sendable, Equatable {
 
 extension Store {
     public func status() throws(StoreError) -> StoreStatus {
-        try read { transaction in
+        try snapshot { transaction in
             var status = StoreStatus(events: try log.lastSeq(in: transaction), records: [:], pendingRecords: 0, unacknowledgedEvents: 0)
             status.skippedRecords = try skippedCount(in: transaction)
             for schema in schemas.entities { status.records[schema.name] = 0 }

@@ -68,7 +68,7 @@ extension Store {
     /// scratch environment is closed when it returns, before its directory is removed.
     private func differencesFromReplay(in scratchDirectory: String, limit: Int,
                                        afterReplay: (_ scratchDirectory: String) throws -> Void) throws -> [ViewDifference] {
-        let scratch = try Self.openEnvironment(scratchDirectory, mapSizes: Self.mapSizes).0
+        let scratch = try Self.openEnvironment(scratchDirectory, mapSizes: Self.mapSizes).environment
         return try environment.read { stored in
             // The scratch views are only compared, never kept: their transaction is aborted, never flushed.
             try scratch.writeAndDiscard { transaction in
