@@ -138,6 +138,51 @@ struct ObservationTests {
     }
 
     /// Calls `body` with a descriptor reading a file holding `text`.
+    @Test("a commit in this process wakes observers at once: with an hour between looks, each write is still seen")
+    func commitWakesObservers() async throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let store = try Store(directory: directory.file("store"), create: true)
+        var seqs = store.logChanges(every: .seconds(3_600)).makeAsyncIterator()
+        #expect(try await seqs.next() == 0)
+        for n in 1...3 {
+            try store.add("Holiday", id: "h\(n)", fields: Self.holiday("H\(n)"))
+            #expect(try await seqs.next() == UInt64(n))
+        }
+        _ = try await store.write { try $0.add("Holiday", id: "h4", fields: Self.holiday("H4")) }
+        #expect(try await seqs.next() == 4)
+    }
+
+    @Test("observe yields every record first, then after each commit the records with what was inserted, updated and deleted")
+    func observeKeepsTheTableCurrent() async throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let store = try Store(directory: directory.file("store"), create: true)
+        try store.add("Holiday", id: "b", fields: Self.holiday("B"))
+        try store.add("Holiday", id: "d", fields: Self.holiday("D"))
+        var updates = store.observe("holiday").makeAsyncIterator()
+        let first = try #require(try await updates.next())
+        #expect(first.records.map(\.id) == ["b", "d"])
+        #expect(first.changes.inserted.map(\.id) == ["b", "d"] && first.changes.seq == 2)
+
+        _ = try await store.write { transaction in
+            try transaction.add("Holiday", id: "c", fields: Self.holiday("C"))
+            try transaction.add("Holiday", id: "a", fields: Self.holiday("A"))
+            try transaction.edit("Holiday", id: "d", set: ["details": "changed"])
+            try transaction.delete("Holiday", id: "b")
+        }
+        let second = try #require(try await updates.next())
+        #expect(second.records.map(\.id) == ["a", "c", "d"], "\(second)")
+        #expect(second.records.last?.fields["details"] == "changed")
+        #expect(second.changes.inserted.map(\.id).sorted() == ["a", "c"] && second.changes.updated.map(\.id) == ["d"])
+        #expect(second.changes.deleted == ["b"] && second.changes.seq == 6)
+        // Another entity's commit changes nothing here: the next element is the Holiday one after it.
+        try store.add("Birthday", id: "p", fields: ["name": "Ada", "date": "1815-12-10"])
+        try store.delete("Holiday", id: "a")
+        let third = try #require(try await updates.next())
+        #expect(third.records.map(\.id) == ["c", "d"] && third.changes.deleted == ["a"] && third.changes.seq == 8)
+        // What observe keeps is what the store holds.
+        #expect(third.records == (try store.records("Holiday")))
+    }
+
     static func withFile<T>(_ text: String, in directory: TemporaryDirectory, _ body: (Int32) throws -> T) throws -> T {
         let path = directory.file("input-\(UUID().uuidString).jsonl")
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))

@@ -69,6 +69,7 @@ final class Environment: @unchecked Sendable {
             throw error
         }
         self.handle = handle
+        self.commits = CommitSignal(directory: directory)
         self.writesInPlace = writesInPlace && !readOnly
         self.mapRange = Self.mapRange(of: directory)
         var descriptor: Int32 = -1
@@ -80,6 +81,13 @@ final class Environment: @unchecked Sendable {
         mdb_reader_check(handle, &stale)
     }
 
+    /// The writes awaited through `Store.write`'s async overload, committed together.
+    let groupCommit = GroupCommit()
+    /// Told of every commit, here and (once watched) in other processes: what observation waits on.
+    let commits: CommitSignal
+    /// The thread in a write transaction of this environment, if any: a second write on it would wait
+    /// for itself for ever (LMDB's write lock is not recursive).
+    private let writingThread = Atomic<UInt>(0)
     /// Whether `close` ran: the handle is then gone.
     private let closed = Atomic<Bool>(false)
 
@@ -90,7 +98,9 @@ final class Environment: @unchecked Sendable {
     /// Closes the environment. `SharedEnvironments` calls it under its lock, so that
     /// no other environment on the same file opens while this one is closing.
     func close() {
-        if !closed.exchange(true, ordering: .acquiringAndReleasing) { mdb_env_close(handle) }
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        commits.stopWatching()
+        mdb_env_close(handle)
     }
 
     /// Where `directory/data.mdb` stands now: the file this environment has
@@ -212,16 +222,27 @@ final class Environment: @unchecked Sendable {
     /// it throws. Every commit is flushed: a power cut must not take back what
     /// a user or the server was told is stored.
     func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+        let thread = UInt(pthread_self())
+        guard writingThread.load(ordering: .relaxed) != thread else {
+            throw StoreError(.failure, "a store write was started inside another on the same thread: use the transaction at hand")
+        }
         let transaction = try Transaction(environment: handle, readOnly: false)
+        writingThread.store(thread, ordering: .relaxed)
+        defer { writingThread.store(0, ordering: .relaxed) }
+        let result: T
         do {
             try fitFileForWriting()
-            let result = try body(transaction)
+            result = try body(transaction)
             try transaction.commit()
-            return result
         } catch {
             transaction.discard()
             throw error
         }
+        // Pages written through the map (`MDB_WRITEMAP`) change no file time, which is what
+        // other processes' observers watch (`CommitSignal`): mark the commit on the file.
+        if writesInPlace { futimens(descriptor, nil) }
+        commits.notify()
+        return result
     }
 }
 

@@ -16,10 +16,12 @@ final class Transaction {
     /// keep `mdb_del`.)
     private var writeCursors: [OpaquePointer?] = []
 
-    init(environment: OpaquePointer, readOnly: Bool) throws(StorageError) {
+    /// - Parameter parent: the write transaction this one is nested in: its changes become the parent's
+    ///   when it commits, and vanish when it is discarded, the parent going on either way.
+    init(environment: OpaquePointer, readOnly: Bool, parent: Transaction? = nil) throws(StorageError) {
         var handle: OpaquePointer?
         let flags = readOnly ? UInt32(MDB_RDONLY) : 0
-        try StorageError.check(mdb_txn_begin(environment, nil, flags, &handle), "beginning a transaction")
+        try StorageError.check(mdb_txn_begin(environment, parent?.handle, flags, &handle), "beginning a transaction")
         guard let handle else { throw StorageError(code: MDB_PANIC, operation: "beginning a transaction") }
         self.handle = handle
         self.readOnly = readOnly

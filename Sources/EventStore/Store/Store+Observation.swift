@@ -5,21 +5,25 @@ extension Store {
     /// (this process or another). Starts with the current value. A consumer
     /// slower than the log gets the newest value, not every one in between.
     ///
-    /// Built on polling a read snapshot, which never blocks writers: LMDB
-    /// has no cross-process notification, and a read of the last key costs
-    /// microseconds. Ends with `.notFound` when the store is removed or
-    /// replaced (each poll also looks at the data file's inode).
+    /// Woken by commits, not by a timer (`CommitSignal`): at once by a commit
+    /// in this process, and by one in another process through inotify on the
+    /// store's directory, within milliseconds. An idle store wakes no one.
+    /// Ends with `.notFound` when the store is removed or replaced.
+    /// - Parameter interval: how often to look where inotify cannot be had (its limits, a file system without it).
     public func logChanges(every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<UInt64, any Error> {
         Self.taskStream(bufferingPolicy: .bufferingNewest(1)) { [self] continuation in
+            let commits = environment.commits
             var last: UInt64?
             while !Task.isCancelled {
+                // Read before the look: a commit after it bumps the generation, so no commit is missed.
+                let generation = commits.generation
                 try checkStillInPlace()
                 let seq = try lastSeq()
                 if seq != last {
                     last = seq
                     continuation.yield(seq)
                 }
-                try await Task.sleep(for: interval)
+                await commits.wait(past: generation, orAfter: interval)
             }
         }
     }
@@ -137,6 +141,47 @@ extension Store {
                     updated: try changes.updated.map { record throws(StoreError) in try coder.decode(type, from: record) },
                     deleted: changes.deleted, seq: changes.seq))
             }
+        }
+    }
+
+    /// An entity's records, kept current: first every record (each also in `changes.inserted`), then after
+    /// each commit that changed any of them (in this process or another) the records with what changed.
+    ///
+    /// ```swift
+    /// for try await holidays in store.observe(Holiday.self) {
+    ///     tableView.apply(holidays.changes)     // or reload from holidays.records
+    /// }
+    /// ```
+    ///
+    /// Each commit costs what it changed: only its events are read (see `observeChanges`), and the
+    /// records are kept here and patched. Nothing is read, and no thread wakes, while the store is idle.
+    public func observe<Value: EntityRecord>(_ type: Value.Type) -> AsyncThrowingStream<ObservedRecords<Value>, any Error> {
+        Self.taskStream { [self] continuation in
+            let (first, seq) = try await read { snapshot in (try snapshot.records(type), try snapshot.lastSeq()) }
+            try await Self.follow(first, seq: seq, id: \.id, changes: { observeChanges(type, after: $0) }, into: continuation)
+        }
+    }
+
+    /// `observe` with the records as `Record`s, by entity name (any case).
+    /// - Throws: (through the stream) `.invalidData` for an unknown entity.
+    public func observe(_ entityName: String) -> AsyncThrowingStream<ObservedRecords<Record>, any Error> {
+        Self.taskStream { [self] continuation in
+            let (first, seq) = try recordsAndSeq(entityName)
+            try await Self.follow(first, seq: seq, id: \.id, changes: { observeChanges(entityName, after: $0) }, into: continuation)
+        }
+    }
+
+    /// Yields `records`, then each change from `changes(seq)` applied to them.
+    private static func follow<Value: Sendable>(
+        _ records: [Value], seq: UInt64, id: (Value) -> String,
+        changes: (UInt64) -> AsyncThrowingStream<RecordChanges<Value>, any Error>,
+        into continuation: AsyncThrowingStream<ObservedRecords<Value>, any Error>.Continuation
+    ) async throws {
+        var observed = ObservedRecords(records: records, changes: RecordChanges(inserted: records, seq: seq))
+        continuation.yield(observed)
+        for try await change in changes(seq) {
+            observed.apply(change, id: id)
+            continuation.yield(observed)
         }
     }
 

@@ -96,18 +96,21 @@ public final class Store: Sendable {
     /// One write transaction; the appender numbers events as they are added. Nothing is written if `body` throws.
     func writeLog<T>(_ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
         do {
-            return try environment.write { transaction in
-                try markLayout(in: transaction)
-                var appender = try EventLog.Appender(log: log, transaction: transaction)
-                let first = appender.nextSeq
-                let result = try body(&appender)
-                // Where the log ends, committed with it: see `checkLogEnd`.
-                if appender.nextSeq != first { try setMeta(MetaKey.logEnd, String(appender.nextSeq - 1), in: transaction) }
-                return result
-            }
+            return try environment.write { try appending(in: $0, body) }
         } catch {
             throw wrap(error)
         }
+    }
+
+    /// Runs `body` with an appender on `transaction` (a write transaction), and records where the log then ends.
+    func appending<T>(in transaction: Transaction, _ body: (inout EventLog.Appender) throws -> T) throws -> T {
+        try markLayout(in: transaction)
+        var appender = try EventLog.Appender(log: log, transaction: transaction)
+        let first = appender.nextSeq
+        let result = try body(&appender)
+        // Where the log ends, committed with it: see `checkLogEnd`.
+        if appender.nextSeq != first { try setMeta(MetaKey.logEnd, String(appender.nextSeq - 1), in: transaction) }
+        return result
     }
 
     /// Marks a layout-2 or -3 store as layout 4 before events of format 2, or rows by reference, are written to it (see `layoutVersion`).
@@ -124,6 +127,8 @@ public final class Store: Sendable {
 
     // MARK: Local changes
 
+    // Each change is a transaction of one (`StoreTransaction` has the same changes, for many in one).
+
     /// Creates a record. `id` defaults to a new UUID.
     /// - Throws: `.invalidData` for an unknown entity, a bad id, an existing id or fields that break the schema.
     @discardableResult
@@ -134,18 +139,7 @@ public final class Store: Sendable {
     /// `add`, also returning the record it made: what `evsync add --json` prints, without reading it again.
     package func added(_ entityName: String, id: String? = nil, fields: JSONObject) throws(StoreError) -> (event: Event, record: Record) {
         let schema = try entity(entityName)
-        let id = id ?? RecordID.generate()
-        try Self.checkID(id)
-        do { try schema.validate(fields) } catch { throw StoreError.wrap(error) }
-        return try writeLog { appender in
-            let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
-            if current.row != nil {
-                throw StoreError(.invalidData, "\(schema.name) '\(id)' already exists")
-            }
-            // A creation's row is its fields (`RecordProjection.apply`).
-            return (try appender.append(localEvent(.created, entity: schema.name, id: id, set: fields), current: current),
-                    Record(entity: schema.name, id: id, fields: fields))
-        }
+        return try writeLog { appender in try add(schema, id: id, fields: fields, with: &appender) }
     }
 
     /// Changes fields of a record. Returns nil, writing nothing, when the values are already those.
@@ -158,6 +152,32 @@ public final class Store: Sendable {
     package func edited(_ entityName: String, id: String, set: JSONObject = [:],
                         unset: [String] = []) throws(StoreError) -> (event: Event?, record: Record) {
         let schema = try entity(entityName)
+        return try writeLog { appender in try edit(schema, id: id, set: set, unset: unset, with: &appender) }
+    }
+
+    /// Deletes a record.
+    @discardableResult
+    public func delete(_ entityName: String, id: String) throws(StoreError) -> Event {
+        let schema = try entity(entityName)
+        return try writeLog { appender in try delete(schema, id: id, with: &appender) }
+    }
+
+    func add(_ schema: EntitySchema, id: String?, fields: JSONObject,
+             with appender: inout EventLog.Appender) throws -> (event: Event, record: Record) {
+        let id = id ?? RecordID.generate()
+        try Self.checkID(id)
+        do { try schema.validate(fields) } catch { throw StoreError.wrap(error) }
+        let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
+        if current.row != nil {
+            throw StoreError(.invalidData, "\(schema.name) '\(id)' already exists")
+        }
+        // A creation's row is its fields (`RecordProjection.apply`).
+        return (try appender.append(localEvent(.created, entity: schema.name, id: id, set: fields), current: current),
+                Record(entity: schema.name, id: id, fields: fields))
+    }
+
+    func edit(_ schema: EntitySchema, id: String, set: JSONObject, unset: [String],
+              with appender: inout EventLog.Appender) throws -> (event: Event?, record: Record) {
         try Self.checkID(id, fromServer: true)
         do {
             for (field, value) in set { try schema.validate(field: field, value: value) }
@@ -169,36 +189,29 @@ public final class Store: Sendable {
         } catch {
             throw StoreError.wrap(error)
         }
-        return try writeLog { appender in
-            let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
-            guard let row = current.row else {
-                throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")
-            }
-            let changed = set.filter { row[$0.key] != $0.value }
-            let removed = unset.filter { row[$0] != nil }
-            guard !changed.isEmpty || !removed.isEmpty else { return (nil, Record(entity: schema.name, id: id, fields: row)) }
-            var result = row
-            for (field, value) in changed { result[field] = value }
-            for field in removed { result[field] = nil }
-            try schema.validate(result)
-            let event = try appender.append(localEvent(.updated, entity: schema.name, id: id, set: changed, unset: removed.sorted()),
-                                            current: current)
-            return (event, Record(entity: schema.name, id: id, fields: result))
+        let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
+        guard let row = current.row else {
+            throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")
         }
+        let changed = set.filter { row[$0.key] != $0.value }
+        let removed = unset.filter { row[$0] != nil }
+        guard !changed.isEmpty || !removed.isEmpty else { return (nil, Record(entity: schema.name, id: id, fields: row)) }
+        var result = row
+        for (field, value) in changed { result[field] = value }
+        for field in removed { result[field] = nil }
+        do { try schema.validate(result) } catch { throw StoreError.wrap(error) }
+        let event = try appender.append(localEvent(.updated, entity: schema.name, id: id, set: changed, unset: removed.sorted()),
+                                        current: current)
+        return (event, Record(entity: schema.name, id: id, fields: result))
     }
 
-    /// Deletes a record.
-    @discardableResult
-    public func delete(_ entityName: String, id: String) throws(StoreError) -> Event {
-        let schema = try entity(entityName)
+    func delete(_ schema: EntitySchema, id: String, with appender: inout EventLog.Appender) throws -> Event {
         try Self.checkID(id, fromServer: true)
-        return try writeLog { appender in
-            let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
-            guard current.row != nil else {
-                throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")
-            }
-            return try appender.append(localEvent(.deleted, entity: schema.name, id: id), current: current)
+        let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
+        guard current.row != nil else {
+            throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")
         }
+        return try appender.append(localEvent(.deleted, entity: schema.name, id: id), current: current)
     }
 
     /// The schema of an entity, by name (any case).
