@@ -65,13 +65,13 @@ struct CLIError: Error {
         case let error as CLIError:
             self = error
         case let error as StoreError:
-            self.init(Self.code(for: error.code), error.message)
+            self.init(Self.code(for: error.code), error.forPeople)
         case let error as SchemaError:
             self.init(.dataError, error.description)
         case let error as SyncError:
             // A sync that failed because the store cannot be written or is damaged exits as the store's commands do.
             if let cause = error.cause as? StoreError, [.cannotWrite, .damaged].contains(Self.code(for: cause.code)) {
-                self.init(Self.code(for: cause.code), cause.message)
+                self.init(Self.code(for: cause.code), cause.forPeople)
             } else {
                 self.init(Self.code(for: error.code), error.message)
             }
@@ -102,4 +102,19 @@ struct CLIError: Error {
         case .failure: .failure
         }
     }
+}
+
+extension StoreError {
+    /// The message with what to run about it, in the CLI's commands.
+    var forPeople: String {
+        switch remedy {
+        case nil: message
+        case .rebuildViews?: message + ": run evsync rebuild-views to replay them from the log"
+        case .restoreFromBackup?: message + ": " + Self.restoreAdvice
+        case .useNewerVersion?: message + ": use that evsync or a newer one"
+        }
+    }
+
+    /// What a damaged log calls for, in every message that says so: `evsync help backup` says how to restore.
+    static let restoreAdvice = "rebuild-views cannot help; restore it from a backup (see evsync help backup)"
 }

@@ -28,8 +28,8 @@ struct StoreIntegrityTests {
             for create in [false, true] {
                 let error = try #require(throws: StoreError.self) { try Store(directory: path, create: create) }
                 #expect(error.code == .corrupt)
-                #expect(error.message == "the store at \(path) is damaged (data.mdb is empty: it holds not even LMDB's header): "
-                    + "rebuild-views cannot help; restore it from a backup (see evsync help backup)")
+                #expect(error.message == "the store at \(path) is damaged (data.mdb is empty: it holds not even LMDB's header)")
+                #expect(error.remedy == .restoreFromBackup)
                 #expect(try Self.size(path + "/data.mdb") == 0, "LMDB wrote a new store into the emptied file")
             }
         }
@@ -50,8 +50,8 @@ struct StoreIntegrityTests {
             for create in [false, true] {
                 let error = try #require(throws: StoreError.self) { try Store(directory: path, create: create) }
                 #expect(error.code == .corrupt)
-                #expect(error.message == "the views of the store at \(path) are damaged (its \(name) database is missing): "
-                    + "run evsync rebuild-views to replay them from the log")
+                #expect(error.message == "the views of the store at \(path) are damaged (its \(name) database is missing)")
+                #expect(error.remedy == .rebuildViews)
             }
             do {
                 let store = try Store(repairingViews: path)
@@ -124,8 +124,8 @@ struct StoreIntegrityTests {
             }
             let error = try #require(throws: StoreError.self) { try Store(directory: path) }
             #expect(error.code == .corrupt)
-            #expect(error.message == "the store at \(path) is damaged (its log ends at event 1, but events up to 2000 were committed): "
-                + "rebuild-views cannot help; restore it from a backup (see evsync help backup)")
+            #expect(error.message == "the store at \(path) is damaged (its log ends at event 1, but events up to 2000 were committed)")
+            #expect(error.remedy == .restoreFromBackup)
         }
     }
 
@@ -142,8 +142,8 @@ struct StoreIntegrityTests {
             }
             let error = try #require(throws: StoreError.self) { try Store(directory: path) }
             #expect(error.code == .corrupt)
-            #expect(error.message == "the store at \(path) is damaged (its log holds 2 events, but its last is event 7): "
-                + "rebuild-views cannot help; restore it from a backup (see evsync help backup)")
+            #expect(error.message == "the store at \(path) is damaged (its log holds 2 events, but its last is event 7)")
+            #expect(error.remedy == .restoreFromBackup)
         }
     }
 

@@ -116,11 +116,11 @@ extension Store {
                 guard layout == "1" else {
                     let store = "the store at \(directory)"
                     if let number = Int(layout), number > Int(layoutVersion)! {
-                        throw StoreError(.corrupt, "\(store) was written by a newer evsync (layout \(layout); this one reads \(layoutVersion)): "
-                                         + "use that evsync or a newer one", directory: directory)
+                        throw StoreError(.corrupt, "\(store) was written by a newer evsync (layout \(layout); this one reads \(layoutVersion))",
+                                         remedy: .useNewerVersion, directory: directory)
                     }
-                    throw StoreError(.corrupt, "\(store) is damaged (its layout mark is '\(layout)', not one of an evsync store): "
-                                     + StoreError.restoreAdvice, directory: directory)
+                    throw StoreError(.corrupt, "\(store) is damaged (its layout mark is '\(layout)', not one of an evsync store)",
+                                     remedy: .restoreFromBackup, directory: directory)
                 }
                 guard create else { throw LayoutNeedsUpgrade() }
             }
@@ -156,8 +156,7 @@ extension Store {
             if missing.isEmpty { return try environment.read { try open($0, create: false) } }
             guard repairingViews else {
                 throw StoreError(.corrupt, "the views of the store at \(directory) are damaged (its \(missing.joined(separator: " and ")) "
-                                 + "database\(missing.count > 1 ? "s are" : " is") missing): run evsync rebuild-views to replay them from the log",
-                                 directory: directory)
+                                 + "database\(missing.count > 1 ? "s are" : " is") missing)", remedy: .rebuildViews, directory: directory)
             }
             // The views are created and filled in one transaction: a replay that fails leaves them missing, not empty.
             return try environment.write { transaction in

@@ -35,20 +35,42 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case failure
     }
 
+    /// What can set a damaged or foreign store right, when something can: the words for it are the
+    /// caller's (the CLI names its commands; `description` names the library's calls).
+    public enum Remedy: Sendable {
+        /// The log is whole; the views can be replayed from it (`Store(repairingViews:)`, then `rebuildViews()`).
+        case rebuildViews
+        /// The log itself is damaged: only a backup (`Store.backup(to:)`) brings it back.
+        case restoreFromBackup
+        /// A newer evsync wrote it: open it with that one or a newer one.
+        case useNewerVersion
+    }
+
     public let code: Code
+    /// What went wrong, naming what it was about; `remedy` says what can set it right.
     public let message: String
+    public let remedy: Remedy?
     /// The store's directory, for errors about the store as a whole (damaged, full, read-only).
     public let directory: String?
     /// The error behind this one: a `StorageError` (with LMDB's return code), an `EventDecodingError`…
     public let cause: (any Error & Sendable)?
-    public var description: String { message }
+    /// `message`, with the remedy in the library's terms.
+    public var description: String {
+        switch remedy {
+        case nil: message
+        case .rebuildViews?: message + ": replay the views from the log (Store(repairingViews:), then rebuildViews())"
+        case .restoreFromBackup?: message + ": rebuilding the views cannot help; restore it from a backup (Store.backup(to:))"
+        case .useNewerVersion?: message + ": open it with that evsync or a newer one"
+        }
+    }
 
     /// LMDB's return code, or the `errno` LMDB passed on, when the storage layer failed (see `StorageError`).
     public var storageCode: Int32? { (cause as? StorageError)?.code }
 
-    public init(_ code: Code, _ message: String, directory: String? = nil, cause: (any Error & Sendable)? = nil) {
+    public init(_ code: Code, _ message: String, remedy: Remedy? = nil, directory: String? = nil, cause: (any Error & Sendable)? = nil) {
         self.code = code
         self.message = message
+        self.remedy = remedy
         self.directory = directory
         self.cause = cause
     }
@@ -85,11 +107,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         let store = name(context)
         if error.isNewerFormat {
             let event = error.seq.map { "event \($0): " } ?? ""
-            return StoreError(.corrupt, "\(store) was written by a newer evsync (\(event)\(error.reason)): use that evsync or a newer one",
+            return StoreError(.corrupt, "\(store) was written by a newer evsync (\(event)\(error.reason))", remedy: .useNewerVersion,
                               directory: context?.directory, cause: error)
         }
         if error.inViews {
-            return StoreError(.corrupt, "the views of \(store) are damaged (\(error.reason)): run evsync rebuild-views to replay them from the log",
+            return StoreError(.corrupt, "the views of \(store) are damaged (\(error.reason))", remedy: .rebuildViews,
                               directory: context?.directory, cause: error)
         }
         return damaged(error.description, in: context, cause: error)
@@ -129,12 +151,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     }
 
     private static func damaged(_ reason: String, in context: Context?, cause: any Error & Sendable) -> StoreError {
-        StoreError(.corrupt, "\(name(context)) is damaged (\(reason)): \(restoreAdvice)",
+        StoreError(.corrupt, "\(name(context)) is damaged (\(reason))", remedy: .restoreFromBackup,
                    directory: context?.directory, cause: cause)
     }
-
-    /// What a damaged log calls for, in every message that says so: `evsync help backup` says how to restore.
-    package static let restoreAdvice = "rebuild-views cannot help; restore it from a backup (see evsync help backup)"
 
     private static func name(_ context: Context?) -> String {
         context.map { "the store at \($0.directory)" } ?? "the store"
