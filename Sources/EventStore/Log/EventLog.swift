@@ -13,6 +13,9 @@ struct EventLog: Sendable {
         let log: EventLog
         let transaction: Transaction
         private(set) var nextSeq: UInt64
+        /// The time of the last event: no event is stamped earlier than the one before it (a clock set
+        /// back would otherwise give one time several points in the log); see `Store.seq(at:in:)`.
+        private(set) var lastAt: Int64
         /// Where `appendServerCreation` encodes, kept from one event to the next.
         private var encoded: [UInt8] = []
         /// Where `appendServerCreation` builds the record's view entry, likewise.
@@ -21,8 +24,13 @@ struct EventLog: Sendable {
         init(log: EventLog, transaction: Transaction) throws {
             self.log = log
             self.transaction = transaction
-            self.nextSeq = try log.lastSeq(in: transaction) + 1
+            let last = try log.lastSeq(in: transaction)
+            self.nextSeq = last + 1
+            self.lastAt = last == 0 ? .min : try log.event(seq: last, in: transaction)?.at ?? .min
         }
+
+        /// `at`, or the last event's time if that is later.
+        func stamp(_ at: Int64) -> Int64 { max(at, lastAt) }
 
         /// Appends `event` (its `seq` is assigned here) and returns it as stored.
         /// - Parameter current: the record's projection, if the caller read it in this transaction.
@@ -30,6 +38,8 @@ struct EventLog: Sendable {
         mutating func append(_ event: Event, current: RecordProjection? = nil) throws -> Event {
             var event = event
             event.seq = nextSeq
+            event.at = stamp(event.at)
+            lastAt = event.at
             // The fields are encoded once, for the event and (for a creation) the view row.
             let encodedSet = event.set.isEmpty ? nil : JSONWriter.encodeObject(event.set)
             try transaction.put(Keys.sequence(event.seq), EventCoding.encode(event, encodedSet: encodedSet), in: log.events, append: true)
@@ -54,6 +64,8 @@ struct EventLog: Sendable {
             }) else { return false }
             var stored = event
             stored.seq = nextSeq
+            stored.at = stamp(event.at)
+            lastAt = stored.at
             encoded.removeAll(keepingCapacity: true)
             EventCoding.write(stored, encodedSet: fields, to: &encoded)
             try encoded.withUnsafeBytes { value in

@@ -17,21 +17,33 @@ extension Store {
         return .seq(seq)
     }
 
-    /// The number of the last event at `point` (0: before the first). For a time, the last event
-    /// appended at or before it, found by bisection: events are appended in the order of the clock
-    /// that stamps them, so their times only go up (a clock set back would make this an approximation).
+    /// The number of the last event at `point` (0: before the first): the one rule every reading of
+    /// the past uses (`record(asOf:)`, `records(asOf:)`, `diff`, `revert`).
+    ///
+    /// A time names the log up to the first event stamped after it. Events are stamped no earlier than
+    /// the one before them (`EventLog.Appender.stamp`), so times only go up and that point is found by
+    /// bisection. A store written by an evsync before that rule may hold a clock that jumped back; there
+    /// the log is read from the start to the first later event, so that a time still names one point.
     func seq(at point: LogPoint, in transaction: Transaction) throws -> UInt64 {
         let last = try log.lastSeq(in: transaction)
         switch point {
         case .seq(let seq):
             return min(seq, last)
-        case .time(let time):
+        case .time(let time) where try meta(MetaKey.stampsInOrder, in: transaction) != nil:
             var (low, high) = (UInt64(0), last)
             while low < high {
                 let middle = low + (high - low + 1) / 2
                 if let event = try log.event(seq: middle, in: transaction), event.at <= time { low = middle } else { high = middle - 1 }
             }
             return low
+        case .time(let time):
+            var through: UInt64 = 0
+            try log.forEach(in: transaction) { event in
+                guard event.at <= time else { return false }
+                through = event.seq
+                return true
+            }
+            return through
         }
     }
 

@@ -11,6 +11,9 @@ extension Store {
         static let remoteAuthors = "remote-authors"
         /// The number of the last event, written by every commit that appends (see `Store.checkLogEnd`).
         static let logEnd = "log-end"
+        /// Set on a store created with events stamped in order (`EventLog.Appender.stamp`): a time is
+        /// then found in its log by bisection (`Store.seq(at:in:)`).
+        static let stampsInOrder = "stamps-in-order"
         /// Where a pull of one entity from one remote stopped.
         static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
         static func restored(remote: String, entity: String) -> String { "restored\u{0}\(remote)\u{0}\(entity.lowercased())" }

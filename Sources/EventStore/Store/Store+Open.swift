@@ -130,6 +130,10 @@ extension Store {
             if create, layout != layoutVersion {
                 try transaction.put(Array("layout".utf8), Array(layoutVersion.utf8), in: meta)
             }
+            // A new store's events are all stamped in order; an older store's may not be (`seq(at:in:)`).
+            if create, layout == nil, try log.lastSeq(in: transaction) == 0 {
+                try transaction.put(Array(MetaKey.stampsInOrder.utf8), Array("yes".utf8), in: meta)
+            }
             return (log, meta, replayed)
         }
         // Readers must not wait for the write lock, so open without creating first.

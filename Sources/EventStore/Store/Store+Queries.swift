@@ -28,13 +28,6 @@ public enum LogPoint: Sendable, Equatable {
             return nil
         }
     }
-
-    func includes(_ event: Event) -> Bool {
-        switch self {
-        case .seq(let seq): event.seq <= seq
-        case .time(let time): event.at <= time
-        }
-    }
 }
 
 extension Store {
@@ -46,8 +39,9 @@ extension Store {
             let fields: JSONObject?
             if let point {
                 // The record's own events, from the history index, folded up to the point.
+                let through = try seq(at: point, in: transaction)
                 var projection = RecordProjection()
-                for event in try log.history(of: id, in: transaction) where event.entity == schema.name && point.includes(event) {
+                for event in try log.history(of: id, in: transaction) where event.entity == schema.name && event.seq <= through {
                     projection.apply(event)
                 }
                 fields = projection.row
@@ -63,9 +57,10 @@ extension Store {
         let schema = try entity(entityName)
         return try snapshot { transaction in
             guard let point else { return try records(of: schema.name, in: transaction) }
+            let through = try seq(at: point, in: transaction)
             var projections: [String: RecordProjection] = [:]
             try log.forEach(in: transaction) { event in
-                guard point.includes(event) else { return false }
+                guard event.seq <= through else { return false }
                 if event.entity == schema.name { projections[event.recordID, default: RecordProjection()].apply(event) }
                 return true
             }
