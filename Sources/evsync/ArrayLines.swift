@@ -161,7 +161,9 @@ struct ArrayLines {
                 let result = Foundation.write(file, base + written, bytes.count - written)
                 if result < 0 {
                     if errno == EINTR { continue }
-                    throw CLIError(.failure, "cannot spool the input: \(String(cString: strerror(errno)))")
+                    // A full device is exit 73, as for the store itself.
+                    throw CLIError(errno == ENOSPC || errno == EDQUOT ? .cannotWrite : .failure,
+                                   "cannot spool the input: \(String(cString: strerror(errno)))")
                 }
                 written += result
             }

@@ -68,6 +68,29 @@ struct StoreFailureCLITests {
         }
     }
 
+    @Test("import from a pipe onto a full device: exit 73, nothing imported, and the data file cut back to its used pages",
+          .enabled(if: Mounts.permitted, "needs root to mount a tmpfs"))
+    func pipedImportOntoAFullDevice() throws {
+        try withSandbox { sandbox in
+            let disk = sandbox.root.appendingPathComponent("disk")
+            try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+            try Mounts.tmpfs(at: disk, size: "1m")
+            defer { Mounts.unmount(disk) }
+            let store = disk.appendingPathComponent("store").path
+            try sandbox.succeed(["--store", store, "add", "Holiday", "--id", "first", "name=First", "date=2026-01-01"])
+            let before = try Self.eventCount(sandbox, store: store)
+            // More input than the device holds: the spool fills it. Through a pipe (cat), as a user would.
+            let input = sandbox.root.appendingPathComponent("input.jsonl")
+            try Self.holidays(6_000).write(to: input)
+            let result = try sandbox.launchShell("cat '\(input.path)' | \"$EVSYNC_BINARY_PATH\" --store '\(store)' import Holiday -").wait()
+            #expect(result.status == Exit.cannotWrite, "\(result)")
+            #expect(result.stderr.lowercased().contains("no space left on") && result.stderr.split(separator: "\n").count == 1, "\(result)")
+            #expect(try Self.eventCount(sandbox, store: store) == before)
+            var status = stat()
+            #expect(stat(store + "/data.mdb", &status) == 0 && status.st_size < 1 << 20, "the data file is \(status.st_size) bytes long")
+        }
+    }
+
     @Test("a small import into a store larger than the disk's free space: it reserves room for what it touches, not a copy of the store",
           .enabled(if: Mounts.permitted, "needs root to mount a tmpfs"))
     func smallImportIntoLargeStore() throws {

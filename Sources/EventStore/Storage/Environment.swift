@@ -100,6 +100,8 @@ final class Environment: @unchecked Sendable {
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         commits.stopWatching()
+        // Whatever way an import ended (a failure before it began included), its extension of the file goes.
+        if writesInPlace { try? trimFile() }
         mdb_env_close(handle)
     }
 

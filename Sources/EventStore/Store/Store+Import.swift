@@ -75,7 +75,9 @@ extension Store {
                     let result = Foundation.write(file, buffer.baseAddress! + written, count - written)
                     if result < 0 {
                         if errno == EINTR { continue }
-                        return StoreError(.failure, "cannot spool the input to \(directory): \(String(cString: strerror(errno)))")
+                        let code: StoreError.Code = errno == ENOSPC || errno == EDQUOT ? .diskFull : .failure
+                        return StoreError(code, "cannot spool the input to \(directory): \(String(cString: strerror(errno)))",
+                                          directory: directory)
                     }
                     written += result
                 }
