@@ -46,6 +46,8 @@ let package = Package(
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "TestSupport"]),
         // The engine without a server (RemoteFold's rules, InMemoryRemote): with EventStoreTests, the core loop.
         .testTarget(name: "EventSyncTests", dependencies: ["EventStore", "EventSync", "TestSupport"]),
+        // The adapters' decisions without a server (KintoPull's and ParsePull's steps as table rows).
+        .testTarget(name: "AdapterTests", dependencies: ["EventStore", "KintoAdapter", "ParseAdapter"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "evsync-fuzz", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "evsync", "TestSupport"]),
     ],

@@ -1559,7 +1559,7 @@ def parse_args(argv):
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
     if not EVSYNC.exists():
-        die(f"{EVSYNC} missing: run Tools/bench (it builds it) or swift build -c release")
+        die(f"{EVSYNC} missing: run Tools/bench (it builds it) or swift build -c release --product evsync")
 
     def on_term(signum, frame):
         raise SystemExit(128 + signum)

@@ -164,15 +164,12 @@ public final class KintoRemote: SyncRemote {
         url(["buckets", bucket, "history"], query: query)
     }
 
-    /// The first request of a pull: changes after `since`, oldest first.
-    private func changesRequest(_ collection: String, since cursor: RemoteCursor?) -> HTTPRequest {
-        let position = PullPosition(cursor)
+    /// A list request of `collection`: changes after `listing.since`, oldest first.
+    private func changesRequest(_ collection: String, _ listing: KintoPull.Listing) -> HTTPRequest {
         var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(pageSize))]
-        if let position { query.append(URLQueryItem(name: "_since", value: String(position.start))) }
+        if let since = listing.since { query.append(URLQueryItem(name: "_since", value: String(since))) }
         var request = HTTPRequest(method: "GET", url: url(recordSegments(collection), query: query))
-        // The collection's ETag is its newest change: equal to our cursor means nothing new (304).
-        // Not while the cursor is still settling: a late commit below it leaves the ETag as it was.
-        if let position, position.isSettled { request.headers.append(("If-None-Match", "\"\(position.newest)\"")) }
+        if let etag = listing.ifNoneMatch { request.headers.append(("If-None-Match", "\"\(etag)\"")) }
         return request
     }
 
@@ -191,7 +188,7 @@ public final class KintoRemote: SyncRemote {
             }
         }
         guard entities.count > 1 else { return }
-        let requests = entities.map { changesRequest(Self.collection(for: $0.schema), since: $0.since) }
+        let requests = entities.map { changesRequest(Self.collection(for: $0.schema), KintoPull.Listing(from: $0.since)) }
         let credentials = credentials
         let outcomes = Mutex<[Int: Result<HTTPResponse, TransportError>]>([:])
         DispatchQueue.concurrentPerform(iterations: requests.count) { index in
@@ -213,40 +210,28 @@ public final class KintoRemote: SyncRemote {
         }
     }
 
+    /// Sends and reads what `KintoPull` decides (the rules are there), page by page.
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         let collection = Self.collection(for: entity)
-        var request = changesRequest(collection, since: since)
+        var pull = KintoPull(since: since, settleWindow: settleWindow)
+        var request = changesRequest(collection, pull.listing)
         var response = try prefetched.removeValue(forKey: request.url) ?? send(request)
-        // Missing (Kinto answers 403 for a bucket that does not exist): created. With a cursor,
-        // an earlier pull read it, so the server lost it: the sync must not take that for deletions.
-        var recreated = false
-        if response.status == 403 || response.status == 404 {
-            recreated = try createCollection(collection) && since != nil
-            response = try send(request)
+        opening: while true {
+            switch pull.open(status: response.status, etag: response.headers["etag"].flatMap(KintoPull.timestamp(fromETag:))) {
+            case .create:
+                pull.created(try createCollection(collection))
+                response = try send(request)
+            case .unchanged:
+                return
+            case .readAgain(let listing):
+                request = changesRequest(collection, listing)
+                response = try send(request)
+                break opening
+            case .read:
+                break opening
+            }
         }
-        if response.status == 304 { return }
-        // The collection's ETag is its newest change. Below our cursor, the
-        // server has lost changes we pulled (restored from a backup): `_since`
-        // would answer "nothing new" forever, so read it all again.
-        let collectionVersion = response.headers["etag"].flatMap(Self.timestamp(fromETag:))
-        var isReread = false
-        if response.status == 200, let newest = PullPosition(since)?.newest, let collectionVersion, collectionVersion < newest {
-            request = changesRequest(collection, since: nil)
-            response = try send(request)
-            isReread = true
-        }
-        let previous = isReread ? nil : PullPosition(since)
-        var position = previous
-        // With a cursor, each page's changes are also read from the server's history, for their
-        // authors and intermediate versions (KintoHistory.swift), past the newest version the last
-        // pull read. Not from where this pull starts, the settle window behind it: a late commit
-        // there comes as its record alone, and history below what the last pull read is not this
-        // store's (after a first pull, a record created and deleted before its snapshot would be
-        // replayed into the log). A first pull, and its resumption after a crash, reads only the
-        // current records.
-        let isFirstPull = previous?.isFirstPull ?? true
-        var historyFloor = isReread || isFirstPull ? nil : previous?.newest
-        if historyFloor != nil, try !hasHistory() { historyFloor = nil }
+        if pull.historyFloor != nil, try !hasHistory() { pull.withoutHistory() }
         var total: Int?
         if wantsTotals {
             var head = request
@@ -261,82 +246,27 @@ public final class KintoRemote: SyncRemote {
         // of a million records took 56 s instead of 46 s (peak RSS 87.6 vs 90.8 MiB).
         try Pipeline<RemotePage>(depth: 8).run(produce: { [self] emit in
             var current = response
-            var newest: Int64?
             while true {
                 try expect(current, [200], doing: "listing \(collection)")
-                var page = try Self.page(from: current.body, collection: collection)
-                page.total = total
-                page.isRecreated = recreated
-                recreated = false
+                let records = try Self.page(from: current.body, collection: collection)
                 let next = try current.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
-                if isReread {
-                    page.isReread = true
-                    isReread = false
-                    // A restored collection with no records: start the next pull from its version, not ours again.
-                    if next == nil, page.cursor == nil { page.cursor = collectionVersion.map { RemoteCursor(String($0)) } }
-                }
-                if let floor = historyFloor, let top = page.cursor.flatMap({ Int64($0.token) }), top > floor {
+                var step = pull.step(records, hasNext: next != nil,
+                                     serverTime: current.headers["date"].flatMap(KintoPull.milliseconds(fromHTTPDate:)))
+                step.page.total = total
+                if let history = step.history {
                     // Unreadable history (nil): the rest of the pull goes on without it.
-                    let covered = try emitHistory(of: collection, after: floor, upTo: top, emit: emit)
-                    if let covered { page = page.removing { covered.contains(HistoryKey(id: $0, version: $1)) } }
-                    historyFloor = covered == nil ? nil : top
+                    let covered = try emitHistory(of: collection, after: history.after, upTo: history.upTo, emit: emit)
+                    if let covered { step.page = step.page.removing { covered.contains(HistoryKey(id: $0, version: $1)) } }
+                    pull.historyRead(upTo: history.upTo, readable: covered != nil)
                 }
-                var pageNewest = page.cursor.flatMap { Int64($0.token) }
-                // A first pull lists the live records as of the collection's newest change (its ETag,
-                // a deletion included): the next pull, and its history, start from there. From the newest
-                // record listed instead, the history would replay a record created and deleted before this
-                // snapshot, one this store never had, and call its deletion "deleted here".
-                if isFirstPull, next == nil, let collectionVersion { pageNewest = max(pageNewest ?? collectionVersion, collectionVersion) }
-                if let top = pageNewest { newest = max(newest ?? top, top) }
-                // The collection's newest change is past every record listed since our cursor:
-                // a deletion whose tombstone was purged (`kinto purge-deleted`). No pull can bring it.
-                if next == nil, !isFirstPull, let floor = previous?.newest, !page.isReread, let collectionVersion,
-                   collectionVersion > max(newest ?? floor, floor) {
-                    page.needsVerification = "its newest change (\(collectionVersion)) is missing from the changes it lists since \(floor)"
-                    pageNewest = collectionVersion
-                }
-                // Something changed since our cursor: one HEAD says how many records the
-                // server holds (Total-Records), for the sync to compare with the log's count.
-                if next == nil, !isFirstPull, !page.isReread {
+                if step.countsLiveRecords {
                     let head = HTTPRequest(method: "HEAD", url: url(recordSegments(collection)))
-                    page.liveRecords = try send(head).headers["total-records"].flatMap { Int($0) }
+                    step.page.liveRecords = try send(head).headers["total-records"].flatMap { Int($0) }
                 }
-                // A record we cannot hold, read again while the cursor settles, was reported by the pull that read it first.
-                if let known = previous?.newest { page.skipped.removeAll { ($0.version?.integer).map { $0 <= known } ?? false } }
-                var after = PullPosition.after(position, pageNewest: pageNewest,
-                                               serverTime: current.headers["date"].flatMap(Self.milliseconds(fromHTTPDate:)),
-                                               window: settleWindow)
-                // A first pull still under way says so in its cursor; its last page clears the mark.
-                let stillFirst = isFirstPull && next != nil
-                if after == nil, let position, position.isFirstPull != stillFirst { after = position }
-                after?.isFirstPull = stillFirst
-                page.cursor = after?.cursor
-                position = after ?? position
-                guard emit(page), let next else { return }
+                guard emit(step.page), let next else { return }
                 current = try send(HTTPRequest(method: "GET", url: next))
             }
         }, consume: onPage)
-    }
-
-    /// An HTTP `Date` (`Tue, 01 Dec 2026 04:42:18 GMT`) in milliseconds since 1970, or nil if it is not one.
-    static func milliseconds(fromHTTPDate text: String) -> Int64? {
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let parts = text.split(separator: " ")
-        guard parts.count == 6, parts[5] == "GMT", let month = months.firstIndex(of: String(parts[2])),
-              let day = Int(parts[1]), (1...31).contains(day), let year = Int(parts[3]), (1970...9999).contains(year)
-        else { return nil }
-        let clock = parts[4].split(separator: ":").compactMap { Int($0) }
-        guard clock.count == 3, (0..<24).contains(clock[0]), (0..<60).contains(clock[1]), (0...60).contains(clock[2]) else { return nil }
-        var time = tm()
-        (time.tm_year, time.tm_mon, time.tm_mday) = (Int32(year - 1900), Int32(month), Int32(day))
-        (time.tm_hour, time.tm_min, time.tm_sec) = (Int32(clock[0]), Int32(clock[1]), Int32(clock[2]))
-        let seconds = timegm(&time)
-        return seconds < 0 ? nil : Int64(seconds) * 1000
-    }
-
-    /// A Kinto timestamp as its ETag spells it (`"1796093009071"`).
-    static func timestamp(fromETag text: String) -> Int64? {
-        Int64(text.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")))
     }
 
     /// The next pull reads from the position's `start` (behind its newest while it settles).

@@ -55,7 +55,7 @@ public final class ParseRemote: SyncRemote {
     let http: RetryingClient
     let credentials: ParseCredentials
     /// Whether creates carry our id as `objectId`; nil until the server has said.
-    private var customObjectIDs: Bool?
+    var customObjectIDs: Bool?
 
     /// - Parameters:
     ///   - serverURL: the server's mount, e.g. `http://127.0.0.1:1337/parse`; `parse+http…` is the same, as
@@ -134,45 +134,13 @@ public final class ParseRemote: SyncRemote {
     /// The cursor: the last record's `updatedAt` and `objectId`, a space between.
     static func cursor(updatedAt: String, objectID: String) -> RemoteCursor { RemoteCursor(updatedAt + " " + objectID) }
 
+    /// Sends and reads what `ParsePull` decides, page by page.
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         let className = Self.className(for: entity)
-        // The first page starts a window behind the cursor; then by (updatedAt, objectId) after the last record.
-        var condition: JSONValue? = nil
-        if let since, let start = since.token.split(separator: " ").first, let date = Self.date(fromISO: String(start)) {
-            condition = ["updatedAt": ["$gte": Self.dateValue(date.addingTimeInterval(-reReadWindow))]]
-        }
-        var lastCursor = since
+        var pull = ParsePull(since: since, reReadWindow: reReadWindow)
         while true {
-            var query = [URLQueryItem(name: "order", value: "updatedAt,objectId"), URLQueryItem(name: "limit", value: String(pageSize))]
-            if let condition { query.append(URLQueryItem(name: "where", value: JSONWriter.string(condition))) }
-            let results = try find(className, query: query, doing: "listing \(className)")
-            if results.isEmpty { return }
-            var records: [RemoteRecord] = []
-            var skipped: [SkippedRecord] = []
-            var last: (String, String)?
-            for object in results {
-                let fields = object.fields
-                guard let objectID = fields["objectId"]?.stringValue, let updatedAt = fields["updatedAt"]?.stringValue else {
-                    skipped.append(SkippedRecord(id: nil, version: nil, reason: object.unreadable
-                        ?? "an object without objectId or updatedAt: \(JSONWriter.string(.object(fields)).prefix(200))"))
-                    continue
-                }
-                last = (updatedAt, objectID)
-                if let unreadable = object.unreadable {
-                    skipped.append(SkippedRecord(id: Self.recordID(of: fields) ?? objectID, version: RemoteVersion(updatedAt), reason: unreadable))
-                    continue
-                }
-                guard let record = Self.record(from: fields, schema: entity) else {
-                    skipped.append(SkippedRecord(id: objectID, version: RemoteVersion(updatedAt), reason: "objectId '\(objectID)' is not an id evsync can hold"))
-                    continue
-                }
-                records.append(record)
-            }
-            guard let (updatedAt, objectID) = last else { return }
-            lastCursor = Self.cursor(updatedAt: updatedAt, objectID: objectID)
-            let at = Self.dateValue(iso: updatedAt)
-            condition = ["$or": [["updatedAt": ["$gt": at]], ["updatedAt": at, "objectId": ["$gt": .string(objectID)]]]]
-            guard try onPage(RemotePage(records: records, skipped: skipped, cursor: lastCursor)) else { return }
+            let results = try find(className, query: pull.query(pageSize: pageSize), doing: "listing \(className)")
+            guard let page = pull.page(of: results, schema: entity), try onPage(page) else { return }
         }
     }
 
@@ -219,113 +187,6 @@ public final class ParseRemote: SyncRemote {
         try read([id], of: entity).readable[id]?.record
     }
 
-    /// A batch that failed after it may have reached the server (a broken connection, a 5xx) is not sent again
-    /// as it was: a create would be made twice where the server makes the ids. The whole push starts again from
-    /// its read, which finds what was applied (by `nid`) and acknowledges it.
-    public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
-        var attempt = 1
-        while true {
-            do {
-                return try pushOnce(operations, of: entity)
-            } catch let error as ParseError where error.mayHaveApplied {
-                try waitToRetry(after: attempt, failure: error.description)
-                attempt += 1
-            }
-        }
-    }
-
-    private func pushOnce(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
-        guard !operations.isEmpty else { return [] }
-        let className = Self.className(for: entity)
-        let current = try read(operations.map(\.id), of: entity)
-        var outcomes = [RemoteOutcome?](repeating: nil, count: operations.count)
-        var writes: [(index: Int, request: JSONObject)] = []
-        for (index, operation) in operations.enumerated() {
-            // An object evsync cannot read has a version it cannot check: left as it is, never written over,
-            // and never taken for absent (a create would make a second object for the id).
-            if let reason = current.unreadable[operation.id] {
-                outcomes[index] = .rejected(status: 0, message: "the server's object for it cannot be read by evsync (\(reason)); left as it is")
-                continue
-            }
-            let server = current.readable[operation.id]
-            switch operation {
-            case .create(let id, let fields):
-                // Already there: our own create that landed before a crash (acknowledged by the engine if equal), or another's.
-                if let server { outcomes[index] = .preconditionFailed(current: server.record); continue }
-                var body = Self.encode(fields, schema: entity)
-                body[Self.idField] = .string(id)
-                if customObjectIDs != false { body["objectId"] = .string(id) }
-                writes.append((index, ["method": "POST", "path": .string(path("classes", className)), "body": .object(body)]))
-            case .update(_, let fields, let version):
-                guard let server, server.record.version == version else {
-                    outcomes[index] = .preconditionFailed(current: server?.record)
-                    continue
-                }
-                let body = Self.changes(from: server.record.fields ?? [:], to: fields, schema: entity)
-                writes.append((index, ["method": "PUT", "path": .string(path("classes", className, server.objectID)), "body": .object(body)]))
-            case .delete(_, let version):
-                guard let server else { outcomes[index] = .notFound; continue }
-                guard server.record.version == version else { outcomes[index] = .preconditionFailed(current: server.record); continue }
-                writes.append((index, ["method": "DELETE", "path": .string(path("classes", className, server.objectID))]))
-            }
-        }
-        var attempt = 1
-        while !writes.isEmpty {
-            let answers = try batch(writes.map(\.request), doing: "pushing to \(className)")
-            var again: [(index: Int, request: JSONObject)] = []
-            var rateLimited = false
-            for (write, answer) in zip(writes, answers) {
-                let operation = operations[write.index]
-                if let success = answer["success"]?.objectValue {
-                    let version = success["updatedAt"]?.stringValue ?? success["createdAt"]?.stringValue
-                    if case .delete = operation {
-                        outcomes[write.index] = .applied(version: deletionVersion)
-                    } else if let version {
-                        if case .create = operation, customObjectIDs == nil { customObjectIDs = success["objectId"]?.stringValue == operation.id }
-                        outcomes[write.index] = .applied(version: RemoteVersion(version))
-                    } else {
-                        throw ParseError(.server, "the server accepted a write to \(className) without giving its updatedAt")
-                    }
-                    continue
-                }
-                let error = answer["error"]?.objectValue ?? [:]
-                let code = error["code"]?.int64Value.map(Int.init) ?? 0
-                let message = error["error"]?.stringValue ?? "no message"
-                switch (operation, code) {
-                case (.create, ParseError.Code.invalidKeyName) where write.request["body"]?.objectValue?["objectId"] != nil:
-                    // The server makes its own object ids: send again without ours; `nid` keeps the mapping.
-                    customObjectIDs = false
-                    var request = write.request
-                    var body = request["body"]?.objectValue ?? [:]
-                    body["objectId"] = nil
-                    request["body"] = .object(body)
-                    again.append((write.index, request))
-                case (.create, ParseError.Code.duplicateValue):
-                    // Made meanwhile by someone else (or by us): what is there now is the server's state.
-                    outcomes[write.index] = .preconditionFailed(current: try read([operation.id], of: entity).readable[operation.id]?.record)
-                case (.update, ParseError.Code.objectNotFound):
-                    outcomes[write.index] = .preconditionFailed(current: nil)
-                case (.delete, ParseError.Code.objectNotFound):
-                    outcomes[write.index] = .notFound
-                case (_, ParseError.Code.requestLimitExceeded):
-                    rateLimited = true
-                    again.append(write)
-                case (_, ParseError.Code.invalidSessionToken), (_, ParseError.Code.operationForbidden):
-                    throw ParseError.failure(code: code, message: message, doing: "pushing to \(className)")
-                default:
-                    outcomes[write.index] = .rejected(status: code, message: "Parse error \(code): \(message)")
-                }
-            }
-            if rateLimited {
-                // Parse's request limit (155): wait as for any retried request, then send those writes again.
-                try waitToRetry(after: attempt, failure: "the server refused writes to \(className) as over its request limit (Parse error 155)")
-                attempt += 1
-            }
-            writes = again
-        }
-        return outcomes.map { $0 ?? .rejected(status: 0, message: "not sent") }
-    }
-
     // MARK: Reading objects
 
     /// A record as the server holds it, and the object id it is under.
@@ -341,7 +202,7 @@ public final class ParseRemote: SyncRemote {
     }
 
     /// The server's objects for these record ids (by `objectId` or `nid`).
-    private func read(_ ids: [String], of entity: EntitySchema) throws -> ServerObjects {
+    func read(_ ids: [String], of entity: EntitySchema) throws -> ServerObjects {
         let className = Self.className(for: entity)
         let list = JSONValue.array(ids.map { .string($0) })
         let condition: JSONValue = ["$or": [["objectId": ["$in": list]], [Self.idField: ["$in": list]]]]

@@ -86,11 +86,11 @@ struct ConcurrentServerTests {
     }
 
     @Test func httpDates() {
-        #expect(KintoRemote.milliseconds(fromHTTPDate: "Tue, 01 Dec 2026 04:42:18 GMT") == 1_796_100_138_000)
-        #expect(KintoRemote.milliseconds(fromHTTPDate: "Thu, 01 Jan 1970 00:00:00 GMT") == 0)
+        #expect(KintoPull.milliseconds(fromHTTPDate: "Tue, 01 Dec 2026 04:42:18 GMT") == 1_796_100_138_000)
+        #expect(KintoPull.milliseconds(fromHTTPDate: "Thu, 01 Jan 1970 00:00:00 GMT") == 0)
         for bad in ["", "yesterday", "Tue, 01 Dec 2026 04:42:18 CET", "Tue, 32 Dec 2026 04:42:18 GMT", "Tue, 01 Dec 2026 25:00:00 GMT",
                     "Tue, 01 Foo 2026 04:42:18 GMT", "Tue, 01 Dec 99999999999999999999 04:42:18 GMT"] {
-            #expect(KintoRemote.milliseconds(fromHTTPDate: bad) == nil, "\(bad)")
+            #expect(KintoPull.milliseconds(fromHTTPDate: bad) == nil, "\(bad)")
         }
     }
 

@@ -104,7 +104,8 @@ struct SyncFeedbackTests {
         let fx = try SyncFixture()
         try await fx.web.createBucket()
         let watch = try fx.cli.start(["sync", "--watch", "0.2", "--remote", fx.remote, "--auth-file", fx.authFile])
-        try await Task.sleep(for: .seconds(2))
+        defer { watch.signal(SIGKILL) }
+        try await watch.waitFor("two syncs' lines") { watch.outputSoFar().stdout.split(separator: "\n").count >= 2 }
         watch.signal(SIGINT)
         let output = await watch.wait()
         #expect([0, 130].contains(output.status) && !output.killedBySignal, "\(output)")
@@ -132,16 +133,9 @@ struct SyncFeedbackTests {
         let remote = "http://127.0.0.1:\(port)\(path)/buckets/\(fx.web.bucket)"
         let watch = try fx.cli.start(["sync", "--watch", "0.3", "--remote", remote, "--auth-file", fx.authFile])
         defer { watch.signal(SIGKILL) }
-        func waitFor(_ what: String, _ done: () -> Bool) async throws {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while !done() {
-                try #require(!watch.hasExited && ContinuousClock.now < deadline, "waiting for \(what): \(watch.outputSoFar())")
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        try await waitFor("three failed ticks") { watch.outputSoFar().stderr.components(separatedBy: "; trying again in 0.3 s").count > 3 }
+        try await watch.waitFor("three failed ticks") { watch.outputSoFar().stderr.components(separatedBy: "; trying again in 0.3 s").count > 3 }
         let proxy = try await SlowProxy(["--port", String(port)])
-        try await waitFor("a sync") { watch.outputSoFar().stdout.contains("sync completed") }
+        try await watch.waitFor("a sync") { watch.outputSoFar().stdout.contains("sync completed") }
         watch.signal(SIGINT)
         let output = await watch.wait()
         withExtendedLifetime(proxy) {}
@@ -161,7 +155,11 @@ struct SyncFeedbackTests {
         try await fx.web.seed((0..<2_500).map { (newID(), holiday("Seeded \($0)")) })
         let proxy = try await SlowProxy(["--delay", "1"])
         let sync = try fx.cli.start(["sync", "--remote", proxy.url + "/buckets/" + fx.web.bucket, "--auth-file", fx.authFile])
-        try await Task.sleep(for: .seconds(1.5))
+        defer { sync.signal(SIGKILL) }
+        // The handshake: the first page of holidays is answered; the next is a second away.
+        try await sync.waitFor("the first page") {
+            proxy.answered.contains { $0.hasPrefix("GET ") && $0.contains("/collections/holidays/records?") && $0.hasSuffix(" 200") }
+        }
         sync.signal(SIGINT)
         let output = await sync.wait()
         #expect(output.status == 130 && !output.killedBySignal, "\(output)")

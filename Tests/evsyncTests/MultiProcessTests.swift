@@ -22,6 +22,19 @@ struct MultiProcessTests {
         return false
     }
 
+    /// How many bytes the import spool file of process `pid` holds (it is unlinked as soon as made:
+    /// only its open descriptor, in /proc, finds it); nil while it has none.
+    static func spooled(by pid: Int32) -> Int? {
+        let descriptors = "/proc/\(pid)/fd"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? [] {
+            let path = descriptors + "/" + name
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path), target.contains("/import-spool.") else { continue }
+            var status = stat()
+            if stat(path, &status) == 0 { return Int(status.st_size) }
+        }
+        return nil
+    }
+
     static func seqs(_ output: String) throws -> [Int64] {
         try output.split(separator: "\n").map { line in
             try #require(try JSONParser.parse(String(line)).objectValue?["seq"]?.int64Value)
@@ -137,9 +150,14 @@ struct MultiProcessTests {
             let pipe = Pipe()
             let importer = try sandbox.launch(["import", "Holiday", "-"], input: .pipe(pipe))
             let input = pipe.fileHandleForWriting
-            try input.write(contentsOf: Data(lines[..<1_000].joined().utf8))
-            // Time for the importer to open the store and read what there is.
-            Thread.sleep(forTimeInterval: 2)
+            let first = Data(lines[..<1_000].joined().utf8)
+            try input.write(contentsOf: first)
+            // The handshake: the importer has opened the store and spooled all there is, and waits for more.
+            let deadline = Date().addingTimeInterval(30)
+            while Self.spooled(by: importer.process.processIdentifier) != first.count, importer.process.isRunning, Date() < deadline {
+                usleep(20_000)
+            }
+            try #require(Self.spooled(by: importer.process.processIdentifier) == first.count, "the importer never spooled its input")
             let add = try sandbox.launch(["add", "Holiday", "--id", "meanwhile", "name=Meanwhile", "date=2026-01-02"])
             // Generous: an import reading its input inside its write transaction keeps the add waiting until the input ends.
             let added = add.wait(timeout: 30)

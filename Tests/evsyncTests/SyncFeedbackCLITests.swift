@@ -214,7 +214,12 @@ struct SyncFeedbackCLITests {
             // 100 attempts would take many minutes of backoff.
             let sync = try sandbox.launch(["sync", "--json", "--remote", adapter.remote(server.url)],
                                           environment: adapter.variables.merging(["EVSYNC_RETRIES": "100"]) { $1 })
-            Thread.sleep(forTimeInterval: 2)
+            // The handshake: the server has refused one request three times (Kinto's first one is also sent ahead,
+            // without retries): the sync is in its retries, waiting to try again.
+            func mostRepeated() -> Int { Dictionary(grouping: server.requests, by: \.line).values.map(\.count).max() ?? 0 }
+            let deadline = Date().addingTimeInterval(30)
+            while mostRepeated() < 3, sync.process.isRunning, Date() < deadline { usleep(20_000) }
+            try #require(mostRepeated() >= 3, "the sync never retried: \(sync.currentOutput)")
             kill(sync.process.processIdentifier, SIGINT)
             let result = sync.wait(timeout: 30)
             #expect(result.status == 130, "\(result)")

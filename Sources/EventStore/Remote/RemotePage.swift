@@ -108,10 +108,10 @@ public struct RemotePage: Sendable {
 
     /// The page without the records `shouldRemove` picks, given each one's id and version.
     package func removing(where shouldRemove: (String, RemoteVersion) -> Bool) -> RemotePage {
-        var kept = RemotePage()
-        (kept.skipped, kept.isReread, kept.total, kept.cursor) = (skipped, isReread, total, cursor)
-        kept.needsVerification = needsVerification
-        kept.liveRecords = liveRecords
+        // Every mark of the page kept (`isRecreated` was lost when each was copied by name).
+        var kept = self
+        kept.bytes = []
+        kept.entries = []
         for entry in entries where !shouldRemove(id(of: entry), entry.version) {
             let start = kept.bytes.count
             if let fields = entry.fields { kept.bytes.append(contentsOf: bytes[fields]) }

@@ -6,11 +6,13 @@ import Testing
 /// SECONDS` holds every response back, `--trickle BYTES_PER_SECOND` sends
 /// bodies that slowly, `--max-body BYTES` answers 413 to larger requests,
 /// `--rewrite-accepted JSON` changes the records accepted writes are answered with.
+/// `answered` tells what it has answered, for a test to wait on.
 final class SlowProxy: Sendable {
     /// The proxy's URL with the test server's path, e.g. `http://127.0.0.1:PORT/v1`.
     let url: String
     private let process: RunningProcess
     private let directory: TemporaryDirectory
+    private let answeredFile: String
 
     init(_ options: [String]) async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -21,8 +23,9 @@ final class SlowProxy: Sendable {
         let target = "http://\(host):\(port)"
         directory = try TemporaryDirectory("synctests-proxy")
         let portFile = directory.file("url")
+        answeredFile = directory.file("answered")
         process = try RunningProcess(executable: root.appendingPathComponent("Tools/slow-proxy").path,
-                                     arguments: ["--target", target, "--port-file", portFile] + options,
+                                     arguments: ["--target", target, "--port-file", portFile, "--answered", answeredFile] + options,
                                      environment: ProcessInfo.processInfo.environment)
         var written: String?
         for _ in 0..<100 where written == nil {
@@ -31,6 +34,11 @@ final class SlowProxy: Sendable {
         }
         let base = try #require(written?.trimmingCharacters(in: .whitespacesAndNewlines), "the proxy did not start")
         url = base + server.path
+    }
+
+    /// The responses sent so far, oldest first: `GET /v1/buckets/…/records?… 200`.
+    var answered: [String] {
+        ((try? String(contentsOfFile: answeredFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
     deinit { process.signal(SIGTERM) }
