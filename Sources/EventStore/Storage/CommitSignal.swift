@@ -32,7 +32,7 @@ final class CommitSignal: Sendable {
     /// How many changes were seen so far: read it before looking at the store, then `wait(past:)` it.
     var generation: UInt64 { state.withLock { $0.generation } }
 
-    /// Whether other processes' commits are seen (inotify is watching); false until the first `wait`.
+    /// Whether other processes' commits are seen (inotify is watching); false until `startWatching`.
     var isWatching: Bool { state.withLock { $0.watch != nil } }
 
     /// Wakes every waiter: something changed.
@@ -45,10 +45,9 @@ final class CommitSignal: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns once a change after `generation` was seen, or the task is cancelled.
-    /// The first wait starts watching for other processes' commits.
+    /// Returns once a change after `generation` was seen, or the task is cancelled. Call
+    /// `startWatching` before reading `generation`, or another process's commit may come unseen.
     func wait(past generation: UInt64) async {
-        startWatching()
         let id = state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
@@ -69,7 +68,6 @@ final class CommitSignal: Sendable {
 
     /// `wait(past:)`, or `interval` where other processes' commits are not watched.
     func wait(past generation: UInt64, orAfter interval: Duration) async {
-        startWatching()
         guard !isWatching else { return await wait(past: generation) }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.wait(past: generation) }
@@ -79,7 +77,9 @@ final class CommitSignal: Sendable {
         }
     }
 
-    private func startWatching() {
+    /// Starts watching for other processes' commits, once: before the first look at the store, so that
+    /// a commit after that look is seen (inotify reports only what happens once the watch is in place).
+    func startWatching() {
         let descriptors = state.withLock { state -> (Int32, Int32)? in
             guard state.watch == nil, !state.watchFailed else { return nil }
             let inotify = inotify_init1(Int32(IN_CLOEXEC))

@@ -13,6 +13,7 @@ extension Store {
     public func logChanges(every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<UInt64, any Error> {
         Self.taskStream(bufferingPolicy: .bufferingNewest(1)) { [self] continuation in
             let commits = environment.commits
+            commits.startWatching()
             var last: UInt64?
             while !Task.isCancelled {
                 // Read before the look: a commit after it bumps the generation, so no commit is missed.
