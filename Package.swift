@@ -43,12 +43,14 @@ let package = Package(
         // What the test targets share: processes, temporary directories, seeded random, a clock,
         // remote doubles and the random two-store world the engine tests run on any remote.
         .target(name: "TestSupport", dependencies: ["EventStore", "EventSync"], path: "Tests/Support"),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "TestSupport"]),
+        // An app with its own signal handlers and a store, for the crash-guard tests to run as a child process.
+        .executableTarget(name: "GuardProbe", dependencies: ["EventStore"], path: "Tests/GuardProbe"),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "GuardProbe", "TestSupport"]),
         // The engine without a server (RemoteFold's rules, InMemoryRemote): with EventStoreTests, the core loop.
         .testTarget(name: "EventSyncTests", dependencies: ["EventStore", "EventSync", "TestSupport"]),
         // The adapters' decisions without a server (KintoPull's and ParsePull's steps as table rows).
         .testTarget(name: "AdapterTests", dependencies: ["EventStore", "KintoAdapter", "ParseAdapter"]),
-        .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "evsync-fuzz", "TestSupport"]),
+        .testTarget(name: "evsyncTests", dependencies: ["EventStore", "EventSync", "evsync", "evsync-fuzz", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

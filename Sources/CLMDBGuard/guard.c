@@ -3,34 +3,162 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 
 /* Where a fault in this thread's guarded call jumps to; NULL outside one. */
 static __thread sigjmp_buf *guard_target;
-static struct sigaction previous_segv, previous_bus;
-static pthread_once_t installed = PTHREAD_ONCE_INIT;
+/* How many handlers deep this thread is in forwarding a fault that is not the guard's
+ * (see `forward`): a fault met while an earlier handler runs goes to the one before it. */
+static __thread int forward_depth;
+
+static atomic_int installed;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The handlers a fault that is not the guard's is forwarded to, for each signal: the one
+ * found in place when the guard took the signal first, and each one found in the guard's
+ * place later (`refresh`), newest first. A handler that forwards to the one it replaced
+ * (the guard) so reaches, through `forward_depth`, the one the guard replaced. Written
+ * only under `install_lock`, into the copy not in use, then switched to: a signal handler
+ * reads the chain without a lock. */
+#define CHAIN_LIMIT 8
+struct chain {
+    int count;
+    struct sigaction actions[CHAIN_LIMIT];
+};
+static struct chain chains[2][2];
+static atomic_int chain_in_use[2];
+
+static int slot(int signal) { return signal == SIGBUS; }
+
+static void on_fault(int signal, siginfo_t *info, void *context);
+
+static int is_guard(const struct sigaction *action) {
+    return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == on_fault;
+}
+
+/* The same handler (its mask aside): sa_handler and sa_sigaction share their storage. */
+static int same_handler(const struct sigaction *a, const struct sigaction *b) {
+    return a->sa_flags == b->sa_flags && a->sa_handler == b->sa_handler;
+}
+
+/* What the kernel does without a handler: the default action, as the fault happens again on
+ * return from the handler; a signal a process sent is sent again. */
+static void act_by_default(int signal, const siginfo_t *info) {
+    struct sigaction fallback = {0};
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    sigaction(signal, &fallback, NULL);
+    if (info->si_code <= 0) raise(signal);
+}
+
+/* Gives a fault that is not the guard's to the handler it would have met without the guard,
+ * as the kernel would have called it: with its own mask and, for an SA_SIGINFO handler, the
+ * same siginfo and context. SIG_IGN ignores a signal a process sent; for a real fault the
+ * kernel would not ignore it either (it kills the process), so it is taken by default. */
+static void forward(int signal, siginfo_t *info, void *context) {
+    int index = slot(signal), depth = forward_depth;
+    const struct chain *chain = &chains[index][atomic_load(&chain_in_use[index])];
+    if (depth >= chain->count) {
+        act_by_default(signal, info);
+        return;
+    }
+    struct sigaction action = chain->actions[depth];
+    /* As the kernel, whatever the flags: sa_handler and sa_sigaction share their storage. */
+    if (action.sa_handler == SIG_IGN && info->si_code <= 0) return;
+    if (action.sa_handler == SIG_IGN || action.sa_handler == SIG_DFL) {
+        act_by_default(signal, info);
+        return;
+    }
+    sigset_t mask = action.sa_mask, outer;
+    if (!(action.sa_flags & SA_NODEFER)) sigaddset(&mask, signal);
+    pthread_sigmask(SIG_BLOCK, &mask, &outer);
+    forward_depth = depth + 1;
+    if (action.sa_flags & SA_SIGINFO) {
+        action.sa_sigaction(signal, info, context);
+    } else {
+        action.sa_handler(signal);
+    }
+    /* The mask first: a signal the handler raised while it was blocked arrives now, and goes
+     * on to the handler after this one, as it would have gone to whatever that one put back. */
+    pthread_sigmask(SIG_SETMASK, &outer, NULL);
+    forward_depth = depth;
+}
 
 static void on_fault(int signal, siginfo_t *info, void *context) {
     sigjmp_buf *target = guard_target;
     if (target) {
         guard_target = NULL;
+        /* Reached through a handler that forwards to the guard, the signals may be blocked; the jump
+         * does not restore the mask (saving it at each guarded call would cost a system call). */
+        sigset_t faults;
+        sigemptyset(&faults);
+        sigaddset(&faults, SIGSEGV);
+        sigaddset(&faults, SIGBUS);
+        pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
         siglongjmp(*target, 1);
     }
-    /* Not ours: give the signal back to the handler that was there before
-     * (the Swift runtime's crash report, or the default), and let it happen again. */
-    sigaction(signal, signal == SIGBUS ? &previous_bus : &previous_segv, NULL);
-    if (info->si_code <= 0) raise(signal);
-    (void)context;
+    forward(signal, info, context);
 }
 
-static void install(void) {
-    struct sigaction action = {0};
+/* Puts `previous`, the handler found in the guard's place, first in `signal`'s chain, keeping
+ * up to CHAIN_LIMIT; the same handler as the first already there is not put twice. Under install_lock. */
+static void push(int signal, const struct sigaction *previous) {
+    int index = slot(signal), in_use = atomic_load(&chain_in_use[index]);
+    const struct chain *old = &chains[index][in_use];
+    if (old->count > 0 && same_handler(&old->actions[0], previous)) return;
+    struct chain *next = &chains[index][!in_use];
+    int kept = old->count < CHAIN_LIMIT ? old->count : CHAIN_LIMIT - 1;
+    next->actions[0] = *previous;
+    memcpy(&next->actions[1], old->actions, (size_t)kept * sizeof *previous);
+    next->count = kept + 1;
+    atomic_store(&chain_in_use[index], !in_use);
+}
+
+/* Puts the guard's handler in place for `signal`, unless it is there. Under install_lock. */
+static void take(int signal) {
+    struct sigaction action = {0}, previous;
     action.sa_sigaction = on_fault;
     /* SA_NODEFER: the jump leaves the handler without sigreturn, and the signal must not stay blocked. */
     action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGSEGV, &action, &previous_segv);
-    sigaction(SIGBUS, &action, &previous_bus);
+    if (sigaction(signal, &action, &previous) == 0 && !is_guard(&previous)) push(signal, &previous);
+}
+
+void evsync_mdb_guard_install(void) {
+    if (atomic_load_explicit(&installed, memory_order_acquire)) return;
+    pthread_mutex_lock(&install_lock);
+    if (!atomic_load_explicit(&installed, memory_order_relaxed)) {
+        take(SIGSEGV);
+        take(SIGBUS);
+        atomic_store_explicit(&installed, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&install_lock);
+}
+
+int evsync_mdb_guard_is_installed(void) {
+    return atomic_load_explicit(&installed, memory_order_acquire);
+}
+
+/* Takes `signal` back if a handler installed since replaced the guard's (one system call when
+ * nothing changed). */
+static void refresh(int signal) {
+    struct sigaction current;
+    if (sigaction(signal, NULL, &current) != 0 || is_guard(&current)) return;
+    pthread_mutex_lock(&install_lock);
+    take(signal);
+    pthread_mutex_unlock(&install_lock);
+}
+
+int evsync_mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned int flags, MDB_txn **txn) {
+    if (atomic_load_explicit(&installed, memory_order_acquire)) {
+        /* Outside any handler: a depth left over by a handler that jumped out of one is stale. */
+        forward_depth = 0;
+        refresh(SIGSEGV);
+        refresh(SIGBUS);
+    }
+    return mdb_txn_begin(env, parent, flags, txn);
 }
 
 static void on_assert(MDB_env *env, const char *message) {
@@ -45,7 +173,6 @@ static void on_assert(MDB_env *env, const char *message) {
 }
 
 void evsync_mdb_guard_env(MDB_env *env) {
-    pthread_once(&installed, install);
     mdb_env_set_assert(env, on_assert);
 }
 
@@ -58,12 +185,13 @@ static void touch(const MDB_val *value) {
 }
 
 /* Runs `call` (an expression giving an LMDB return code) under the guard; on
- * success runs `after`. `outer` lets guarded calls nest. */
+ * success runs `after`. `outer` lets guarded calls nest. Without the signal
+ * handlers installed only LMDB's assertions come back here (a fault goes to
+ * whatever handles it in this process), at the cost of a sigsetjmp. */
 #define GUARDED(call, after, on_fault_do)                  \
     do {                                                   \
         sigjmp_buf target;                                 \
         sigjmp_buf *outer = guard_target;                  \
-        pthread_once(&installed, install);                 \
         if (sigsetjmp(target, 0)) {                        \
             guard_target = outer;                          \
             on_fault_do;                                   \
@@ -111,7 +239,6 @@ int evsync_mdb_dbi_open(MDB_txn *txn, const char *name, unsigned int flags, MDB_
 void evsync_mdb_txn_abort(MDB_txn *txn) {
     sigjmp_buf target;
     sigjmp_buf *outer = guard_target;
-    pthread_once(&installed, install);
     /* A second fault while giving the transaction up leaves it be: there is nothing better to do. */
     if (sigsetjmp(target, 0) == 0) {
         guard_target = &target;

@@ -14,6 +14,17 @@
  * guard, so the caller can read it. The guard is per thread; outside it, the
  * signals go to whichever handlers were there before.
  *
+ * The SIGSEGV and SIGBUS handlers are process-wide, so they are installed only
+ * when asked (evsync_mdb_guard_install); until then a fault in a guarded call
+ * goes wherever it would without evsync, and only LMDB's assertions are turned
+ * into EVSYNC_MDB_FAULT. Installed, the guard forwards a fault outside guarded
+ * calls to the handler that was in place before it, as the kernel would have
+ * called that handler (SA_SIGINFO or not, its mask; SIG_DFL and a real fault
+ * under SIG_IGN take the default action), and it never gives the signals up.
+ * A handler installed later replaces it until the next evsync_mdb_txn_begin,
+ * which puts the guard back in front and forwards to that handler from then on
+ * (the cost is one sigaction query per signal and transaction).
+ *
  * What it cannot do: LMDB copies a page into the heap before changing it,
  * sizing the copy by the page's own header. A write through a page of
  * garbage can so overrun the heap before anything faults, and the process
@@ -24,6 +35,13 @@
 
 /* Lets LMDB's assertions on `env` return into the guard rather than abort. */
 void evsync_mdb_guard_env(MDB_env *env);
+
+/* Installs the SIGSEGV and SIGBUS handlers, once per process; later calls cost an atomic load. */
+void evsync_mdb_guard_install(void);
+int evsync_mdb_guard_is_installed(void);
+
+/* mdb_txn_begin, after putting the guard's handlers back in front of any installed since (when it is installed). */
+int evsync_mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned int flags, MDB_txn **txn);
 
 int evsync_mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 int evsync_mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cursor);

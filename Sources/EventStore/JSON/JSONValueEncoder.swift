@@ -30,6 +30,9 @@ package enum JSONValueEncoder {
 
         func encode(_ value: some Encodable, at path: [any CodingKey]) throws {
             if let json = value as? EncodableJSON { content = .value(json.value); return }
+            // Values themselves (in the libraries' Codable results), numbers with their literals.
+            if let json = value as? JSONValue { content = .value(json); return }
+            if let number = value as? JSONNumber { content = .value(.number(number)); return }
             try value.encode(to: NodeEncoder(node: self, codingPath: path))
         }
 

@@ -2,9 +2,10 @@
 ///
 /// The log holds nothing else: the current tables, what is still to push and
 /// every conflict are derived from the sequence of events. See
-/// `Schemas/event.schema.json` for the stored form.
+/// `Schemas/event.schema.json` for the stored form, which is also its `Codable`
+/// form (`Event+Codable.swift`).
 public struct Event: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
+    public enum Kind: String, Sendable, CaseIterable, Codable {
         /// A new record, with all its fields in `set`.
         case created
         /// Some fields changed (`set`) or were removed (`unset`).
@@ -28,7 +29,7 @@ public struct Event: Sendable, Equatable {
         public var isNote: Bool { self == .skipped || self == .rejected }
     }
 
-    public enum Origin: String, Sendable, CaseIterable {
+    public enum Origin: String, Sendable, CaseIterable, Codable {
         case local
         case remote
     }

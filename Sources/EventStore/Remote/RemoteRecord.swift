@@ -23,7 +23,9 @@ public struct RemoteRecord: Sendable, Equatable {
 /// with the reason, and the rest of the page goes on. A sync reports it
 /// (`SyncReport.skipped`, where EventSync calls it `Skip`), and so the records
 /// a restored server lost (`SyncReport.goneFromServer`).
-public struct SkippedRecord: Sendable, Equatable, CustomStringConvertible {
+///
+/// `Codable` as `{entity, id?, version?, reason}`.
+public struct SkippedRecord: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The entity it is a record of; empty on a remote's page, which does not
     /// say (the store is told the entity a page is of), until a sync reports it.
     public var entity: String

@@ -56,6 +56,22 @@ public struct RemoteVersion: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// `Codable` in its stored form: a number when it is one, else the token (a string), as events and `--json` hold it.
+extension RemoteVersion: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int64.self) { self.init(number) } else { self.init(try container.decode(String.self)) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch storage {
+        case .integer(let number): try container.encode(number)
+        case .token(let token): try container.encode(token)
+        }
+    }
+}
+
 /// Where a pull stopped: handed out by the remote with each page, given back
 /// to it to ask for what changed since. Opaque to evsync, which keeps it per
 /// remote and entity beside the log (a Kinto timestamp, a CouchDB `last_seq`,

@@ -21,7 +21,7 @@ final class Transaction {
     init(environment: OpaquePointer, readOnly: Bool, parent: Transaction? = nil) throws(StorageError) {
         var handle: OpaquePointer?
         let flags = readOnly ? UInt32(MDB_RDONLY) : 0
-        try StorageError.check(mdb_txn_begin(environment, parent?.handle, flags, &handle), "beginning a transaction")
+        try StorageError.check(evsync_mdb_txn_begin(environment, parent?.handle, flags, &handle), "beginning a transaction")
         guard let handle else { throw StorageError(code: MDB_PANIC, operation: "beginning a transaction") }
         self.handle = handle
         self.readOnly = readOnly

@@ -202,23 +202,27 @@ extension Store {
     }
 }
 
-/// Who set each field of a record (`Store.blame`).
-public struct Blame: Sendable, Equatable {
+// The results are `Codable` with their properties' names as keys (`RecordDiff.kind` as `change`, as
+// `diff --json` names it); an optional left nil is left out, and a field's value that is JSON null is
+// `null`, read back as `.null` (not as absent). Events inside are in the shape of `log tail --json`.
+
+/// Who set each field of a record (`Store.blame`): `{record, fields}`.
+public struct Blame: Sendable, Equatable, Codable {
     public let record: Record
     /// One per field of the record, sorted by name.
     public let fields: [FieldOrigin]
 }
 
-/// A field's current value and the event that set it.
-public struct FieldOrigin: Sendable, Equatable {
+/// A field's current value and the event that set it: `{field, value, event}`.
+public struct FieldOrigin: Sendable, Equatable, Codable {
     public let field: String
     public let value: JSONValue
     public let event: Event
 }
 
-/// How one record differs between two points (`Store.diff`).
-public struct RecordDiff: Sendable, Equatable {
-    public enum Kind: String, Sendable { case added, changed, deleted }
+/// How one record differs between two points (`Store.diff`): `{entity, id, change, changes}`.
+public struct RecordDiff: Sendable, Equatable, Codable {
+    public enum Kind: String, Sendable, Codable { case added, changed, deleted }
     public let entity: String
     public let id: String
     public let kind: Kind
@@ -239,21 +243,34 @@ public struct RecordDiff: Sendable, Equatable {
         self.id = id
         changes = Store.changedFields(from: old, to: new).map { FieldChange(field: $0, old: old?[$0], new: new?[$0]) }
     }
+
+    enum CodingKeys: String, CodingKey {
+        case entity, id, kind = "change", changes
+    }
 }
 
-/// A field's value before and after; nil where the field (or the record) is absent.
-public struct FieldChange: Sendable, Equatable {
+/// A field's value before and after; nil where the field (or the record) is absent: `{field, old?, new?}`.
+public struct FieldChange: Sendable, Equatable, Codable {
     public let field: String
     public let old: JSONValue?
     public let new: JSONValue?
 }
 
-/// A `conflict` event read for people: what each side had, field by field, and what won.
-public struct Conflict: Sendable, Equatable {
-    public enum Side: String, Sendable { case local, server }
+extension FieldChange {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        field = try container.decode(String.self, forKey: .field)
+        (old, new) = (try container.decodeJSONIfPresent(forKey: .old), try container.decodeJSONIfPresent(forKey: .new))
+    }
+}
 
-    /// One field changed on both sides.
-    public struct Field: Sendable, Equatable {
+/// A `conflict` event read for people: what each side had, field by field, and what won:
+/// `{event, fields, deleted?, won, resolvedBy?}` (`resolvedBy` the whole event, where `conflicts --json` gives its number).
+public struct Conflict: Sendable, Equatable, Codable {
+    public enum Side: String, Sendable, Codable { case local, server }
+
+    /// One field changed on both sides: `{field, local?, server?, won}`.
+    public struct Field: Sendable, Equatable, Codable {
         public let field: String
         public let local: JSONValue?
         public let server: JSONValue?
@@ -293,8 +310,8 @@ public struct Conflict: Sendable, Equatable {
     }
 }
 
-/// Why a record is pending (`Store.whyPending`).
-public struct PendingReason: Sendable, Equatable {
+/// Why a record is pending (`Store.whyPending`): `{entity, id, projection, fields, pendingSince?, lastExchange?, lastEvent}`.
+public struct PendingReason: Sendable, Equatable, Codable {
     public let entity: String
     public let id: String
     /// The record here (`row`) and as the server last held it (`shadow`), with the server's version.
@@ -312,7 +329,7 @@ public struct PendingReason: Sendable, Equatable {
     public var isPending: Bool { projection.isPending }
 
     /// Where the record stands against the server's state; the raw values are what `evsync why --json` prints.
-    public enum State: String, Sendable {
+    public enum State: String, Sendable, Codable {
         /// Not pending: the record is as the server holds it.
         case inStep
         /// Not pending: deleted here and on the server.
@@ -335,11 +352,29 @@ public struct PendingReason: Sendable, Equatable {
     }
 }
 
-/// A field that differs between the record here and on the server.
-public struct PendingField: Sendable, Equatable {
+/// A field that differs between the record here and on the server: `{field, local?, server?, since?}`.
+public struct PendingField: Sendable, Equatable, Codable {
     public let field: String
     public let local: JSONValue?
     public let server: JSONValue?
     /// The event that set the local value (or removed it).
     public let since: Event?
+}
+
+extension Conflict.Field {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        field = try container.decode(String.self, forKey: .field)
+        (local, server) = (try container.decodeJSONIfPresent(forKey: .local), try container.decodeJSONIfPresent(forKey: .server))
+        won = try container.decode(Conflict.Side.self, forKey: .won)
+    }
+}
+
+extension PendingField {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        field = try container.decode(String.self, forKey: .field)
+        (local, server) = (try container.decodeJSONIfPresent(forKey: .local), try container.decodeJSONIfPresent(forKey: .server))
+        since = try container.decodeIfPresent(Event.self, forKey: .since)
+    }
 }

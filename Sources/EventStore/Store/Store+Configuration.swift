@@ -44,7 +44,7 @@ extension Store {
     /// may open one directory: they share one open environment (`SharedEnvironments`).
     /// - Throws: as `init(directory:schemas:create:clock:)`.
     public convenience init(directory: String, configuration: Configuration) throws(StoreError) {
-        if configuration.crashGuard { CrashGuardSwitch.install() }
+        if configuration.crashGuard { CrashGuard.install() }
         try self.init(directory: directory, schemas: configuration.schemas, create: configuration.create,
                       mapSizes: configuration.mapSizes, author: configuration.author, clock: configuration.clock)
     }
@@ -52,18 +52,15 @@ extension Store {
     /// Opens the store for a large `importRecords` (see `init(importingInto:schemas:clock:)`), as `configuration` says;
     /// it is created if missing, whatever `configuration.create` says.
     public convenience init(importingInto directory: String, configuration: Configuration) throws(StoreError) {
-        if configuration.crashGuard { CrashGuardSwitch.install() }
+        if configuration.crashGuard { CrashGuard.install() }
         try self.init(directory: directory, schemas: configuration.schemas, create: true, mapSizes: configuration.mapSizes,
                       writesInPlace: true, author: configuration.author, clock: configuration.clock)
     }
 
     /// Opens the store to rebuild its views (see `init(repairingViews:schemas:)`), as `configuration` says.
     public convenience init(repairingViews directory: String, configuration: Configuration) throws(StoreError) {
-        if configuration.crashGuard { CrashGuardSwitch.install() }
+        if configuration.crashGuard { CrashGuard.install() }
         try self.init(directory: directory, schemas: configuration.schemas, mapSizes: configuration.mapSizes,
                       repairingViews: true, author: configuration.author, clock: configuration.clock)
     }
 }
-
-// MERGE: replaced by the crash guard's own switch (branch `guard`).
-enum CrashGuardSwitch { static func install() {} }

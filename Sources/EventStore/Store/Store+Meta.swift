@@ -137,7 +137,7 @@ extension Store {
 
 /// How a sync went, as the seeds' background fetch answered: it brought
 /// something, it brought nothing, or it failed.
-public enum SyncResult: String, Sendable, CaseIterable {
+public enum SyncResult: String, Sendable, CaseIterable, Codable {
     case newData, noData, failed
 }
 

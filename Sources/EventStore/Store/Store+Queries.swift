@@ -1,5 +1,5 @@
-/// A record as a table shows it.
-public struct Record: Sendable, Equatable {
+/// A record as a table shows it. `Codable` as `{entity, id, fields}`.
+public struct Record: Sendable, Equatable, Codable {
     public let entity: String
     public let id: String
     public let fields: JSONObject

@@ -94,8 +94,9 @@ extension Store {
     }
 }
 
-/// What `resolve` or `revert` changed (or, for a dry run, would change).
-public struct Restoration: Sendable, Equatable {
+/// What `resolve` or `revert` changed (or, for a dry run, would change): `Codable` as
+/// `{entity, id, point?, old?, new?, event?}`.
+public struct Restoration: Sendable, Equatable, Codable {
     public let entity: String
     public let id: String
     /// For `revert`: the event number the point stands for.

@@ -5,7 +5,9 @@
 /// This fold is the one definition of "current state": the LMDB views, the
 /// `--as-of` queries and the sync engine all apply events through it. There
 /// is no status flag: a record needs pushing exactly when `row != shadow`.
-public struct RecordProjection: Sendable, Equatable {
+///
+/// `Codable` as `{row?, shadow?, version?}`, each left out when nil.
+public struct RecordProjection: Sendable, Equatable, Codable {
     /// The record as the local tables show it; nil if it does not exist (or was deleted) here.
     public var row: JSONObject?
     /// The record as the server last held it, as far as the log knows; nil if not on the server.

@@ -1,6 +1,8 @@
 public import EventStore
 import Foundation
 /// What one sync did: the seeds' background-fetch answer and the counts behind it.
+///
+/// `Codable` (`SyncReport+Codable.swift`) with the members `sync --json` prints.
 public struct SyncReport: Sendable, Equatable {
     public typealias Result = SyncResult
 
@@ -49,8 +51,8 @@ public struct SyncReport: Sendable, Equatable {
     }
 }
 
-/// One record, by entity and id: `Holiday abc`.
-public struct RecordReference: Sendable, Equatable, CustomStringConvertible {
+/// One record, by entity and id: `Holiday abc`. `Codable` as `{entity, id}`.
+public struct RecordReference: Sendable, Equatable, Codable, CustomStringConvertible {
     public let entity: String
     public let id: String
 
@@ -66,8 +68,8 @@ public struct RecordReference: Sendable, Equatable, CustomStringConvertible {
 /// One type with what a remote's page passes over, so that a skip keeps its version from the page to the report.
 public typealias Skip = SkippedRecord
 
-/// A local change the server refused, and why. It stays pending.
-public struct Rejection: Sendable, Equatable, CustomStringConvertible {
+/// A local change the server refused, and why. It stays pending. `Codable` as `{entity, id, status?, message}`.
+public struct Rejection: Sendable, Equatable, Codable, CustomStringConvertible {
     public let entity: String
     public let id: String
     /// The server's code for the refusal (an HTTP status, a protocol's error code), when it gave one.
@@ -87,8 +89,9 @@ public struct Rejection: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Progress of a running sync, for a progress line or an activity indicator.
-public struct SyncProgress: Sendable, Equatable {
-    public enum Phase: String, Sendable { case pulling, pushing }
+/// `Codable` as `{phase, entity, records, pages, total?}`.
+public struct SyncProgress: Sendable, Equatable, Codable {
+    public enum Phase: String, Sendable, Codable { case pulling, pushing }
     public var phase: Phase
     public var entity: String
     /// Records handled so far in this phase for this entity.
@@ -99,7 +102,11 @@ public struct SyncProgress: Sendable, Equatable {
 }
 
 /// The state an app observes: the seeds' activity indicator and "sync completed" notice.
-public enum SyncStatus: Sendable, Equatable {
+/// `Codable` as `{"inProgress": {"progress": …}}` (`{}` before the first progress) or `{"finished": {"report": …}}`.
+public enum SyncStatus: Sendable, Equatable, Codable {
     case inProgress(SyncProgress?)
     case finished(SyncReport)
+
+    enum InProgressCodingKeys: String, CodingKey { case _0 = "progress" }
+    enum FinishedCodingKeys: String, CodingKey { case _0 = "report" }
 }
