@@ -104,18 +104,36 @@ final class CommitSignal: Sendable {
     }
 
     /// Reads inotify events until the stop pipe is written or closed, notifying on those about the data file.
+    ///
+    /// A commit becomes visible when its writer sets the last transaction's number in `lock.mdb`'s shared
+    /// memory, just after its last write to `data.mdb`, and that change makes no inotify event: a reader
+    /// woken by the write can look a moment too early, find nothing, and wait for ever. So each burst of
+    /// events is told again `rechecks` later, once the writer has surely finished; an idle store still
+    /// wakes no one.
     private func watch(inotify: Int32, stop: Int32) {
         var buffer = [UInt8](repeating: 0, count: 4096)
         var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+        var rechecks: ArraySlice<Int32> = []
         while true {
-            let ready = poll(&descriptors, 2, -1)
+            let ready = poll(&descriptors, 2, rechecks.first ?? -1)
             if ready < 0 { if errno == EINTR { continue } else { return } }
+            if ready == 0 {
+                rechecks.removeFirst()
+                notify()
+                continue
+            }
             if descriptors[1].revents != 0 { return }
             let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
             if count < 0 { if errno == EINTR || errno == EAGAIN { continue } else { return } }
-            if Self.mentionsDataFile(buffer.prefix(count)) { notify() }
+            if Self.mentionsDataFile(buffer.prefix(count)) {
+                notify()
+                rechecks = Self.rechecks[...]
+            }
         }
     }
+
+    /// How long after a burst of writes to the data file to tell waiters again, in milliseconds (see `watch`).
+    private static let rechecks: [Int32] = [2, 20, 200]
 
     /// Whether a run of inotify events names `data.mdb` (the lock file changes on every read; it is no commit),
     /// or lost events (the queue overflowed), which may have.
