@@ -188,7 +188,9 @@ final class SyncScheduler: Sendable {
 
     private func runLoop() async {
         if let previous { await previous.loop.withLock({ $0 })?.value }
-        let watcher = Task { await watchLocalChanges() }
+        // Read before the first sync starts: a change made after it is one the watcher sees.
+        let seen = try? engine.store.lastSeq()
+        let watcher = Task { await watchLocalChanges(after: seen) }
         defer { watcher.cancel() }
         while true {
             let waiting: [Waiter]
@@ -274,10 +276,10 @@ final class SyncScheduler: Sendable {
     /// Follows the log (`Store.logChanges`, which yields when it grows, by this process or another) and notes each
     /// local change. Ends with the loop; a store that can no longer be read ends it early, and the syncs the
     /// ticks start then report why.
-    private func watchLocalChanges() async {
+    private func watchLocalChanges(after start: UInt64?) async {
         let store = engine.store
         do {
-            var seen = try store.lastSeq()
+            var seen = try start ?? store.lastSeq()
             for try await newest in store.logChanges() where newest > seen {
                 let look = try Self.look(at: store, after: seen, newest: newest)
                 seen = look.seq
