@@ -16,31 +16,38 @@ final class StatusBroadcast: Sendable {
         let run: UInt64?
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Mutex<(live: [Entry], endedRuns: Set<UInt64>)>(([], []))
 
     func subscribe(run: UInt64? = nil) -> AsyncStream<SyncStatus> {
         let subscriber = StatusSubscriber()
-        entries.withLock { $0.append(Entry(subscriber: subscriber, run: run)) }
+        // A run that ended before this subscription (a stop racing a start) gives a stream that ends at once.
+        let ended = entries.withLock { entries in
+            if let run, entries.endedRuns.contains(run) { return true }
+            entries.live.append(Entry(subscriber: subscriber, run: run))
+            return false
+        }
+        if ended { subscriber.end() }
         // The stream's closures are all that hold the subscriber strongly.
         return AsyncStream(unfolding: { await subscriber.next() }, onCancel: { subscriber.cancel() })
     }
 
     func yield(_ status: SyncStatus) {
         let live = entries.withLock { entries in
-            entries.removeAll { $0.subscriber == nil }
-            return entries.compactMap(\.subscriber)
+            entries.live.removeAll { $0.subscriber == nil }
+            return entries.live.compactMap(\.subscriber)
         }
         for subscriber in live { subscriber.yield(status) }
     }
 
     /// Subscribers whose stream is still there (tests).
-    var count: Int { entries.withLock { $0.count { $0.subscriber != nil } } }
+    var count: Int { entries.withLock { $0.live.count { $0.subscriber != nil } } }
 
     /// Ends the streams of scheduler run `run`, once their subscribers have read what they hold.
     func end(run: UInt64) {
         let ending = entries.withLock { entries in
-            let ending = entries.filter { $0.run == run }.compactMap(\.subscriber)
-            entries.removeAll { $0.run == run || $0.subscriber == nil }
+            entries.endedRuns.insert(run)
+            let ending = entries.live.filter { $0.run == run }.compactMap(\.subscriber)
+            entries.live.removeAll { $0.run == run || $0.subscriber == nil }
             return ending
         }
         for subscriber in ending { subscriber.end() }

@@ -86,7 +86,7 @@ public final class SyncEngine: Sendable {
 
     /// The states of every sync of this engine as they happen (`sync()`, `syncBlocking`, the scheduler's):
     /// `.inProgress` while one runs (with progress), then `.finished` with its report, for each sync. A
-    /// consumer that falls behind gets the latest progress, and every finished report (the newest 64).
+    /// consumer that falls behind gets every start and finished report, and the latest 16 steps of a sync.
     /// The stream goes on until its consumer stops; `start(every:)` returns one that ends with the run.
     public func statusUpdates() -> AsyncStream<SyncStatus> {
         statuses.subscribe()
@@ -94,10 +94,6 @@ public final class SyncEngine: Sendable {
 
     /// Whether a sync of this engine is running. False again before its `.finished` status is sent.
     public var isSyncing: Bool { running.load(ordering: .relaxed) > 0 }
-
-    private func broadcast(_ status: SyncStatus) {
-        statuses.yield(status)
-    }
 
     /// Pulls every entity's changes, then pushes every pending local change.
     /// - Parameters:
@@ -122,7 +118,7 @@ public final class SyncEngine: Sendable {
         running.add(1, ordering: .relaxed)
         var report = SyncReport()
         // Defers run last first: `isSyncing` is false by the time anyone sees the finished report.
-        defer { broadcast(.finished(report)) }
+        defer { statuses.yield(.finished(report)) }
         defer { running.subtract(1, ordering: .relaxed) }
         func failed(_ error: SyncError) -> SyncError {
             var failure = error
@@ -135,10 +131,10 @@ public final class SyncEngine: Sendable {
         let lock: SyncLock
         do { lock = try SyncLock(directory: store.directory) } catch { throw failed(error) }
         defer { withExtendedLifetime(lock) {} }
-        broadcast(.inProgress(nil))
+        statuses.yield(.inProgress(nil))
         let notify: (SyncProgress) -> Void = { [self] step in
             progress?(step)
-            broadcast(.inProgress(step))
+            statuses.yield(.inProgress(step))
         }
         // The point `diff --from last-sync` names, recorded whether the sync goes through or fails midway.
         let startedAfter = try? store.lastSeq()
