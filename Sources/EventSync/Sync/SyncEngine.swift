@@ -12,6 +12,9 @@ import Synchronization
 /// let report = try await engine.sync()
 /// ```
 ///
+/// Or let it sync by itself (`start(every:)`, in SyncScheduler.swift): shortly after each local change, every
+/// interval, and when `syncNow()` asks.
+///
 /// Nothing but the log says what to push: a record is pending exactly when
 /// its view row differs from the server state the log last recorded for it
 /// (the `outbox` view). Pulled pages are written a few to a transaction,
@@ -22,7 +25,11 @@ import Synchronization
 public final class SyncEngine: Sendable {
     public let store: Store
     let makeRemote: @Sendable () throws -> any SyncRemote
-    private let observers = Mutex<[UUID: AsyncStream<SyncStatus>.Continuation]>([:])
+    let statuses = StatusBroadcast()
+    /// The scheduler `start(every:)` runs, until `stop()` has stopped it.
+    let scheduler = Mutex<SyncScheduler?>(nil)
+    /// Syncs running (this engine's: one at a time goes through, others find the store busy).
+    private let running = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - store: the store to sync; one sync at a time runs on it, across processes.
@@ -55,15 +62,7 @@ public final class SyncEngine: Sendable {
     public func sync(policy: ConflictPolicy = .serverWins, missing: MissingRecords? = nil) async throws -> SyncReport {
         let cancelled = Atomic<Bool>(false)
         let report = try await withTaskCancellationHandler {
-            // A thread of its own: the sync blocks on the network, and blocking
-            // the concurrency pool's few threads would stall other work (and other syncs).
-            try await withCheckedThrowingContinuation { continuation in
-                Thread {
-                    continuation.resume(with: Result {
-                        try self.syncBlocking(policy: policy, missing: missing, shouldStop: { cancelled.load(ordering: .relaxed) })
-                    })
-                }.start()
-            }
+            try await syncOnThread(policy: policy, missing: missing, shouldStop: { cancelled.load(ordering: .relaxed) })
         } onCancel: {
             cancelled.store(true, ordering: .relaxed)
         }
@@ -71,20 +70,30 @@ public final class SyncEngine: Sendable {
         return report
     }
 
-    /// The sync's states as they happen: `.inProgress` while it runs (with progress), then `.finished`.
-    public func statusUpdates() -> AsyncStream<SyncStatus> {
-        let (stream, continuation) = AsyncStream<SyncStatus>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let id = UUID()
-        observers.withLock { $0[id] = continuation }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.observers.withLock { $0.removeValue(forKey: id) }
+    /// `syncBlocking` on a thread of its own: the sync blocks on the network, and blocking
+    /// the concurrency pool's few threads would stall other work (and other syncs).
+    /// - Parameter retryIn: for a failed sync, when the scheduler tries again (the report's `retryIn`).
+    func syncOnThread(policy: ConflictPolicy, missing: MissingRecords?, shouldStop: @escaping @Sendable () -> Bool,
+                      retryIn: @escaping @Sendable (SyncError) -> Duration? = { _ in nil }) async throws -> SyncReport {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    try self.syncBlocking(policy: policy, missing: missing, progress: nil, shouldStop: shouldStop, retryIn: retryIn)
+                })
+            }.start()
         }
-        return stream
     }
 
-    private func broadcast(_ status: SyncStatus) {
-        for continuation in observers.withLock({ Array($0.values) }) { continuation.yield(status) }
+    /// The states of every sync of this engine as they happen (`sync()`, `syncBlocking`, the scheduler's):
+    /// `.inProgress` while one runs (with progress), then `.finished` with its report, for each sync. A
+    /// consumer that falls behind gets every start and finished report, and the latest 16 steps of a sync.
+    /// The stream goes on until its consumer stops; `start(every:)` returns one that ends with the run.
+    public func statusUpdates() -> AsyncStream<SyncStatus> {
+        statuses.subscribe()
     }
+
+    /// Whether a sync of this engine is running. False again before its `.finished` status is sent.
+    public var isSyncing: Bool { running.load(ordering: .relaxed) > 0 }
 
     /// Pulls every entity's changes, then pushes every pending local change.
     /// - Parameters:
@@ -101,14 +110,31 @@ public final class SyncEngine: Sendable {
         progress: ((SyncProgress) -> Void)? = nil,
         shouldStop: () -> Bool = { false }
     ) throws(SyncError) -> SyncReport {
-        let lock = try SyncLock(directory: store.directory)
-        defer { withExtendedLifetime(lock) {} }
+        try syncBlocking(policy: policy, missing: missing, progress: progress, shouldStop: shouldStop, retryIn: { _ in nil })
+    }
+
+    func syncBlocking(policy: ConflictPolicy, missing: MissingRecords?, progress: ((SyncProgress) -> Void)?,
+                      shouldStop: () -> Bool, retryIn: (SyncError) -> Duration?) throws(SyncError) -> SyncReport {
+        running.add(1, ordering: .relaxed)
         var report = SyncReport()
-        broadcast(.inProgress(nil))
-        defer { broadcast(.finished(report)) }
+        // Defers run last first: `isSyncing` is false by the time anyone sees the finished report.
+        defer { statuses.yield(.finished(report)) }
+        defer { running.subtract(1, ordering: .relaxed) }
+        func failed(_ error: SyncError) -> SyncError {
+            var failure = error
+            report.error = failure.message
+            report.failure = failure
+            report.retryIn = retryIn(failure)
+            failure.partialReport = report
+            return failure
+        }
+        let lock: SyncLock
+        do { lock = try SyncLock(directory: store.directory) } catch { throw failed(error) }
+        defer { withExtendedLifetime(lock) {} }
+        statuses.yield(.inProgress(nil))
         let notify: (SyncProgress) -> Void = { [self] step in
             progress?(step)
-            broadcast(.inProgress(step))
+            statuses.yield(.inProgress(step))
         }
         // The point `diff --from last-sync` names, recorded whether the sync goes through or fails midway.
         let startedAfter = try? store.lastSeq()
@@ -116,9 +142,7 @@ public final class SyncEngine: Sendable {
             return try run(policy: policy, missing: missing, startedAfter: startedAfter, report: &report, progress: notify,
                            shouldStop: shouldStop)
         } catch {
-            var failure = SyncError.from(error)
-            report.error = failure.message
-            failure.partialReport = report
+            let failure = failed(SyncError.from(error))
             // `status` shows why the last sync failed; a store that cannot be written cannot record it either.
             try? store.recordLastSync(.failed, startedAfter: startedAfter, error: failure.message, interrupted: shouldStop())
             throw failure

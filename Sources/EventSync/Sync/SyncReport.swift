@@ -34,6 +34,16 @@ public struct SyncReport: Sendable, Equatable {
     public var goneFromServer: [Skip] = []
     /// Set when the sync stopped on an error; what was done before it is kept.
     public var error: String?
+    /// The error the sync stopped on, with its code and cause (`error` is its message); nil when it went through.
+    /// Its own `partialReport` is nil: the report is this one.
+    public var failure: SyncError? {
+        get { failureBox?.error }
+        set { failureBox = newValue.map { FailureBox(error: $0) } }
+    }
+    private var failureBox: FailureBox?
+    /// After a failed sync that the engine's scheduler ran (`SyncEngine.start(every:)`): how long it waits before
+    /// trying again on its own. Nil otherwise.
+    public var retryIn: Duration?
     /// True when the sync was asked to stop and did so between pages.
     public var interrupted = false
 
@@ -48,6 +58,22 @@ public struct SyncReport: Sendable, Equatable {
     public var result: Result {
         if error != nil || !rejected.isEmpty { return .failed }
         return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count > 0 ? .newData : .noData
+    }
+}
+
+/// Holds a report's `failure` out of line: a `SyncError` holds a report of its own (`partialReport`).
+/// Two are equal when their code and message are (the cause is for reading, not comparing).
+private final class FailureBox: Sendable, Equatable {
+    let error: SyncError
+
+    init(error: SyncError) {
+        var error = error
+        error.partialReport = nil
+        self.error = error
+    }
+
+    static func == (left: FailureBox, right: FailureBox) -> Bool {
+        left.error.code == right.error.code && left.error.message == right.error.message
     }
 }
 
@@ -102,6 +128,11 @@ public struct SyncProgress: Sendable, Equatable, Codable {
 }
 
 /// The state an app observes: the seeds' activity indicator and "sync completed" notice.
+///
+/// Every sync, whoever starts it (`sync()`, the scheduler, `syncNow()`), is `.inProgress(nil)` when it
+/// starts, `.inProgress(step)` after each page or batch, and `.finished(report)` once when it ends, whether it
+/// went through or not: a failed one's report is `.failed` with `failure` (and, when the scheduler ran it,
+/// `retryIn`) set. A sync that found another one running (`.busy`) is only `.finished`.
 /// `Codable` as `{"inProgress": {"progress": …}}` (`{}` before the first progress) or `{"finished": {"report": …}}`.
 public enum SyncStatus: Sendable, Equatable, Codable {
     case inProgress(SyncProgress?)
@@ -109,4 +140,14 @@ public enum SyncStatus: Sendable, Equatable, Codable {
 
     enum InProgressCodingKeys: String, CodingKey { case _0 = "progress" }
     enum FinishedCodingKeys: String, CodingKey { case _0 = "report" }
+
+    /// Whether a sync runs: what an activity indicator shows.
+    public var isInProgress: Bool {
+        if case .inProgress = self { true } else { false }
+    }
+
+    /// The report of a sync that has just ended: the "sync completed" notice, once per sync.
+    public var finishedReport: SyncReport? {
+        if case .finished(let report) = self { report } else { nil }
+    }
 }

@@ -35,7 +35,7 @@ enum SyncCommand {
             Option("--missing", value: "push-back|delete",
                    help: "records the server lost (kept here until you decide): push them back, or delete them here"),
             Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", "skipped", …}"#),
-            Option("--watch", value: "SECONDS", help: "sync again every SECONDS (0.1 to 86400) until interrupted; each line starts with the time"),
+            Option("--watch", value: "SECONDS", help: "keep syncing until interrupted: about 0.1 s after each local change (by any process) and every SECONDS (0.1 to 86400); each line starts with the time"),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (or EVSYNC_AUTH_FILE; else EVSYNC_AUTH)"),
             Option("--allow-insecure-auth", help: "send credentials over plain http to another machine (or EVSYNC_ALLOW_INSECURE_AUTH=1)"),
             Option("--quiet", "-q", help: "print nothing when there is nothing to do"),
@@ -86,58 +86,28 @@ enum SyncCommand {
         guard let choice = try given ?? store.rememberedRemote().map(checked) else { throw noRemote }
         let terminal = isatty(STDERR_FILENO) == 1
         let feedback = SyncFeedback(terminal: terminal, verbose: verbose, timestamped: interval != nil)
-        let interruption = Interruption { feedback.say($0) }
         let engine = SyncEngine(store: store) {
             try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: terminal, retries: retries,
                                   activity: feedback.wantsActivity ? { feedback.show($0) } : nil,
                                   shouldStop: { Interruption.requested })
         }
-        let progress: ((SyncProgress) -> Void)? = terminal ? { feedback.showProgress($0) } : nil
-        while true {
-            let report: SyncReport
-            do {
-                report = try interruption.whileSyncing { () throws(SyncError) in
-                    try engine.syncBlocking(policy: policy, missing: missing, progress: progress, shouldStop: { Interruption.requested })
-                }
-            } catch {
-                feedback.clearProgress()
-                var failed = error.partialReport ?? SyncReport()
-                failed.error = error.message
-                // Ctrl-C while the server was being waited for (a retry): the sync stopped, as asked.
-                if Interruption.requested, error.code == .unavailable || error.code == .server {
-                    failed.interrupted = true
-                    print(json ? SyncCommand.json(failed) : feedback.line(SyncCommand.summary(failed)))
-                    fflush(nil)
-                    throw CLIError(.interrupted, "sync interrupted: \(error.message); run sync again to finish")
-                }
-                if json {
-                    print(SyncCommand.json(failed))
-                    fflush(nil)
-                }
-                // A watcher rides out an unreachable or failing server; anything else ends it.
-                guard let interval, error.code == .unavailable || error.code == .server else { throw error }
-                printError(feedback.line("evsync: \(Output.safe(error.message)); trying again in \(String(format: "%g", interval)) s"))
-                try interruption.wait(seconds: interval)
-                continue
-            }
-            feedback.clearProgress()
-            if json {
-                print(SyncCommand.json(report))
-            } else if !(quiet && report.result == .noData && !report.interrupted) {
-                print(feedback.line(SyncCommand.summary(report)))
-            }
-            fflush(nil)
-            for rejection in report.rejected { printError("evsync: the server refused \(rejection)") }
-            warn(report)
-            if report.interrupted {
-                throw CLIError(.interrupted, "sync interrupted; run sync again to finish")
-            }
-            guard let interval else {
-                if !report.rejected.isEmpty { throw CLIError(.failure, "\(Plural.count(report.rejected.count, "change")) refused by the server; they stay pending") }
-                return
-            }
-            try interruption.wait(seconds: interval)
+        let output = SyncOutput(json: json, quiet: quiet, feedback: feedback)
+        if let interval {
+            try SyncWatch.run(engine, every: interval, policy: policy, missing: missing, output: output)
+            return
         }
+        let interruption = Interruption(isSyncing: { engine.isSyncing }) { feedback.say($0) }
+        defer { withExtendedLifetime(interruption) {} }
+        let progress: ((SyncProgress) -> Void)? = terminal ? { feedback.showProgress($0) } : nil
+        let report: SyncReport
+        do {
+            report = try engine.syncBlocking(policy: policy, missing: missing, progress: progress, shouldStop: { Interruption.requested })
+        } catch {
+            try output.show(error.partialReport ?? SyncReport(), failure: error, retryIn: nil)
+            return
+        }
+        try output.show(report, failure: nil, retryIn: nil)
+        if !report.rejected.isEmpty { throw CLIError(.failure, "\(Plural.count(report.rejected.count, "change")) refused by the server; they stay pending") }
     }
 
     /// The attempts per request `EVSYNC_RETRIES` takes.
@@ -252,57 +222,5 @@ enum SyncCommand {
         if report.skipped.count > shown {
             printError("evsync: … and \(report.skipped.count - shown) more skipped records (sync --json lists them all)")
         }
-    }
-}
-
-/// Ctrl-C during a sync: the first one asks the engine to stop after the
-/// current page (its transaction is then committed with the cursor) and ends a
-/// wait for a retry, or a watcher's wait for its next sync, at once; a second one quits at once.
-final class Interruption {
-    /// One per process, as the signal is.
-    private static let flag = Atomic<Bool>(false)
-    /// Whether a sync is running, so that there is a page to finish. Cleared before its
-    /// result is printed: a Ctrl-C after that line ends a watcher's wait, nothing more.
-    private static let syncing = Atomic<Bool>(false)
-    private let source: any DispatchSourceSignal
-    private let queue = DispatchQueue(label: "evsync.interrupt")
-
-    /// - Parameter say: writes a line on stderr (clearing a progress line first).
-    init(say: @escaping @Sendable (String) -> Void) {
-        // A process may start with SIGINT blocked (a parent's mask is inherited:
-        // Foundation's Process spawns from a thread that blocks it). Blocked,
-        // the signal would never arrive and Ctrl-C would do nothing.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGINT)
-        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-        signal(SIGINT, SIG_IGN)
-        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: queue)
-        source.setEventHandler {
-            if Interruption.flag.exchange(true, ordering: .relaxed) {
-                say("evsync: sync interrupted")
-                exit(CLIError.Code.interrupted.rawValue)
-            }
-            // Between syncs, the wait ends and says so itself.
-            if Interruption.syncing.load(ordering: .relaxed) { say("evsync: stopping after the current page (Ctrl-C again to quit now)") }
-        }
-        source.resume()
-    }
-
-    static var requested: Bool { flag.load(ordering: .relaxed) }
-
-    /// Runs one sync, during which a Ctrl-C asks it to stop after the current page.
-    func whileSyncing<T, Failure: Error>(_ sync: () throws(Failure) -> T) throws(Failure) -> T {
-        Self.syncing.store(true, ordering: .relaxed)
-        defer { Self.syncing.store(false, ordering: .relaxed) }
-        return try sync()
-    }
-
-    /// Sleeps up to `seconds` between syncs; interrupted, throws "sync --watch stopped" (exit 130): the
-    /// last sync was done, so there is nothing to run again for.
-    func wait(seconds: Double) throws(CLIError) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline, !Self.requested { Thread.sleep(forTimeInterval: min(0.1, deadline.timeIntervalSinceNow)) }
-        if Self.requested { throw CLIError(.interrupted, "sync --watch stopped") }
     }
 }
