@@ -53,9 +53,10 @@ let package = Package(
         // The adapters' decisions without a server (KintoPull's and ParsePull's steps as table rows).
         .testTarget(name: "AdapterTests", dependencies: ["EventStore", "KintoAdapter", "ParseAdapter"]),
         // The DAV codec and mappings without a server: folding, escaping, round trips of other clients' items.
-        .testTarget(name: "DAVAdapterTests", dependencies: ["EventStore", "DAVAdapter"]),
+        .testTarget(name: "DAVAdapterTests", dependencies: ["EventStore", "DAVAdapter", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "evsync", "evsync-fuzz", "TestSupport"]),
-        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "evsync", "TestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport",
+                                                   "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import DAVAdapter
 
@@ -61,7 +62,7 @@ struct ParserTests {
 
     @Test("components nest, and lines and components keep their order")
     func nesting() throws {
-        let document = try VDocument(parsing: Samples.googleMeeting)
+        let document = try VDocument(parsing: DAVSamples.googleMeeting)
         let calendar = try #require(document.components.first)
         #expect(calendar.components.map(\.name) == ["VTIMEZONE", "VEVENT"])
         #expect(calendar.components[0].components.map(\.name) == ["DAYLIGHT", "STANDARD"])
@@ -74,7 +75,7 @@ struct ParserTests {
 
     @Test("several vCards in one text are several components")
     func severalCards() throws {
-        let document = try VDocument(parsing: Samples.googleCard + Samples.thunderbirdCard)
+        let document = try VDocument(parsing: DAVSamples.googleCard + DAVSamples.thunderbirdCard)
         #expect(document.components.map { $0.line(named: "FN")?.value } == ["Grace Hopper", "Ada Lovelace"])
     }
 
@@ -127,7 +128,7 @@ struct ParserTests {
     @Test("mangled samples (seeded: bytes dropped, repeated, replaced) give a document or an error, never a crash")
     func mangled() {
         var random = SplitMix(seed: 5545)
-        let samples = Samples.all.map { Array($0.1.utf8) }
+        let samples = DAVSamples.all.map { Array($0.1.utf8) }
         let nasty: [UInt8] = [0x0A, 0x0D, 0x20, 0x3A, 0x3B, 0x2C, 0x22, 0x3D, 0x5C, 0xC3, 0xFF, 0x00, 0x09]
         var parsed = 0
         for round in 0..<3000 {

@@ -48,17 +48,10 @@ public struct BirthdayMapping: DAVMapping {
     public func write(uid: String, fields: JSONObject, onto base: VDocument?, now: Date) throws(DAVMappingError) -> VDocument {
         let wanted = try Wanted(fields)
         guard let base else { return new(uid: uid, wanted, now: now) }
-        let current: DAVMappedItem
-        let version: Version
-        do {
-            current = try read(base)
-            version = try Self.version(of: MappingSupport.single("VCARD", in: base))
-        } catch {
-            throw DAVMappingError("the server's item cannot be patched: \(error.reason)")
-        }
-        guard current.uid == uid else { throw DAVMappingError("the server's item has the UID \(current.uid), not \(uid)") }
-        let changed = Set(wanted.fields.keys).union(current.fields.keys).filter { wanted.fields[$0] != current.fields[$0] }
+        let changed = try MappingSupport.changedFields(self, base: base, uid: uid, wanted: wanted.fields)
         guard !changed.isEmpty else { return base }
+        // read() found exactly one VCARD, of version 3.0 or 4.0.
+        let version = (try? Self.version(of: MappingSupport.single("VCARD", in: base))) ?? .three
         var document = base
         for index in document.components.indices where document.components[index].isNamed("VCARD") {
             patch(&document.components[index], changed: changed, wanted, version: version, now: now)

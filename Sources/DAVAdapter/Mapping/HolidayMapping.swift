@@ -59,14 +59,7 @@ public struct HolidayMapping: DAVMapping {
     public func write(uid: String, fields: JSONObject, onto base: VDocument?, now: Date) throws(DAVMappingError) -> VDocument {
         let wanted = try Wanted(fields)
         guard let base else { return new(uid: uid, wanted, now: now) }
-        let current: DAVMappedItem
-        do {
-            current = try read(base)
-        } catch {
-            throw DAVMappingError("the server's item cannot be patched: \(error.reason)")
-        }
-        guard current.uid == uid else { throw DAVMappingError("the server's item has the UID \(current.uid), not \(uid)") }
-        let changed = Set(wanted.fields.keys).union(current.fields.keys).filter { wanted.fields[$0] != current.fields[$0] }
+        let changed = try MappingSupport.changedFields(self, base: base, uid: uid, wanted: wanted.fields)
         guard !changed.isEmpty else { return base }
         var document = base
         // read() found exactly one VCALENDAR, with one master VEVENT.

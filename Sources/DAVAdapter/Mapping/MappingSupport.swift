@@ -36,6 +36,19 @@ enum MappingSupport {
         return record
     }
 
+    /// The mapped fields whose values differ between the server's item `base` and `wanted` (a record's fields as
+    /// the mapping reads them back), or why `base` cannot be patched.
+    static func changedFields(_ mapping: some DAVMapping, base: VDocument, uid: String, wanted: JSONObject) throws(DAVMappingError) -> Set<String> {
+        let current: DAVMappedItem
+        do {
+            current = try mapping.read(base)
+        } catch {
+            throw DAVMappingError("the server's item cannot be patched: \(error.reason)")
+        }
+        guard current.uid == uid else { throw DAVMappingError("the server's item has the UID \(current.uid), not \(uid)") }
+        return Set(wanted.keys).union(current.fields.keys).filter { wanted[$0] != current.fields[$0] }
+    }
+
     /// A required string field of a record to write.
     static func string(_ fields: JSONObject, _ field: String) throws(DAVMappingError) -> String {
         guard let value = try optionalString(fields, field), !value.isEmpty else {

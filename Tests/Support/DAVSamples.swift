@@ -1,14 +1,14 @@
 import Foundation
-/// Items as other clients write them, for the round-trip tests: the properties, parameters and components
+/// Items as other clients write them, for the DAV round-trip and interop tests: the properties, parameters and components
 /// each one is seen to produce (the ids, names and data are made up), folded where their writers fold, which
 /// is not always at 75 octets, and with a line no one folded. Written here with `\n`; `crlf` gives the text a
 /// server sends.
-enum Samples {
-    static func crlf(_ text: String) -> String { text.replacingOccurrences(of: "\n", with: "\r\n") }
+public enum DAVSamples {
+    public static func crlf(_ text: String) -> String { text.replacingOccurrences(of: "\n", with: "\r\n") }
 
     /// Apple Calendar (macOS), an all-day event with a default alarm: VALARM with its own UID, X-APPLE- and
     /// X-WR- properties, lines in alphabetical order.
-    static let appleHoliday = crlf("""
+    public static let appleHoliday = crlf("""
     BEGIN:VCALENDAR
     CALSCALE:GREGORIAN
     PRODID:-//Apple Inc.//macOS 14.5//EN
@@ -39,7 +39,7 @@ enum Samples {
 
     /// Google Calendar's export of a yearly all-day event: METHOD, X-WR-, RRULE, a folded description with
     /// escapes and a link.
-    static let googleYearly = crlf("""
+    public static let googleYearly = crlf("""
     BEGIN:VCALENDAR
     PRODID:-//Google Inc//Google Calendar 70.9054//EN
     VERSION:2.0
@@ -70,7 +70,7 @@ enum Samples {
 
     /// Google Calendar's timed meeting: VTIMEZONE, ORGANIZER and ATTENDEEs with quoted parameters (a CN with a
     /// comma), a VALARM, X-GOOGLE- properties. Not a holiday: a timed event.
-    static let googleMeeting = crlf("""
+    public static let googleMeeting = crlf("""
     BEGIN:VCALENDAR
     PRODID:-//Google Inc//Google Calendar 70.9054//EN
     VERSION:2.0
@@ -124,7 +124,7 @@ enum Samples {
     """)
 
     /// Thunderbird: X-MOZ- properties, CATEGORIES, an alarm RELATED=START, folded non-ASCII text.
-    static let thunderbirdHoliday = crlf("""
+    public static let thunderbirdHoliday = crlf("""
     BEGIN:VCALENDAR
     PRODID:-//Mozilla.org/NONSGML Mozilla Calendar V1.1//EN
     VERSION:2.0
@@ -154,7 +154,7 @@ enum Samples {
 
     /// Nextcloud Calendar: its PRODID, COLOR, a folded URL, an inline image ATTACH (a 1×1 PNG), and Japanese
     /// text on a line of 99 octets folded only after it.
-    static let nextcloudHoliday = crlf("""
+    public static let nextcloudHoliday = crlf("""
     BEGIN:VCALENDAR
     PRODID:-//IDN nextcloud.com//Calendar app 4.7.6//EN
     CALSCALE:GREGORIAN
@@ -185,7 +185,7 @@ enum Samples {
     """)
 
     /// Nextcloud Tasks: a VTODO, which a holidays calendar cannot hold.
-    static let nextcloudTask = crlf("""
+    public static let nextcloudTask = crlf("""
     BEGIN:VCALENDAR
     VERSION:2.0
     PRODID:-//Nextcloud Tasks v0.16.1
@@ -204,7 +204,7 @@ enum Samples {
 
     /// Apple Contacts (vCard 3.0): a year-less birthday, grouped properties with X-ABLabel, a social profile
     /// with x-user, TYPE in lower case, an inline JPEG photo (its first bytes).
-    static let appleCard = crlf("""
+    public static let appleCard = crlf("""
     BEGIN:VCARD
     VERSION:3.0
     PRODID:-//Apple Inc.//macOS 14.5//EN
@@ -234,7 +234,7 @@ enum Samples {
 
     /// Google Contacts' vCard 3.0 export: a year-less birthday as `--MM-DD`, grouped EMAIL with X-ABLabel,
     /// no UID.
-    static let googleCard = crlf("""
+    public static let googleCard = crlf("""
     BEGIN:VCARD
     VERSION:3.0
     FN:Grace Hopper
@@ -251,7 +251,7 @@ enum Samples {
 
     /// Nextcloud Contacts (sabre/vobject, vCard 4.0): a BDAY with a year, RFC 9554's SOCIALPROFILE, a data:
     /// URI photo, a TEL as a URI with quoted TYPE values.
-    static let nextcloudCard = crlf("""
+    public static let nextcloudCard = crlf("""
     BEGIN:VCARD
     VERSION:4.0
     PRODID:-//Sabre//Sabre VObject 4.5.4//EN
@@ -271,7 +271,7 @@ enum Samples {
     """)
 
     /// Thunderbird's address book (vCard 4.0): a year-less BDAY `--1210`.
-    static let thunderbirdCard = crlf("""
+    public static let thunderbirdCard = crlf("""
     BEGIN:VCARD
     VERSION:4.0
     PRODID:-//Thunderbird//EN
@@ -284,7 +284,7 @@ enum Samples {
 
     """)
 
-    static let all: [(String, String)] = [
+    public static let all: [(String, String)] = [
         ("Apple holiday", appleHoliday), ("Google yearly", googleYearly), ("Google meeting", googleMeeting),
         ("Thunderbird holiday", thunderbirdHoliday), ("Nextcloud holiday", nextcloudHoliday), ("Nextcloud task", nextcloudTask),
         ("Apple card", appleCard), ("Google card", googleCard), ("Nextcloud card", nextcloudCard), ("Thunderbird card", thunderbirdCard),
