@@ -6,6 +6,7 @@ import PackageDescription
 //
 //   evsync (CLI) → KintoAdapter, ParseAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
 //       ↘ CPrctl, CTerminal  ↘ HTTPTransport → CCurl
+//   DAVAdapter → EventStore (not in the CLI yet: docs/dav.md)
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
 // particular server; KintoAdapter is one remote among possible others.
@@ -36,6 +37,9 @@ let package = Package(
         .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
         // The Parse Server remote: Parse's REST protocol and its weak spots (no conditional writes, no tombstones).
         .target(name: "ParseAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        // CalDAV/CardDAV, so far its pure parts: the iCalendar/vCard content-line codec and the Holiday and
+        // Birthday mappings (docs/dav.md). No I/O yet; EventStore only for JSON values and the schemas.
+        .target(name: "DAVAdapter", dependencies: ["EventStore"]),
         .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
@@ -50,8 +54,11 @@ let package = Package(
         .testTarget(name: "EventSyncTests", dependencies: ["EventStore", "EventSync", "TestSupport"]),
         // The adapters' decisions without a server (KintoPull's and ParsePull's steps as table rows).
         .testTarget(name: "AdapterTests", dependencies: ["EventStore", "KintoAdapter", "ParseAdapter"]),
+        // The DAV codec and mappings without a server: folding, escaping, round trips of other clients' items.
+        .testTarget(name: "DAVAdapterTests", dependencies: ["EventStore", "DAVAdapter", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "EventSync", "evsync", "evsync-fuzz", "TestSupport"]),
-        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "evsync", "TestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport",
+                                                   "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
