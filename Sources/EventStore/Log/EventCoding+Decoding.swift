@@ -95,6 +95,16 @@ extension EventCoding {
         return kind
     }
 
+    /// A stored event's time, read without decoding the event (of format 2, only the members before it):
+    /// what stamping the next event and finding a point in time read.
+    static func at(of bytes: UnsafeRawBufferPointer) throws -> Int64 {
+        if bytes.first == UInt8(ascii: "{") { return try decode(bytes).at }
+        var reader = try checkedBody(of: bytes)
+        _ = try reader.varint()
+        let zigzag = try reader.varint()
+        return Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+    }
+
     /// The fields a stored event sets (empty when it sets none), decoded from
     /// its `set` alone: what a view row stored by reference (`RecordEntry`) reads.
     static func setFields(of bytes: UnsafeRawBufferPointer) throws -> JSONObject {

@@ -26,7 +26,7 @@ struct EventLog: Sendable {
             self.transaction = transaction
             let last = try log.lastSeq(in: transaction)
             self.nextSeq = last + 1
-            self.lastAt = last == 0 ? .min : try log.event(seq: last, in: transaction)?.at ?? .min
+            self.lastAt = try log.at(seq: last, in: transaction) ?? .min
         }
 
         /// `at`, or the last event's time if that is later.
@@ -99,6 +99,35 @@ struct EventLog: Sendable {
         let cursor = try transaction.cursor(events)
         guard let last = try cursor.last() else { return 0 }
         return Keys.sequence(from: last.key)
+    }
+
+    /// Event `seq`'s time, read without decoding the rest of it; nil if there is no such event.
+    func at(seq: UInt64, in transaction: Transaction) throws -> Int64? {
+        guard seq > 0 else { return nil }
+        return try Keys.sequence(seq).withUnsafeBytes { key in
+            try transaction.withValue(key, in: events) { value in try Self.decoding(seq: seq) { try EventCoding.at(of: value) } }
+        }
+    }
+
+    /// Calls `body` with each event's seq and time, oldest first, until it returns false, reading no more of each.
+    func forEachTime(in transaction: Transaction, _ body: (UInt64, Int64) -> Bool) throws {
+        let cursor = try transaction.cursor(events)
+        var entry = try cursor.first()
+        while let current = entry {
+            let seq = Keys.sequence(from: current.key)
+            guard body(seq, try Self.decoding(seq: seq) { try EventCoding.at(of: current.value) }) else { return }
+            entry = try cursor.next()
+        }
+    }
+
+    /// `decode`, with an `EventDecodingError` naming event `seq`.
+    private static func decoding<T>(seq: UInt64, _ decode: () throws -> T) throws -> T {
+        do {
+            return try decode()
+        } catch var error as EventDecodingError {
+            error.seq = seq
+            throw error
+        }
     }
 
     func event(seq: UInt64, in transaction: Transaction) throws -> Event? {

@@ -33,14 +33,14 @@ extension Store {
             var (low, high) = (UInt64(0), last)
             while low < high {
                 let middle = low + (high - low + 1) / 2
-                if let event = try log.event(seq: middle, in: transaction), event.at <= time { low = middle } else { high = middle - 1 }
+                if let at = try log.at(seq: middle, in: transaction), at <= time { low = middle } else { high = middle - 1 }
             }
             return low
         case .time(let time):
             var through: UInt64 = 0
-            try log.forEach(in: transaction) { event in
-                guard event.at <= time else { return false }
-                through = event.seq
+            try log.forEachTime(in: transaction) { seq, at in
+                guard at <= time else { return false }
+                through = seq
                 return true
             }
             return through

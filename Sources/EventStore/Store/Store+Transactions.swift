@@ -71,10 +71,11 @@ extension Store {
         }
     }
 
-    /// `read`, off the calling actor (a read never waits for a writer, but a large one takes time).
+    /// `read`, off the calling actor (a read never waits for a writer, but a large one takes time). Not on
+    /// the writer's queue: a read must not wait behind the writes queued there.
     public func read<T: Sendable>(_ body: @escaping @Sendable (StoreSnapshot) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            environment.groupCommit.queue.async {
+            DispatchQueue.global(qos: .userInitiated).async {
                 continuation.resume(with: Result { try self.read(body) })
             }
         }
