@@ -199,7 +199,9 @@ public final class Store: Sendable {
         var result = row
         for (field, value) in changed { result[field] = value }
         for field in removed { result[field] = nil }
-        do { try schema.validate(result) } catch { throw StoreError.wrap(error) }
+        // Fields the schema does not declare can only be carried ones (a newer app's, through the server, or an
+        // older schema's): `set` was checked above. They are kept as they are; the declared ones must still hold.
+        do { try schema.validate(result.filter { schema.hasField($0.key) }) } catch { throw StoreError.wrap(error) }
         let event = try appender.append(localEvent(.updated, entity: schema.name, id: id, set: changed, unset: removed.sorted()),
                                         current: current)
         return (event, Record(entity: schema.name, id: id, fields: result))
