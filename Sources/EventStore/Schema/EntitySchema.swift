@@ -7,7 +7,8 @@ import Foundation
 /// `type` (one or several), `format` (`date`, `date-time`, `uri`, `uuid`),
 /// `contentEncoding: base64`, `minLength`/`maxLength`, `minimum`/`maximum`,
 /// `enum`, `items`, `required`. Fields not declared under `properties` are
-/// always refused, so a typo never reaches the log. Any other keyword
+/// refused in local writes, so a typo never reaches the log; a record that
+/// carries one from elsewhere (a newer app's) keeps it. Any other keyword
 /// (`$ref`, `pattern`, nested `properties`, …) refuses the schema: evsync
 /// would otherwise accept values the schema's author meant to refuse.
 /// Annotations that constrain nothing (`title`, `description`, `$comment`,
