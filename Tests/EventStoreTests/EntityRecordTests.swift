@@ -152,10 +152,10 @@ struct EntityRecordTests {
         try store.add("Holiday", id: "h", fields: ["name": "H", "date": "2027-01-01"])
         try store.add("Holiday", id: "brief", fields: ["name": "Brief", "date": "2027-01-01"])
         try store.delete("Holiday", id: "brief")
-        let changes = try store.snapshot { try store.changes(of: "Holiday", after: 1, in: $0) }
+        let changes = try store.snapshot { try store.changes(of: store.entity("Holiday"), after: 1, in: $0) }
         #expect(changes.isEmpty)
         #expect(changes.seq == 3)
-        let fromStart = try store.snapshot { try store.changes(of: "Holiday", after: 0, in: $0) }
+        let fromStart = try store.snapshot { try store.changes(of: store.entity("Holiday"), after: 0, in: $0) }
         #expect(fromStart.inserted.map(\.id) == ["h"])
     }
 
