@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "DAVAdapter", dependencies: ["EventStore"]),
         .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
-        .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
+        .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter", "DAVAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),
         // What the test targets share: processes, temporary directories, seeded random, a clock,
         // remote doubles and the random two-store world the engine tests run on any remote.
