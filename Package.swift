@@ -39,8 +39,8 @@ let package = Package(
         .target(name: "ParseAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
         // CalDAV/CardDAV, so far its pure parts: the iCalendar/vCard content-line codec and the Holiday and
         // Birthday mappings (docs/dav.md). No I/O yet; EventStore only for JSON values and the schemas.
-        .target(name: "DAVAdapter", dependencies: ["EventStore"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
+        .target(name: "DAVAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter", "DAVAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),
