@@ -39,7 +39,8 @@ public final class DAVRemote: SyncRemote {
     public var now: () -> Date = Date.init
 
     let http: RetryingClient
-    let mappings: [String: any DAVMapping]
+    /// The mapping of each entity of this sync (`prepare`).
+    var mappings: [String: any DAVMapping] = [:]
     /// Resolved collections, by entity name.
     var collections: [String: Collection] = [:]
     /// Another client's items at an href their id does not give, by entity: href key → id. Kept in the cursor.
@@ -75,15 +76,9 @@ public final class DAVRemote: SyncRemote {
     ///     `dav+https://…` is the same, as `address` spells it.
     ///   - credentials: `user:password` (Basic); nil for a server that asks none.
     ///   - allowingInsecureCredentials: send them over plain `http` to a host that is not this machine.
-    public init(serverURL: String, credentials: Credentials?, schemas: [EntitySchema] = [],
-                allowingInsecureCredentials: Bool = false) throws(DAVError) {
+    public init(serverURL: String, credentials: Credentials?, allowingInsecureCredentials: Bool = false) throws(DAVError) {
         server = try Self.checkedServer(serverURL, sendsCredentials: credentials != nil, allowingInsecureCredentials: allowingInsecureCredentials)
         address = Self.address(of: server)
-        var mappings: [String: any DAVMapping] = [:]
-        for schema in (schemas.isEmpty ? SchemaRegistry().entities : schemas) {
-            mappings[schema.name] = Self.mapping(for: schema)
-        }
-        self.mappings = mappings
         do {
             http = try RetryingClient(credentials: credentials, userAgent: EvsyncVersion.userAgent)
         } catch {
@@ -122,12 +117,14 @@ public final class DAVRemote: SyncRemote {
 
     // MARK: SyncRemote
 
+    /// Entities without a mapping are left out (the CLI says so in one line).
     public func holds(_ entity: EntitySchema) -> Bool {
-        mappings[entity.name] != nil
+        Self.mapping(for: entity) != nil
     }
 
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
         for (schema, since) in entities {
+            mappings[schema.name] = Self.mapping(for: schema)
             foreign[schema.name] = since.map { DAVCursor($0).foreign } ?? [:]
         }
     }
