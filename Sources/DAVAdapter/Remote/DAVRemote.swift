@@ -162,9 +162,10 @@ public final class DAVRemote: SyncRemote {
         var collection = Collection(entity: entity.name, url: url, isCalendar: isCalendar, supportsSync: true, created: false)
         let answer = try send(HTTPRequest(method: "PROPFIND", url: url, headers: [("Depth", "0")], body: Self.collectionPropfind, contentType: Self.xml),
                               doing: "looking for the collection \(url.path)")
-        switch answer.status {
+        let properties = answer.status == 207 ? try multistatus(answer, doing: "looking for the collection \(url.path)").responses.first : nil
+        // Xandikos answers a PROPFIND of nothing 207, with 404 as the response's own status.
+        switch properties?.status == 404 ? 404 : answer.status {
         case 207:
-            let properties = try multistatus(answer, doing: "looking for the collection \(url.path)").responses.first
             let reports = properties?.property(DAVNamespace.dav, "supported-report-set")
             // A server that lists its reports and not sync-collection has none; one that lists nothing is asked anyway.
             if let reports, !reports.children.isEmpty {
