@@ -1,4 +1,7 @@
+@testable import DAVAdapter
 import EventStore
+import EventSync
+import HTTPTransport
 import TestSupport
 import Foundation
 import Testing
@@ -123,5 +126,82 @@ struct DAVSyncTests {
         #expect(names[ids[1]] == "Edited")
         let idle = try await a.ok(["sync"], environment: environment)
         #expect(idle.contains("already in sync") || idle.contains("pulled 0"), "\(idle)")
+    }
+}
+
+/// DAVRemote's push against the real servers, operation by operation: what the engine folds.
+@Suite("DAV push outcomes", .serialized)
+struct DAVPushTests {
+    static func remote(_ dav: OwnDAV) throws -> (DAVRemote, EntitySchema) {
+        let credentials = try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8))
+        let remote = try DAVRemote(serverURL: dav.base, credentials: credentials)
+        let holiday = try SchemaRegistry().schema(named: "Holiday")
+        try remote.prepare([(holiday, nil)])
+        return (remote, holiday)
+    }
+
+    static func put(_ dav: OwnDAV, _ path: String, _ body: String, headers: [(String, String)] = []) throws -> HTTPResponse {
+        let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
+                                    userAgent: "evsync-tests")
+        return try client.send(HTTPRequest(method: "PUT", url: try #require(URL(string: dav.base + path)), headers: headers,
+                                           body: Array(body.utf8), contentType: "text/calendar; charset=utf-8"))
+    }
+
+    static func item(uid: String, summary: String) -> String {
+        ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//peer//EN", "BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20270101T000000Z",
+         "DTSTART;VALUE=DATE:20270301", "SUMMARY:\(summary)", "X-PEER:yes", "END:VEVENT", "END:VCALENDAR", ""].joined(separator: "\r\n")
+    }
+
+    @Test("a create sent twice is acknowledged from its first copy; an update against a stale ETag gets the server's item to merge; a UID held at another href is that item, a conflict, not a loop", arguments: [("radicale", 8925), ("xandikos", 8926)])
+    func outcomes(server: String, port: Int) throws {
+        let dav = try OwnDAV(server, port: port)
+        let (remote, holiday) = try Self.remote(dav)
+        let fields: JSONObject = ["name": "Carnival", "date": "2027-02-08"]
+        guard case .applied(let version) = try remote.push([.create(id: "carnival", fields: fields)], of: holiday).first else {
+            Issue.record("the create was not applied")
+            return
+        }
+        // Sent again (a lost answer): 412, and the server's copy equals what was sent: the engine acknowledges it.
+        let again = try remote.push([.create(id: "carnival", fields: fields)], of: holiday)
+        #expect(again == [.preconditionFailed(current: RemoteRecord(id: "carnival", version: version, fields: fields))])
+
+        // Another client changes it; an update based on the old ETag gets the server's item, never overwrites it.
+        let home = server == "radicale" ? "evsync/" : "evsync/calendars/"
+        #expect((200..<300).contains(try Self.put(dav, home + "holidays/carnival.ics", Self.item(uid: "carnival", summary: "Karneval")).status))
+        let stale = try remote.push([.update(id: "carnival", fields: ["name": "Carnaval", "date": "2027-02-08"], version: version)], of: holiday)
+        guard case .preconditionFailed(let current?) = stale.first else {
+            Issue.record("a stale update gave \(stale)")
+            return
+        }
+        #expect(current.fields == ["name": "Karneval", "date": "2027-03-01"])
+        // The merge pushed on the server's version patches the peer's item: its X- line stays.
+        let merged = try remote.push([.update(id: "carnival", fields: ["name": "Carnaval", "date": "2027-03-01"], version: current.version)], of: holiday)
+        guard case .applied = merged.first else {
+            Issue.record("the merge gave \(merged)")
+            return
+        }
+        let stored = try #require(try remote.record("carnival", of: holiday))
+        #expect(stored.fields == ["name": "Carnaval", "date": "2027-03-01"])
+        let collection = try remote.collection(for: holiday)
+        let body = try #require(try remote.fetch(remote.href(forUID: "carnival", in: collection), mapping: HolidayMapping(), collection: collection)).body
+        #expect(String(decoding: body, as: UTF8.self).contains("X-PEER:yes"))
+
+        // A UID another item holds at another href.
+        #expect((200..<300).contains(try Self.put(dav, home + "holidays/elsewhere.ics", Self.item(uid: "shared", summary: "Theirs")).status))
+        let conflict = try remote.push([.create(id: "shared", fields: ["name": "Ours", "date": "2027-03-01"])], of: holiday)
+        // Radicale answers 409, Xandikos 412, neither naming the other item: it is found by its UID.
+        guard case .preconditionFailed(let theirs?) = conflict.first else {
+            Issue.record("a UID conflict gave \(conflict)")
+            return
+        }
+        #expect(theirs.fields?["name"] == "Theirs")
+        #expect(DAVVersion(theirs.version).href?.hasSuffix("/holidays/elsewhere.ics") == true)
+        // The merge goes to the other item's href, with its ETag.
+        let onto = try remote.push([.update(id: "shared", fields: ["name": "Ours", "date": "2027-03-01"], version: theirs.version)], of: holiday)
+        guard case .applied(let after) = onto.first else {
+            Issue.record("the update of the other item gave \(onto)")
+            return
+        }
+        #expect(DAVVersion(after).href == DAVVersion(theirs.version).href)
     }
 }

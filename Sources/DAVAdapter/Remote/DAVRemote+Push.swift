@@ -99,10 +99,11 @@ extension DAVRemote {
         case 409, 412, 403:
             let current = try fetch(href, mapping: mapping, collection: collection)
             if let current { return changed(current, at: href) }
-            // Nothing at the href: the refusal is about another item with the same UID.
-            if let other = Self.conflictingHref(in: answer.body), let found = try fetch(other, mapping: mapping, collection: collection),
-               let record = found.record {
-                foreign[collection.entity]?[DAVIDs.key(other)] = record.id
+            // Nothing at the href: the refusal is about another item with the same UID. Radicale and Xandikos
+            // name no href in their no-uid-conflict, so the item is found by its UID.
+            if Self.isUIDConflict(answer.body), let uid = try? mapping.read(item).uid,
+               let record = try findByUID(uid, mapping: mapping, collection: collection) {
+                if let href = DAVVersion(record.version).href { foreign[collection.entity]?[DAVIDs.key(href)] = record.id }
                 return .preconditionFailed(current: record)
             }
             if answer.status == 412, condition.0 == "If-Match" { return .preconditionFailed(current: nil) }
@@ -113,11 +114,27 @@ extension DAVRemote {
         }
     }
 
-    /// The href RFC 4791's `no-uid-conflict` (or RFC 6352's) names in an error body, if any.
-    static func conflictingHref(in body: [UInt8]) -> String? {
-        guard let root = try? XMLReader.parse(body), root.isNamed(DAVNamespace.dav, "error") else { return nil }
-        for namespace in [DAVNamespace.caldav, DAVNamespace.carddav] {
-            if let href = root.child(namespace, "no-uid-conflict")?.hrefs.first { return href }
+    /// Whether an error body is RFC 4791's `no-uid-conflict` (or RFC 6352's).
+    static func isUIDConflict(_ body: [UInt8]) -> Bool {
+        guard let root = try? XMLReader.parse(body), root.isNamed(DAVNamespace.dav, "error") else { return false }
+        return root.child(DAVNamespace.caldav, "no-uid-conflict") != nil || root.child(DAVNamespace.carddav, "no-uid-conflict") != nil
+    }
+
+    /// The item of the collection whose UID is `uid` (a calendar-query or addressbook-query on UID), if any.
+    func findByUID(_ uid: String, mapping: any DAVMapping, collection: Collection) throws -> RemoteRecord? {
+        let match = #"<C:prop-filter name="UID"><C:text-match collation="i;octet">\#(Self.escape(uid))</C:text-match></C:prop-filter>"#
+        let body = collection.isCalendar
+            ? #"<C:calendar-query xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><prop><getetag/><C:calendar-data/></prop><C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT">\#(match)</C:comp-filter></C:comp-filter></C:filter></C:calendar-query>"#
+            : #"<C:addressbook-query xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:carddav"><prop><getetag/><C:address-data/></prop><C:filter>\#(match)</C:filter></C:addressbook-query>"#
+        let answer = try send(HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "1")], body: Array(body.utf8), contentType: Self.xml),
+                              doing: "looking for the item with UID \(uid)")
+        guard answer.status == 207 else { return nil }
+        let data = collection.isCalendar ? (DAVNamespace.caldav, "calendar-data") : (DAVNamespace.carddav, "address-data")
+        for response in try multistatus(answer, doing: "looking for the item with UID \(uid)").responses {
+            guard let text = response.property(data.0, data.1)?.text, let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed,
+                  case .success(let record) = record(from: Array(text.utf8), href: response.href, etag: etag, mapping: mapping, collection: collection),
+                  record.id == DAVIDs.id(forUID: uid) else { continue }
+            return record
         }
         return nil
     }
