@@ -16,6 +16,14 @@ struct RemoteFactory: Sendable {
         var retries: Int?
         var activity: ((RemoteActivity) -> Void)?
         var shouldStop: () -> Bool
+
+        /// The retries, the watcher and the stop every HTTP adapter takes.
+        func configure<Remote: HTTPRemote>(_ remote: Remote) -> Remote {
+            if let retries { remote.retry.attempts = retries }
+            remote.onActivity = activity
+            remote.shouldStop = shouldStop
+            return remote
+        }
     }
 
     let type: String
@@ -33,10 +41,7 @@ struct RemoteFactory: Sendable {
     }, make: { url, options in
         let remote = try KintoRemote(bucketURL: url, credentials: options.credentials, allowingInsecureCredentials: options.allowInsecureAuth)
         remote.wantsTotals = options.wantsTotals
-        if let retries = options.retries { remote.retry.attempts = retries }
-        remote.onActivity = options.activity
-        remote.shouldStop = options.shouldStop
-        return remote
+        return options.configure(remote)
     })
 
     static let parse = RemoteFactory(type: "parse", recognises: { url in
@@ -46,10 +51,7 @@ struct RemoteFactory: Sendable {
     }, make: { url, options in
         let remote = try ParseRemote(serverURL: url, credentials: try RemoteChoice.parseCredentials(file: options.credentials),
                                      allowingInsecureCredentials: options.allowInsecureAuth)
-        if let retries = options.retries { remote.retry.attempts = retries }
-        remote.onActivity = options.activity
-        remote.shouldStop = options.shouldStop
-        return remote
+        return options.configure(remote)
     })
 
     /// CalDAV/CardDAV (docs/dav.md): the server's or the principal's URL, remembered as `dav+https://…`.
@@ -59,9 +61,18 @@ struct RemoteFactory: Sendable {
         DAVRemote.address(of: try DAVRemote.checkedServer(url, sendsCredentials: false))
     }, make: { url, options in
         let remote = try DAVRemote(serverURL: url, credentials: options.credentials, allowingInsecureCredentials: options.allowInsecureAuth)
-        if let retries = options.retries { remote.retry.attempts = retries }
-        remote.onActivity = options.activity
-        remote.shouldStop = options.shouldStop
-        return remote
+        return options.configure(remote)
     })
 }
+
+/// What the CLI sets on every adapter that speaks HTTP through the retrying client.
+protocol HTTPRemote: SyncRemote {
+    var retry: RetryPolicy { get set }
+    var onActivity: ((RemoteActivity) -> Void)? { get set }
+    var shouldStop: () -> Bool { get set }
+}
+
+extension KintoRemote: HTTPRemote {}
+extension ParseRemote: HTTPRemote {}
+extension DAVRemote: HTTPRemote {}
+
