@@ -129,6 +129,45 @@ struct DAVSyncTests {
     }
 }
 
+extension DAVSyncTests {
+    @Test("what evsync cannot hold (a timed event, a task; Radicale refuses text that is not iCalendar) is skipped with its reason and the rest arrives; a vCard 4 birthday without a year from another client is read and kept exactly")
+    func skipped() async throws {
+        let dav = try OwnDAV("radicale", port: 8927)
+        let directory = try TemporaryDirectory("dav-skip")
+        let a = Evsync(store: directory.file("a"))
+        let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
+        try await a.ok(["sync", "--protocol", "dav", "--remote", dav.base], environment: environment)
+        func put(_ path: String, _ lines: [String], type: String = "text/calendar") throws -> Int {
+            try DAVPushTests.put(dav, "evsync/" + path, lines.joined(separator: "\r\n") + "\r\n", type: type).status
+        }
+        let calendar = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//peer//EN"]
+        #expect(try put("holidays/meeting.ics", calendar + ["BEGIN:VEVENT", "UID:meeting", "DTSTAMP:20270101T000000Z",
+                        "DTSTART:20270301T090000Z", "SUMMARY:Standup", "END:VEVENT", "END:VCALENDAR"]) == 201)
+        #expect(try put("holidays/task.ics", calendar + ["BEGIN:VTODO", "UID:task", "DTSTAMP:20270101T000000Z", "SUMMARY:Buy cake",
+                        "END:VTODO", "END:VCALENDAR"]) == 201)
+        #expect(try put("holidays/good.ics", calendar + ["BEGIN:VEVENT", "UID:good", "DTSTAMP:20270101T000000Z",
+                        "DTSTART;VALUE=DATE:20270301", "SUMMARY:Good Day", "END:VEVENT", "END:VCALENDAR"]) == 201)
+        #expect(try put("birthdays/grace.vcf", ["BEGIN:VCARD", "VERSION:4.0", "UID:grace", "FN:Grace Hopper", "BDAY:--1209",
+                        "TEL:+1-555-0100", "END:VCARD"], type: "text/vcard") == 201)
+        let report = try #require(try JSONParser.parse(try await a.ok(["sync", "--json"], environment: environment)).objectValue)
+        let skipped = (report["skipped"]?.arrayValue ?? []).compactMap { $0.objectValue }
+        #expect(Set(skipped.compactMap { $0["id"]?.stringValue }) == ["meeting", "task"])
+        #expect(skipped.contains { $0["reason"]?.stringValue?.hasPrefix("timedEvent:") == true })
+        #expect(skipped.contains { $0["reason"]?.stringValue?.hasPrefix("wrongComponent:") == true })
+        #expect(try await DAVSyncTests.names(a, "Holiday") == ["good": "Good Day"])
+        #expect(try await a.json(["show", "Birthday", "grace", "--json"]).objectValue?["date"] == "1604-12-09")
+
+        // An edit of the card keeps it vCard 4, year-less, with its TEL.
+        try await a.ok(["edit", "Birthday", "grace", "giftIdeas=A compiler"])
+        try await a.ok(["sync"], environment: environment)
+        let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
+                                    userAgent: "evsync-tests")
+        let card = String(decoding: try client.send(HTTPRequest(method: "GET", url: try #require(URL(string: dav.base + "evsync/birthdays/grace.vcf")))).body,
+                          as: UTF8.self)
+        for line in ["VERSION:4.0", "BDAY:--1209", "TEL:+1-555-0100", "NOTE:A compiler"] { #expect(card.contains(line), "\(line) not in \(card)") }
+    }
+}
+
 /// DAVRemote's push against the real servers, operation by operation: what the engine folds.
 @Suite("DAV push outcomes", .serialized)
 struct DAVPushTests {
@@ -140,11 +179,11 @@ struct DAVPushTests {
         return (remote, holiday)
     }
 
-    static func put(_ dav: OwnDAV, _ path: String, _ body: String, headers: [(String, String)] = []) throws -> HTTPResponse {
+    static func put(_ dav: OwnDAV, _ path: String, _ body: String, headers: [(String, String)] = [], type: String = "text/calendar") throws -> HTTPResponse {
         let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
                                     userAgent: "evsync-tests")
         return try client.send(HTTPRequest(method: "PUT", url: try #require(URL(string: dav.base + path)), headers: headers,
-                                           body: Array(body.utf8), contentType: "text/calendar; charset=utf-8"))
+                                           body: Array(body.utf8), contentType: type + "; charset=utf-8"))
     }
 
     static func item(uid: String, summary: String) -> String {
