@@ -57,7 +57,13 @@ extension DAVRemote {
         while true {
             let request = HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "0")],
                                       body: Array(Self.syncCollection(token: token).utf8), contentType: Self.xml)
-            let answer = try send(request, doing: "listing the changes of \(collection.url.path)")
+            let sent = Result { () throws(DAVError) in try send(request, doing: "listing the changes of \(collection.url.path)") }
+            if case .failure(let error) = sent, error.status == 500, !token.isEmpty {
+                // Xandikos has answered a token it no longer has with 500: retried as any 5xx, then taken for invalid.
+                token = ""
+                continue
+            }
+            let answer = try sent.get()
             if answer.status != 207 {
                 guard !token.isEmpty, [403, 409, 412, 500].contains(answer.status) else {
                     throw DAVError(.server, "the server answered HTTP \(answer.status) to a sync-collection REPORT on \(collection.url.path)",
