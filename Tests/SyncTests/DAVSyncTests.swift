@@ -168,6 +168,38 @@ extension DAVSyncTests {
     }
 }
 
+extension DAVSyncTests {
+    @Test("a field changed on both sides is a conflict: server-wins takes the other client's, client-wins writes ours onto its item")
+    func conflicts() async throws {
+        let dav = try OwnDAV("radicale", port: 8929)
+        let directory = try TemporaryDirectory("dav-conflict")
+        let a = Evsync(store: directory.file("a"))
+        let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
+        let id = try await a.ok(["add", "Holiday", "name=Harvest", "date=2027-10-01"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try await a.ok(["sync", "--protocol", "dav", "--remote", dav.base], environment: environment)
+        let peer = Peer(collection: dav.base + "evsync/holidays/", authFile: dav.authFile)
+
+        try await peer.run(["edit", id, "Theirs"])
+        try await a.ok(["edit", "Holiday", id, "name=Ours"])
+        let serverWins = try await a.ok(["sync", "--conflicts", "server-wins"], environment: environment)
+        #expect(serverWins.contains("conflicts 1"), "\(serverWins)")
+        #expect(try await DAVSyncTests.names(a, "Holiday") == [id: "Theirs"])
+        #expect(try await peer.items() == [id: "Theirs"])
+
+        try await peer.run(["edit", id, "Theirs again"])
+        try await a.ok(["edit", "Holiday", id, "name=Ours again", "details=Ours alone"])
+        let clientWins = try await a.ok(["sync", "--conflicts", "client-wins"], environment: environment)
+        #expect(clientWins.contains("conflicts 1"), "\(clientWins)")
+        #expect(try await DAVSyncTests.names(a, "Holiday") == [id: "Ours again"])
+        let served = try await peer.run(["show", id]).stdout
+        for line in ["SUMMARY:Ours again", "DESCRIPTION:Ours alone", "X-EVSYNC-PEER:kept", "BEGIN:VALARM"] {
+            #expect(served.contains(line), "\(line) missing from \(served)")
+        }
+        let idle = try await a.ok(["sync"], environment: environment)
+        #expect(idle.contains("already in sync"), "\(idle)")
+    }
+}
+
 /// DAVRemote's push against the real servers, operation by operation: what the engine folds.
 @Suite("DAV push outcomes", .serialized)
 struct DAVPushTests {
