@@ -90,8 +90,22 @@ struct DAVSyncTests {
         try await b.ok(["sync"], environment: environment)
         #expect(try await Self.names(b, "Holiday") == [kept: "New Year's Day"])
 
-        let idle = try await a.ok(["sync"], environment: environment)
-        #expect(idle.contains("already in sync"), "\(idle)")
+        let idle = try await a.run(["sync", "-v"], environment: environment)
+        #expect(idle.stdout.contains("already in sync"), "\(idle)")
+        // Nothing changed: one request per collection (the cursor remembers where each is).
+        let requests = idle.stderr.split(separator: "\n").filter { $0.contains(" → HTTP ") }
+        #expect(requests.count == 2 && requests.allSatisfy { $0.contains("REPORT ") }, "\(idle.stderr)")
+        #expect(try await a.ok(["verify", "--remote"], environment: environment).contains("the server holds what the log believes"))
+
+        // The calendar deleted on the server: found missing, made again, the record kept, and put back when asked.
+        let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
+                                    userAgent: "evsync-tests")
+        #expect((200..<300).contains(try client.send(HTTPRequest(method: "DELETE", url: try #require(URL(string: peer.collection)))).status))
+        let wiped = try await a.run(["sync"], environment: environment)
+        #expect(wiped.stderr.contains("the server lacks 1 Holiday record"), "\(wiped)")
+        #expect(try await Self.names(a, "Holiday") == [kept: "New Year's Day"])
+        try await a.ok(["sync", "--missing", "push-back"], environment: environment)
+        #expect(try await peer.items() == [kept: "New Year's Day"])
     }
 
     @Test("an expired sync token (Radicale's max_sync_token_age) is a full listing reconciled by href and ETag: changes and a deletion made meanwhile arrive, nothing is duplicated, nothing wiped")

@@ -3,15 +3,17 @@ import EventSync
 import Foundation
 import HTTPTransport
 
-/// A pull's cursor: the collection's sync token (RFC 6578), and the hrefs of other clients' items that their ids
-/// do not give (href key → id), so that a removal, which names only the href, is a deletion of the right record.
-/// Written as the token, then one `key\tid` line each.
+/// A pull's cursor: the collection's sync token (RFC 6578), the collection's URL (so that a sync finds it with no
+/// discovery: an unchanged collection costs one REPORT), and the hrefs of other clients' items that their ids do
+/// not give (href key → id), so that a removal, which names only the href, is a deletion of the right record.
+/// Written as the token, then `@ URL`, then one `key\tid` line each (a key is a path: it starts with `/`).
 struct DAVCursor {
     var token: String
+    var collection: URL?
     var foreign: [String: String]
 
-    init(token: String, foreign: [String: String]) {
-        (self.token, self.foreign) = (token, foreign)
+    init(token: String, collection: URL? = nil, foreign: [String: String]) {
+        (self.token, self.collection, self.foreign) = (token, collection, foreign)
     }
 
     init(_ cursor: RemoteCursor) {
@@ -19,6 +21,10 @@ struct DAVCursor {
         token = lines.first.map(String.init) ?? ""
         foreign = [:]
         for line in lines.dropFirst() {
+            if line.hasPrefix("@ ") {
+                collection = URL(string: String(line.dropFirst(2)))
+                continue
+            }
             let parts = line.split(separator: "\t", maxSplits: 1)
             if parts.count == 2 { foreign[String(parts[0])] = String(parts[1]) }
         }
@@ -28,7 +34,7 @@ struct DAVCursor {
         let lines = foreign.sorted { $0.key < $1.key }
             .filter { !$0.key.contains("\n") && !$0.key.contains("\t") }
             .map { "\($0.key)\t\($0.value)" }
-        return RemoteCursor(([token] + lines).joined(separator: "\n"))
+        return RemoteCursor(([token] + (collection.map { ["@ " + $0.absoluteString] } ?? []) + lines).joined(separator: "\n"))
     }
 }
 
@@ -42,8 +48,8 @@ extension DAVRemote {
     /// deletion, reconciled by the engine (never a wipe: `MissingRecords`). A collection without sync-collection
     /// is listed whole (PROPFIND Depth 1) at every pull.
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
-        guard let mapping = mappings[entity.name] else { return }
-        let collection = try collection(for: entity)
+        guard let mapping = mapping(of: entity) else { return }
+        var collection = try collection(for: entity)
         var token = since.map { DAVCursor($0).token } ?? ""
         if collection.created { token = "" }
         var first = true
@@ -64,6 +70,13 @@ extension DAVRemote {
                 continue
             }
             let answer = try sent.get()
+            if answer.status == 404, collection.isFromCursor {
+                // The collection the cursor remembers is gone (deleted, or the account moved): found again, or made.
+                collections[entity.name] = nil
+                collection = try self.collection(for: entity)
+                token = ""
+                continue
+            }
             if answer.status != 207 {
                 guard !token.isEmpty, [403, 409, 412, 500].contains(answer.status) else {
                     throw DAVError(.server, "the server answered HTTP \(answer.status) to a sync-collection REPORT on \(collection.url.path)",
@@ -93,7 +106,9 @@ extension DAVRemote {
             guard let newToken = status.syncToken, !newToken.isEmpty else {
                 throw DAVError(.server, "the server's sync-collection answer for \(collection.url.path) has no sync-token")
             }
+            // Nothing to write, unless the cursor itself changes (the collection's URL added to an older one).
             let unchanged = newToken == token && changed.isEmpty && removed.isEmpty
+                && since == DAVCursor(token: newToken, collection: collection.url, foreign: foreign[entity.name] ?? [:]).cursor
             if !unchanged {
                 guard try emit(changed, removed: removed, token: newToken, entity: entity, mapping: mapping, collection: collection,
                                markRecreated: first && collection.created && since != nil, onPage: onPage) else { return }
@@ -147,7 +162,7 @@ extension DAVRemote {
             }
             if number == batches.count - 1 {
                 self.foreign[entity.name] = foreign
-                if !token.isEmpty { page.cursor = DAVCursor(token: token, foreign: foreign).cursor }
+                if !token.isEmpty { page.cursor = DAVCursor(token: token, collection: collection.url, foreign: foreign).cursor }
             }
             guard try onPage(page) else { return false }
         }
@@ -155,7 +170,7 @@ extension DAVRemote {
     }
 
     /// One multiget of these members: each body read by the mapping, or skipped with its reason.
-    private func bodies(_ members: [(href: String, etag: String)], entity: EntitySchema, mapping: any DAVMapping, collection: Collection,
+    func bodies(_ members: [(href: String, etag: String)], entity: EntitySchema, mapping: any DAVMapping, collection: Collection,
                         foreign: inout [String: String], seen: inout Set<String>) throws -> RemotePage {
         guard !members.isEmpty else { return RemotePage(records: [], cursor: nil) }
         let answer = try multiget(members.map(\.href), collection: collection)
@@ -235,21 +250,28 @@ extension DAVRemote {
 
     public var canList: Bool { true }
 
+    /// Every member by PROPFIND Depth 1, read by multiget: an id is the UID inside, as a pull reads it (an href
+    /// does not always say it), and an item evsync cannot hold is listed by its href's id, never taken for gone.
     public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
-        guard mappings[entity.name] != nil else { return }
+        guard let mapping = mapping(of: entity) else { return }
         let collection = try collection(for: entity)
-        let foreign = self.foreign[entity.name] ?? [:]
-        let page = try propfindMembers(collection).compactMap { member -> (id: String, version: RemoteVersion)? in
-            let key = DAVIDs.key(member.href)
-            if let id = foreign[key] { return (id, DAVVersion(etag: member.etag, href: member.href).remoteVersion) }
-            guard let uid = DAVIDs.uid(inHref: member.href) else { return nil }
-            return (DAVIDs.id(forUID: uid), RemoteVersion(member.etag))
+        let members = try propfindMembers(collection)
+        var foreign = self.foreign[entity.name] ?? [:]
+        var seen: Set<String> = []
+        for start in stride(from: 0, to: members.count, by: multigetBatch) {
+            let batch = Array(members[start..<min(start + multigetBatch, members.count)])
+            let page = try bodies(batch, entity: entity, mapping: mapping, collection: collection, foreign: &foreign, seen: &seen)
+            var listed = try page.entries.compactMap { entry -> (id: String, version: RemoteVersion)? in
+                let record = try page.record(entry)
+                return record.fields == nil ? nil : (record.id, record.version)
+            }
+            listed += page.skipped.compactMap { skip in skip.id.map { ($0, skip.version ?? RemoteVersion("")) } }
+            guard try onPage(listed) else { return }
         }
-        _ = try onPage(page)
     }
 
     public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
-        guard let mapping = mappings[entity.name] else { return nil }
+        guard let mapping = mapping(of: entity) else { return nil }
         let collection = try collection(for: entity)
         let href = (foreign[entity.name] ?? [:]).first { $0.value == id }.map(\.key) ?? self.href(forUID: DAVIDs.uid(forID: id), in: collection)
         return try fetch(href, mapping: mapping, collection: collection)?.record

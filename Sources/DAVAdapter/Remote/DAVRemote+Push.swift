@@ -16,7 +16,7 @@ import HTTPTransport
 ///   item's record, when the server names it, as a failed precondition (a conflict, folded once); else a refusal.
 extension DAVRemote {
     public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
-        guard let mapping = mappings[entity.name] else {
+        guard let mapping = mapping(of: entity) else {
             return operations.map { _ in .rejected(status: 0, message: "\(entity.name) has no CalDAV/CardDAV mapping") }
         }
         let collection = try collection(for: entity)

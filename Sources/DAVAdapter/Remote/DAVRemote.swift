@@ -39,8 +39,8 @@ public final class DAVRemote: SyncRemote {
     public var now: () -> Date = Date.init
 
     let http: RetryingClient
-    /// The mapping of each entity of this sync (`prepare`).
-    var mappings: [String: any DAVMapping] = [:]
+    /// The mapping of each entity used so far (`mapping(of:)`).
+    private var mappings: [String: any DAVMapping] = [:]
     /// Resolved collections, by entity name.
     var collections: [String: Collection] = [:]
     /// Another client's items at an href their id does not give, by entity: href key → id. Kept in the cursor.
@@ -57,6 +57,8 @@ public final class DAVRemote: SyncRemote {
         var supportsSync: Bool
         /// Made by this sync: the server had no such collection.
         var created: Bool
+        /// Taken from the cursor, unchecked: a 404 sends the pull to discovery.
+        var isFromCursor = false
         var key: String { DAVIDs.key(url.path.hasSuffix("/") ? url.path : url.path + "/") }
         var fileExtension: String { isCalendar ? "ics" : "vcf" }
         var contentType: String { isCalendar ? "text/calendar; charset=utf-8" : "text/vcard; charset=utf-8" }
@@ -124,8 +126,12 @@ public final class DAVRemote: SyncRemote {
 
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
         for (schema, since) in entities {
-            mappings[schema.name] = Self.mapping(for: schema)
-            foreign[schema.name] = since.map { DAVCursor($0).foreign } ?? [:]
+            let cursor = since.map(DAVCursor.init)
+            foreign[schema.name] = cursor?.foreign ?? [:]
+            if let url = cursor?.collection, let mapping = mapping(of: schema), collections[schema.name] == nil {
+                collections[schema.name] = Collection(entity: schema.name, url: url, isCalendar: mapping.component == "VEVENT",
+                                                      supportsSync: true, created: false, isFromCursor: true)
+            }
         }
     }
 
@@ -137,8 +143,18 @@ public final class DAVRemote: SyncRemote {
     /// The sync token is not a version.
     public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { nil }
 
+    /// The ids a pull from the empty token listed; nil after a collection this sync had to make, which the engine
+    /// checks against a listing anyway (`isRecreated`): the records the server lost are counted once.
     public func liveIDs(of entity: EntitySchema) throws -> Set<String>? {
-        listed[entity.name]
+        collections[entity.name]?.created == true ? nil : listed[entity.name]
+    }
+
+    /// The entity's mapping, made once: `verify --remote` lists without a `prepare`.
+    func mapping(of entity: EntitySchema) -> (any DAVMapping)? {
+        if let known = mappings[entity.name] { return known }
+        let mapping = Self.mapping(for: entity)
+        mappings[entity.name] = mapping
+        return mapping
     }
 
     // MARK: Collections
@@ -146,7 +162,7 @@ public final class DAVRemote: SyncRemote {
     /// The entity's collection, found (discovery on first use) or made.
     func collection(for entity: EntitySchema) throws -> Collection {
         if let known = collections[entity.name] { return known }
-        guard let mapping = mappings[entity.name] else {
+        guard let mapping = mapping(of: entity) else {
             throw DAVError(.invalidData, "\(entity.name) has no CalDAV/CardDAV mapping")
         }
         let isCalendar = mapping.component == "VEVENT"
