@@ -53,4 +53,37 @@ struct DAVScriptedTests {
         #expect(reports[3].contains("<sync-token>t2</sync-token>"))
         #expect(!reports.contains { $0.contains("limit") })
     }
+
+    @Test("a multiget answer over the size bound is asked for again in halves; the one item too large is skipped, the others arrive")
+    func tooLarge() throws {
+        func item(_ uid: String, _ summary: String) -> String {
+            #"<d:response><d:href>/p/holidays/\#(uid).ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>"#
+                + ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:x", "BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20270101T000000Z",
+                   "DTSTART;VALUE=DATE:20270301", "SUMMARY:\(summary)", "END:VEVENT", "END:VCALENDAR", ""].joined(separator: "&#13;\n")
+                + "</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+        }
+        let huge = String(repeating: "x", count: 3000)
+        let server = try ScriptedServer([
+            Self.multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(Self.member("/p/holidays/a.ics", etag: "1") + Self.member("/p/holidays/b.ics", etag: "1") + "<d:sync-token>t1</d:sync-token>"),
+            Self.multistatus(item("a", "A") + item("b", huge)),
+            Self.multistatus(item("a", "A")),
+            Self.multistatus(item("b", huge)),
+        ], then: ScriptedServer.Answer(500))
+        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
+        remote.retry.attempts = 1
+        remote.maximumAnswerBytes = 2000
+        let holiday = try SchemaRegistry().schema(named: "Holiday")
+        try remote.prepare([(holiday, nil)])
+        var pages: [RemotePage] = []
+        try remote.changes(of: holiday, since: nil) { pages.append($0); return true }
+        let records = try pages.flatMap { page in try page.entries.map { try page.record($0) } }
+        #expect(records.map(\.id) == ["a"])
+        #expect(pages.flatMap(\.skipped).map(\.id) == ["b"])
+        #expect(pages.flatMap(\.skipped).first?.reason.contains("too large") == true)
+        #expect(try remote.liveIDs(of: holiday) == ["a", "b"])
+        #expect(pages.last?.cursor.map { DAVCursor($0).token } == "t1")
+    }
 }

@@ -173,9 +173,25 @@ extension DAVRemote {
     func bodies(_ members: [(href: String, etag: String)], entity: EntitySchema, mapping: any DAVMapping, collection: Collection,
                         foreign: inout [String: String], seen: inout Set<String>) throws -> RemotePage {
         guard !members.isEmpty else { return RemotePage(records: [], cursor: nil) }
-        let answer = try multiget(members.map(\.href), collection: collection)
         var records: [RemoteRecord] = []
         var skipped: [SkippedRecord] = []
+        let answer: Multistatus
+        do {
+            answer = try multiget(members.map(\.href), collection: collection)
+        } catch let error as DAVError where error.isTooLarge {
+            // Past the size bound: halves, down to the one item that is too large, skipped with the reason.
+            guard members.count > 1 else {
+                let hrefID = foreign[DAVIDs.key(members[0].href)] ?? DAVIDs.uid(inHref: members[0].href).map(DAVIDs.id(forUID:))
+                if let hrefID { listed[entity.name]?.insert(hrefID) }
+                return RemotePage(records: [], skipped: [SkippedRecord(id: hrefID, version: RemoteVersion(members[0].etag),
+                                                                       reason: "\(members[0].href) is too large: \(error)")], cursor: nil)
+            }
+            let half = members.count / 2
+            var page = try bodies(Array(members[..<half]), entity: entity, mapping: mapping, collection: collection, foreign: &foreign, seen: &seen)
+            page.append(contentsOf: try bodies(Array(members[half...]), entity: entity, mapping: mapping, collection: collection,
+                                               foreign: &foreign, seen: &seen))
+            return page
+        }
         let etags = Dictionary(members.map { (DAVIDs.key($0.href), $0.etag) }, uniquingKeysWith: { first, _ in first })
         let dataName = collection.isCalendar ? (DAVNamespace.caldav, "calendar-data") : (DAVNamespace.carddav, "address-data")
         for response in answer.responses {
@@ -242,6 +258,9 @@ extension DAVRemote {
                               doing: "reading items of \(collection.url.path)")
         guard answer.status == 207 else {
             throw DAVError(.server, "the server answered HTTP \(answer.status) to a multiget of \(collection.url.path)", status: answer.status)
+        }
+        guard answer.body.count <= maximumAnswerBytes else {
+            throw DAVError(.server, "the answer is larger than \(maximumAnswerBytes) bytes", isTooLarge: true)
         }
         return try multistatus(answer, doing: "reading items of \(collection.url.path)")
     }

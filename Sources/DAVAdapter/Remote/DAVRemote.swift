@@ -35,6 +35,9 @@ public final class DAVRemote: SyncRemote {
     }
     /// Items asked for per multiget.
     public var multigetBatch = 100
+    /// The largest multiget answer read: a larger one is asked for again in halves, down to the one item too large
+    /// to hold, which is skipped.
+    public var maximumAnswerBytes = XMLReader.maximumBytes
     /// The clock new and changed items are stamped with (DTSTAMP, REV).
     public var now: () -> Date = Date.init
 
