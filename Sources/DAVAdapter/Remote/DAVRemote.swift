@@ -232,6 +232,8 @@ public final class DAVRemote: SyncRemote {
             let homes = try homeSets(of: principal)
             found = (found.0 ?? homes.0, found.1 ?? homes.1)
         }
+        // A server without current-user-principal (RFC 5397 came late): the URL given may be the principal itself.
+        if found.0 == nil, found.1 == nil, let homes = try? homeSets(of: server) { found = homes }
         homes = found
         return found
     }
