@@ -214,6 +214,44 @@ extension DAVSyncTests {
     }
 }
 
+extension DAVSyncTests {
+    @Test("kill -9 in the middle of pushing and of pulling 500 holidays: the next syncs converge, each UID once on the server, nothing lost")
+    func killed() async throws {
+        let dav = try OwnDAV("radicale", port: 8924)
+        let directory = try TemporaryDirectory("dav-kill")
+        let a = Evsync(store: directory.file("a")), b = Evsync(store: directory.file("b"))
+        let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
+        let lines = (0..<500).map { #"{"name": "Day \#($0)", "date": "2027-01-01"}"# }.joined(separator: "\n") + "\n"
+        try await a.ok(["import", "Holiday", "-"], stdin: lines)
+        func killedAfter(_ evsync: Evsync, _ requests: Int, _ method: String) async throws {
+            let sync = try evsync.start(["sync", "-v", "--protocol", "dav", "--remote", dav.base], environment: environment)
+            try await sync.waitFor("\(requests) \(method) requests", timeout: .seconds(120)) {
+                sync.outputSoFar().stderr.components(separatedBy: "\(method) \(dav.base)evsync/holidays/").count > requests
+            }
+            sync.signal(SIGKILL)
+            let output = await sync.wait()
+            #expect(output.killedBySignal, "\(output)")
+        }
+        try await killedAfter(a, 100, "PUT")
+        // A killed sync remembered no remote: it is given again.
+        let pushed = try await a.ok(["sync", "--protocol", "dav", "--remote", dav.base], environment: environment)
+        #expect(!pushed.contains("rejected"), "\(pushed)")
+        let peer = Peer(collection: dav.base + "evsync/holidays/", authFile: dav.authFile)
+        let served = try await peer.run(["list"]).stdoutLines
+        #expect(served.count == 500)
+        #expect(try await peer.items().count == 500)   // by UID: none twice
+        #expect(try await Self.names(a, "Holiday").count == 500)
+
+        // The pull: sync-collection, then multigets of 100; killed after two of them.
+        try await killedAfter(b, 3, "REPORT")
+        try await b.ok(["sync", "--protocol", "dav", "--remote", dav.base], environment: environment)
+        let held = try await Self.names(b, "Holiday")
+        #expect(held.count == 500)
+        #expect(held == (try await Self.names(a, "Holiday")))
+        #expect(try await a.ok(["sync"], environment: environment).contains("already in sync"))
+    }
+}
+
 /// DAVRemote's push against the real servers, operation by operation: what the engine folds.
 @Suite("DAV push outcomes", .serialized)
 struct DAVPushTests {
