@@ -1,4 +1,5 @@
 import EventStore
+import Foundation
 import Testing
 import TestSupport
 @testable import DAVAdapter
@@ -49,5 +50,15 @@ struct DAVIDTests {
         #expect(DAVIDs.key("http://h:1/a/b%40c.ics") == DAVIDs.key("/a/b@c.ics"))
         #expect(DAVIDs.segment(forUID: "4f1c@example.com", extension: "ics") == "4f1c%40example.com.ics")
         #expect(DAVIDs.uid(inHref: "/a/4f1c%40example.com.ics") == "4f1c@example.com")
+    }
+
+    @Test("a cursor keeps the sync token, the collection's URL and other clients' hrefs; a token alone reads too")
+    func cursor() throws {
+        let url = try #require(URL(string: "http://127.0.0.1:5232/evsync/holidays/"))
+        let cursor = DAVCursor(token: "http://radicale.org/ns/sync/9f", collection: url, foreign: ["/evsync/holidays/x y.ics": "dav_x_40y"])
+        let read = DAVCursor(cursor.cursor)
+        #expect(read.token == cursor.token && read.collection == url && read.foreign == cursor.foreign)
+        let old = DAVCursor(RemoteCursor("data:,7"))
+        #expect(old.token == "data:,7" && old.collection == nil && old.foreign.isEmpty)
     }
 }

@@ -292,7 +292,9 @@ extension DAVRemote {
     public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
         guard let mapping = mapping(of: entity) else { return nil }
         let collection = try collection(for: entity)
-        let href = (foreign[entity.name] ?? [:]).first { $0.value == id }.map(\.key) ?? self.href(forUID: DAVIDs.uid(forID: id), in: collection)
+        // A key is a decoded path: encoded again to be sent.
+        let known = (foreign[entity.name] ?? [:]).first { $0.value == id }?.key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)
+        let href = known ?? self.href(forUID: DAVIDs.uid(forID: id), in: collection)
         return try fetch(href, mapping: mapping, collection: collection)?.record
     }
 

@@ -96,7 +96,7 @@ extension DAVRemote {
                 return .rejected(status: answer.status, message: "the server took \(href) but gives back nothing evsync can read")
             }
             return record.fields == fields ? .applied(version: record.version) : .appliedDifferently(current: record)
-        case 409, 412, 403:
+        case 409, 412:
             let current = try fetch(href, mapping: mapping, collection: collection)
             if let current { return changed(current, at: href) }
             // Nothing at the href: the refusal is about another item with the same UID. Radicale and Xandikos
@@ -108,7 +108,7 @@ extension DAVRemote {
             }
             if answer.status == 412, condition.0 == "If-Match" { return .preconditionFailed(current: nil) }
             return .rejected(status: answer.status, message: "the server refused \(href): HTTP \(answer.status)"
-                + (answer.status == 403 ? "" : ": another item of \(collection.url.path) has the same UID (no-uid-conflict)"))
+                + (Self.isUIDConflict(answer.body) ? ": another item of \(collection.url.path) has the same UID (no-uid-conflict)" : ""))
         default:
             return .rejected(status: answer.status, message: "the server refused PUT \(href): HTTP \(answer.status)")
         }
