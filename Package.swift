@@ -4,9 +4,8 @@ import PackageDescription
 // The targets are the layers, and each may import only the ones below it, so
 // the compiler keeps the direction (docs/architecture.md):
 //
-//   evsync (CLI) → KintoAdapter, ParseAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
+//   evsync (CLI) → KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
 //       ↘ CPrctl, CTerminal  ↘ HTTPTransport → CCurl
-//   DAVAdapter → EventStore (not in the CLI yet: docs/dav.md)
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
 // particular server; KintoAdapter is one remote among possible others.
@@ -37,12 +36,12 @@ let package = Package(
         .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
         // The Parse Server remote: Parse's REST protocol and its weak spots (no conditional writes, no tombstones).
         .target(name: "ParseAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
-        // CalDAV/CardDAV, so far its pure parts: the iCalendar/vCard content-line codec and the Holiday and
-        // Birthday mappings (docs/dav.md). No I/O yet; EventStore only for JSON values and the schemas.
-        .target(name: "DAVAdapter", dependencies: ["EventStore"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
+        // The CalDAV/CardDAV remote (docs/dav.md): the iCalendar/vCard content-line codec, the Holiday and Birthday
+        // mappings, a WebDAV XML reader of its own, discovery, sync-collection pulls and conditional pushes.
+        .target(name: "DAVAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
-        .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter"], path: "Tests/Fuzz",
+        .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter", "DAVAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),
         // What the test targets share: processes, temporary directories, seeded random, a clock,
         // remote doubles and the random two-store world the engine tests run on any remote.

@@ -60,7 +60,7 @@ enum Completion {
         if placeholder == "DIR" { return .directories }
         if placeholder == "field" { return .fields(entity: 0) }
         if placeholder == "FILE" { return .files }
-        if option.name == "--remote-type" || option.name == "--protocol" { return .choices(RemoteChoice.Kind.allCases.map(\.rawValue)) }
+        if option.name == "--remote-type" || option.name == "--protocol" { return .choices(RemoteFactory.all.map(\.type)) }
         if placeholder.contains("|"), placeholder == placeholder.lowercased() {
             return .choices(placeholder.split(separator: "|").map(String.init))
         }

@@ -3,46 +3,44 @@ import EventSync
 import Foundation
 import KintoAdapter
 import ParseAdapter
+import DAVAdapter
 import CPrctl
 
 /// Which remote adapter a sync talks to: read from the remote URL, or given
 /// with `--remote-type TYPE` (or `EVSYNC_REMOTE_TYPE`) where the URL cannot tell.
 ///
 /// - A URL whose path ends in `/buckets/<id>` is Kinto.
-/// - A URL whose scheme is `parse+http(s)` is Parse: the form a Parse remote
-///   is remembered in, so that `--protocol parse` need not be given again.
+/// - A URL whose scheme is `parse+http(s)` is Parse, `dav+http(s)` CalDAV/CardDAV: the forms those remotes
+///   are remembered in, so that `--protocol` need not be given again.
 /// - A given type is used whatever the URL; the adapter refuses a URL it
 ///   cannot use, with its own one-line error.
 /// - An unknown type, or a URL no adapter recognises and no type, is bad
 ///   usage (exit 64), and the error says what to give.
 ///
-/// Adding a server is a case in `Kind`, its URL shape in `recognising`, and
-/// its adapter in `makeRemote`.
+/// Adding a server is one `RemoteFactory` in `RemoteFactory.all`.
 struct RemoteChoice: Sendable {
-    /// The known remote types, as `--remote-type` spells them.
-    enum Kind: String, CaseIterable, Sendable {
-        case kinto
-        case parse
+    /// A known remote type, as `--remote-type` spells it: one factory of `RemoteFactory.all`.
+    struct Kind: Sendable {
+        let factory: RemoteFactory
+
+        var rawValue: String { factory.type }
 
         /// `--remote-type` (or its alias `--protocol`), else `EVSYNC_REMOTE_TYPE`, checked; nil when none is given.
         static func given(option: String?, environment: String?, optionName: String = "--remote-type") throws(CLIError) -> Kind? {
             guard let text = option ?? environment else { return nil }
-            guard let kind = Kind(rawValue: text.lowercased()) else {
+            guard let factory = RemoteFactory.all.first(where: { $0.type == text.lowercased() }) else {
                 let source = option != nil ? optionName : "EVSYNC_REMOTE_TYPE"
                 throw CLIError(.usage, "unknown remote type '\(text)' (\(source)); known types: \(known)")
             }
-            return kind
+            return Kind(factory: factory)
         }
 
         /// The type a URL's shape names, if any.
         static func recognising(_ url: String) -> Kind? {
-            let segments = URLComponents(string: url)?.path.split(separator: "/") ?? []
-            if segments.count >= 2, segments[segments.count - 2] == "buckets" { return .kinto }
-            if URLComponents(string: url)?.scheme?.lowercased().hasPrefix("parse+") == true { return .parse }
-            return nil
+            RemoteFactory.all.first { $0.recognises(url) }.map(Kind.init)
         }
 
-        static var known: String { allCases.map(\.rawValue).joined(separator: ", ") }
+        static var known: String { RemoteFactory.all.map(\.type).joined(separator: ", ") }
     }
 
     let kind: Kind
@@ -68,10 +66,7 @@ struct RemoteChoice: Sendable {
     /// The remote's address as its adapter checks and spells it (what keys the pull cursors), without
     /// credentials: `evsync remote URL` remembers a remote that only a sync needs the keys of.
     func address() throws -> String {
-        switch kind {
-        case .kinto: try KintoRemote(bucketURL: url, credentials: nil).address
-        case .parse: ParseRemote.address(of: try ParseRemote.checkedServer(url, allowingInsecureCredentials: false))
-        }
+        try kind.factory.address(url)
     }
 
     /// A new adapter for the remote; called once per sync.
@@ -84,22 +79,8 @@ struct RemoteChoice: Sendable {
     ///   - shouldStop: true once the user asked to stop (Ctrl-C): no more retries.
     func makeRemote(credentials: Credentials?, allowInsecureAuth: Bool, wantsTotals: Bool, retries: Int?,
                     activity: ((RemoteActivity) -> Void)? = nil, shouldStop: @escaping () -> Bool = { false }) throws -> any SyncRemote {
-        switch kind {
-        case .kinto:
-            let remote = try KintoRemote(bucketURL: url, credentials: credentials, allowingInsecureCredentials: allowInsecureAuth)
-            remote.wantsTotals = wantsTotals
-            if let retries { remote.retry.attempts = retries }
-            remote.onActivity = activity
-            remote.shouldStop = shouldStop
-            return remote
-        case .parse:
-            let remote = try ParseRemote(serverURL: url, credentials: try Self.parseCredentials(file: credentials),
-                                         allowingInsecureCredentials: allowInsecureAuth)
-            if let retries { remote.retry.attempts = retries }
-            remote.onActivity = activity
-            remote.shouldStop = shouldStop
-            return remote
-        }
+        try kind.factory.make(url, RemoteFactory.Options(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: wantsTotals,
+                                                         retries: retries, activity: activity, shouldStop: shouldStop))
     }
 
     /// Parse's keys: `EVSYNC_PARSE_APPLICATION_ID` with `EVSYNC_PARSE_REST_API_KEY`,

@@ -1,3 +1,4 @@
+import DAVAdapter
 import EventStore
 import KintoAdapter
 
@@ -16,6 +17,10 @@ enum FuzzTarget: String, CaseIterable {
     case page
     /// The response to a Kinto batch of pushed writes.
     case batch
+    /// A WebDAV multistatus answer (PROPFIND, sync-collection, multiget) from a CalDAV or CardDAV server.
+    case multistatus
+    /// An iCalendar or vCard item: whatever the codec reads must write back to what it read.
+    case vcard
 
     private static let holiday: EntitySchema? = try? SchemaRegistry().schema(named: "Holiday")
     /// The writes the `batch` target's responses answer (the seeds answer five).
@@ -60,6 +65,14 @@ enum FuzzTarget: String, CaseIterable {
             _ = try? KintoRemote.page(from: Array(bytes), collection: "holidays")
         case .batch:
             _ = try? KintoRemote.outcomes(ofBatch: Array(bytes), for: Self.batchWrites, collection: "holidays")
+        case .multistatus:
+            _ = try? Multistatus(parsing: Array(bytes))
+        case .vcard:
+            guard let document = try? VDocument(parsing: Array(bytes)) else { return }
+            let written = document.serialized()
+            precondition((try? VDocument(parsing: written))?.serialized() == written, "an item written back read otherwise")
+            _ = try? HolidayMapping().read(document)
+            _ = try? BirthdayMapping().read(document)
         }
     }
 }

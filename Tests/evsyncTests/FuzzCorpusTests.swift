@@ -11,7 +11,7 @@ struct FuzzCorpusTests {
         .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus")
 
     @Test("every corpus input runs through its decoder without a crash or a failed round trip",
-          arguments: ["json", "event", "import", "page", "batch"])
+          arguments: ["json", "event", "import", "page", "batch", "multistatus", "vcard"])
     func replay(target: String) async throws {
         let directory = Self.corpus.appendingPathComponent(target)
         let inputs = try FileManager.default.contentsOfDirectory(atPath: directory.path)

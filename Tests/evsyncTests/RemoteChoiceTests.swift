@@ -25,6 +25,10 @@ struct RemoteChoiceTests {
         // The flag wins over the environment.
         (["sync", "--remote", notABucket, "--remote-type", "kinto"], ["EVSYNC_REMOTE_TYPE": "couchdb"], ["must end in /buckets/<bucket id>"]),
         (["sync", "--remote-type"], [:], ["--remote-type needs a value"]),
+        // DAV: credentials over plain http only to this machine; an http(s) URL only.
+        (["sync", "--protocol", "dav", "--remote", "http://dav.example.com/"], ["EVSYNC_AUTH": "u:p"], ["refusing to send credentials unencrypted"]),
+        (["sync", "--remote", "dav+http://dav.example.com/"], ["EVSYNC_AUTH": "u:p"], ["refusing to send credentials unencrypted"]),
+        (["sync", "--protocol", "dav", "--remote", "ftp://127.0.0.1/"], [:], ["CalDAV/CardDAV"]),
     ] as [([String], [String: String], [String])])
     func refused(arguments: [String], environment: [String: String], mentions: [String]) throws {
         try withSandbox { sandbox in
@@ -98,6 +102,16 @@ struct RemoteChoiceTests {
                 let result = try sandbox.run(command, environment: [name: value])
                 #expect(result.status == Exit.usage && result.stderr == "evsync: \(name) \(says)\n", "\(command) \(name): \(result)")
             }
+        }
+    }
+
+    @Test("a dav+ URL goes to CalDAV/CardDAV, and `evsync remote` remembers it with its type")
+    func dav() throws {
+        try withSandbox { sandbox in
+            let result = try sandbox.run(["sync", "--remote", "dav+http://127.0.0.1:1/"], environment: ["EVSYNC_RETRIES": "1"])
+            #expect(result.status == 69, "\(result)")
+            try sandbox.succeed(["remote", "http://127.0.0.1:1/"], environment: ["EVSYNC_REMOTE_TYPE": "dav"])
+            #expect(try sandbox.status()["remote"]?.stringValue == "dav+http://127.0.0.1:1/")
         }
     }
 }

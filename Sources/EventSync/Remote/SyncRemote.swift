@@ -22,6 +22,10 @@ public protocol SyncRemote: AnyObject {
     /// anything is sent, and to start the first requests early.
     func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws
 
+    /// Whether a sync with this server takes the entity at all: false leaves it out of the sync (neither pulled
+    /// nor pushed; its pending changes stay pending), for a server that has no place for it. True by default.
+    func holds(_ entity: EntitySchema) -> Bool
+
     /// The most operations `push` accepts at once.
     func batchLimit() throws -> Int
 
@@ -74,6 +78,8 @@ public protocol SyncRemote: AnyObject {
 
 extension SyncRemote {
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {}
+
+    public func holds(_ entity: EntitySchema) -> Bool { true }
 
     public func isVersion(_ version: RemoteVersion, olderThan other: RemoteVersion) -> Bool { false }
 

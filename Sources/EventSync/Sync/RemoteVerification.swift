@@ -50,7 +50,7 @@ extension SyncEngine {
             let remote = try makeRemote()
             var verification = RemoteVerification()
             var report = SyncReport()
-            for schema in store.schemas.entities {
+            for schema in store.schemas.entities where remote.holds(schema) {
                 // With `repair`, the user has decided about what a loss left: later syncs repair by themselves again.
                 try verify(schema, against: remote, repair: repair, missing: .decided(.delete), policy: policy, into: &verification, report: &report)
             }

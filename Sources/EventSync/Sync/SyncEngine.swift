@@ -152,7 +152,7 @@ public final class SyncEngine: Sendable {
     private func run(policy: ConflictPolicy, missing: MissingRecords?, startedAfter: UInt64?, report: inout SyncReport,
                      progress notify: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
-        let entities = store.schemas.entities
+        let entities = store.schemas.entities.filter(remote.holds)
         try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
         entities: for schema in entities {
             let undecided = try store.serverWasRestored(remote: remote.address, entity: schema.name)

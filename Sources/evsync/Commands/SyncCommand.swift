@@ -84,6 +84,10 @@ enum SyncCommand {
         guard given != nil || global.storeExists else { throw noRemote }
         let store = try global.openStore(create: true)
         guard let choice = try given ?? store.rememberedRemote().map(checked) else { throw noRemote }
+        let probe = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: nil)
+        for schema in store.schemas.entities where !probe.holds(schema) {
+            printError("evsync: \(schema.name) has no place on this \(choice.kind.rawValue) server (no mapping for it); left out of this sync")
+        }
         let terminal = isatty(STDERR_FILENO) == 1
         let feedback = SyncFeedback(terminal: terminal, verbose: verbose, timestamped: interval != nil)
         let engine = SyncEngine(store: store) {

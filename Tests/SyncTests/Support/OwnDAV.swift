@@ -13,8 +13,9 @@ final class OwnDAV: Sendable {
     private static let tool = ServerTool.path("dav")
 
     /// - Parameter server: `radicale` or `xandikos`; `options`: more of `Tools/dav start`'s.
-    init(_ server: String, _ options: [String] = []) throws {
-        port = try ServerTool.freePort()
+    init(_ server: String, _ options: [String] = [], port: Int? = nil) throws {
+        let port = try port ?? ServerTool.freePort()
+        self.port = port
         (base, authFile) = try ServerTool.start(Self.tool, ["--server", server, "--port", String(port)] + options, port: port)
     }
 

@@ -1,0 +1,27 @@
+public import EventSync
+import HTTPTransport
+
+/// Why talking to a CalDAV or CardDAV server failed: what kind of failure it is for the sync, in one line.
+public struct DAVError: RemoteError, Sendable {
+    public let syncCode: SyncError.Code
+    public let message: String
+    /// The server's HTTP status, when the failure is an answer of the server's.
+    public let status: Int?
+    /// An answer over a size bound (the XML reader's, the HTTP client's): a smaller request may pass.
+    let isTooLarge: Bool
+
+    init(_ code: SyncError.Code, _ message: String, status: Int? = nil, isTooLarge: Bool = false) {
+        self.syncCode = code
+        self.message = message
+        self.status = status
+        self.isTooLarge = isTooLarge
+    }
+
+    init(_ failure: HTTPFailure) {
+        // HTTPTransport says a response outgrew its cap only in words (TransportError.Kind.tooLarge is not passed on).
+        self.init(failure.kind == .permanent ? .server : .unavailable, failure.description, status: failure.response?.status,
+                  isTooLarge: failure.kind == .permanent && failure.description.contains("sent a response larger than"))
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,315 @@
+public import EventStore
+import EventSync
+import Foundation
+import HTTPTransport
+
+/// A pull's cursor: the collection's sync token (RFC 6578), the collection's URL (so that a sync finds it with no
+/// discovery: an unchanged collection costs one REPORT), and the hrefs of other clients' items that their ids do
+/// not give (href key → id), so that a removal, which names only the href, is a deletion of the right record.
+/// Written as the token, then `@ URL`, then one `key\tid` line each (a key is a path: it starts with `/`).
+struct DAVCursor {
+    var token: String
+    var collection: URL?
+    var foreign: [String: String]
+
+    init(token: String, collection: URL? = nil, foreign: [String: String]) {
+        (self.token, self.collection, self.foreign) = (token, collection, foreign)
+    }
+
+    init(_ cursor: RemoteCursor) {
+        let lines = cursor.token.split(separator: "\n", omittingEmptySubsequences: false)
+        token = lines.first.map(String.init) ?? ""
+        foreign = [:]
+        for line in lines.dropFirst() {
+            if line.hasPrefix("@ ") {
+                collection = URL(string: String(line.dropFirst(2)))
+                continue
+            }
+            let parts = line.split(separator: "\t", maxSplits: 1)
+            if parts.count == 2 { foreign[String(parts[0])] = String(parts[1]) }
+        }
+    }
+
+    var cursor: RemoteCursor {
+        let lines = foreign.sorted { $0.key < $1.key }
+            .filter { !$0.key.contains("\n") && !$0.key.contains("\t") }
+            .map { "\($0.key)\t\($0.value)" }
+        return RemoteCursor(([token] + (collection.map { ["@ " + $0.absoluteString] } ?? []) + lines).joined(separator: "\n"))
+    }
+}
+
+extension DAVRemote {
+    /// Changes since the cursor's sync token: a sync-collection REPORT (sync-level 1, never DAV:limit, which
+    /// Xandikos answers with a cut list and the newest token), its changed members' bodies by multiget in
+    /// batches, its removed members (404) as tombstones; a truncated answer (507 on the collection) followed with
+    /// the token it gave. The token goes with the last page of its answer only, so a crash re-reads the answer
+    /// and never skips one. An invalid or expired token (Radicale 403, Xandikos 412 or 500) starts again from
+    /// an empty token: every member, and `liveIDs` then names them all, so what the server lost in between is a
+    /// deletion, reconciled by the engine (never a wipe: `MissingRecords`). A collection without sync-collection
+    /// is listed whole (PROPFIND Depth 1) at every pull.
+    public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
+        guard let mapping = mapping(of: entity) else { return }
+        var collection = try collection(for: entity)
+        var token = since.map { DAVCursor($0).token } ?? ""
+        if collection.created { token = "" }
+        var first = true
+        guard collection.supportsSync else {
+            let members = try propfindMembers(collection)
+            listed[entity.name] = []
+            _ = try emit(members, removed: [], token: "", entity: entity, mapping: mapping, collection: collection,
+                         markRecreated: collection.created && since != nil, onPage: onPage)
+            return
+        }
+        while true {
+            let request = HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "0")],
+                                      body: Array(Self.syncCollection(token: token).utf8), contentType: Self.xml)
+            let sent = Result { () throws(DAVError) in try send(request, doing: "listing the changes of \(collection.url.path)") }
+            if case .failure(let error) = sent, error.status == 500, !token.isEmpty {
+                // Xandikos has answered a token it no longer has with 500: retried as any 5xx, then taken for invalid.
+                token = ""
+                continue
+            }
+            let answer = try sent.get()
+            if answer.status == 404, collection.isFromCursor {
+                // The collection the cursor remembers is gone (deleted, or the account moved): found again, or made.
+                collections[entity.name] = nil
+                collection = try self.collection(for: entity)
+                token = ""
+                continue
+            }
+            if answer.status != 207 {
+                guard !token.isEmpty, [403, 409, 412, 500].contains(answer.status) else {
+                    throw DAVError(.server, "the server answered HTTP \(answer.status) to a sync-collection REPORT on \(collection.url.path)",
+                                   status: answer.status)
+                }
+                // The token is no longer valid: every member again, from an empty token.
+                token = ""
+                continue
+            }
+            let status = try multistatus(answer, doing: "listing the changes of \(collection.url.path)")
+            if token.isEmpty { listed[entity.name] = listed[entity.name] ?? [] }
+            var changed: [(href: String, etag: String)] = []
+            var removed: [String] = []
+            var truncated = false
+            for response in status.responses {
+                let key = DAVIDs.key(response.href)
+                if key == collection.key || key + "/" == collection.key {
+                    if response.status == 507 { truncated = true }
+                    continue
+                }
+                if response.status == 404 {
+                    removed.append(response.href)
+                } else if let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed, !key.hasSuffix("/") {
+                    changed.append((response.href, etag))
+                }
+            }
+            guard let newToken = status.syncToken, !newToken.isEmpty else {
+                throw DAVError(.server, "the server's sync-collection answer for \(collection.url.path) has no sync-token")
+            }
+            // Nothing to write, unless the cursor itself changes (the collection's URL added to an older one).
+            let unchanged = newToken == token && changed.isEmpty && removed.isEmpty
+                && since == DAVCursor(token: newToken, collection: collection.url, foreign: foreign[entity.name] ?? [:]).cursor
+            if !unchanged {
+                guard try emit(changed, removed: removed, token: newToken, entity: entity, mapping: mapping, collection: collection,
+                               markRecreated: first && collection.created && since != nil, onPage: onPage) else { return }
+            }
+            first = false
+            if !truncated || newToken == token { return }
+            token = newToken
+        }
+    }
+
+    static func syncCollection(token: String) -> String {
+        #"<sync-collection xmlns="DAV:"><sync-token>\#(escape(token))</sync-token><sync-level>1</sync-level><prop><getetag/></prop></sync-collection>"#
+    }
+
+    /// Every member and its ETag (PROPFIND Depth 1), for a collection without sync-collection.
+    func propfindMembers(_ collection: Collection) throws -> [(href: String, etag: String)] {
+        let body = Array(#"<propfind xmlns="DAV:"><prop><getetag/><resourcetype/></prop></propfind>"#.utf8)
+        let answer = try send(HTTPRequest(method: "PROPFIND", url: collection.url, headers: [("Depth", "1")], body: body, contentType: Self.xml),
+                              doing: "listing \(collection.url.path)")
+        guard answer.status == 207 else {
+            throw DAVError(.server, "the server answered HTTP \(answer.status) when listing \(collection.url.path)", status: answer.status)
+        }
+        return try multistatus(answer, doing: "listing \(collection.url.path)").responses.compactMap { response in
+            let key = DAVIDs.key(response.href)
+            guard key != collection.key, !key.hasSuffix("/"), response.property(DAVNamespace.dav, "resourcetype")?.children.isEmpty != false,
+                  let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed else { return nil }
+            return (response.href, etag)
+        }
+    }
+
+    /// Hands the engine the removals and the changed members' bodies, a multiget batch a page, the cursor on the last.
+    /// - Returns: false when `onPage` asked to stop.
+    private func emit(_ changed: [(href: String, etag: String)], removed: [String], token: String, entity: EntitySchema,
+                      mapping: any DAVMapping, collection: Collection, markRecreated: Bool,
+                      onPage: (RemotePage) throws -> Bool) throws -> Bool {
+        var foreign = self.foreign[entity.name] ?? [:]
+        var tombstones: [RemoteRecord] = []
+        for href in removed {
+            let key = DAVIDs.key(href)
+            let id = foreign.removeValue(forKey: key) ?? DAVIDs.uid(inHref: href).map(DAVIDs.id(forUID:))
+            if let id { tombstones.append(RemoteRecord(id: id, version: deletionVersion, fields: nil)) }
+        }
+        var batches = stride(from: 0, to: changed.count, by: multigetBatch).map { Array(changed[$0..<min($0 + multigetBatch, changed.count)]) }
+        if batches.isEmpty { batches = [[]] }
+        var seen: Set<String> = []
+        for (number, batch) in batches.enumerated() {
+            var page = try bodies(batch, entity: entity, mapping: mapping, collection: collection, foreign: &foreign, seen: &seen)
+            if number == 0 {
+                page.append(contentsOf: RemotePage(records: tombstones, cursor: nil))
+                page.isRecreated = markRecreated
+            }
+            if number == batches.count - 1 {
+                self.foreign[entity.name] = foreign
+                if !token.isEmpty { page.cursor = DAVCursor(token: token, collection: collection.url, foreign: foreign).cursor }
+            }
+            guard try onPage(page) else { return false }
+        }
+        return true
+    }
+
+    /// One multiget of these members: each body read by the mapping, or skipped with its reason.
+    func bodies(_ members: [(href: String, etag: String)], entity: EntitySchema, mapping: any DAVMapping, collection: Collection,
+                        foreign: inout [String: String], seen: inout Set<String>) throws -> RemotePage {
+        guard !members.isEmpty else { return RemotePage(records: [], cursor: nil) }
+        var records: [RemoteRecord] = []
+        var skipped: [SkippedRecord] = []
+        let answer: Multistatus
+        do {
+            answer = try multiget(members.map(\.href), collection: collection)
+        } catch let error as DAVError where error.isTooLarge {
+            // Past the size bound: halves, down to the one item that is too large, skipped with the reason.
+            guard members.count > 1 else {
+                let hrefID = foreign[DAVIDs.key(members[0].href)] ?? DAVIDs.uid(inHref: members[0].href).map(DAVIDs.id(forUID:))
+                if let hrefID { listed[entity.name]?.insert(hrefID) }
+                return RemotePage(records: [], skipped: [SkippedRecord(id: hrefID, version: RemoteVersion(members[0].etag),
+                                                                       reason: "\(members[0].href) is too large: \(error)")], cursor: nil)
+            }
+            let half = members.count / 2
+            var page = try bodies(Array(members[..<half]), entity: entity, mapping: mapping, collection: collection, foreign: &foreign, seen: &seen)
+            page.append(contentsOf: try bodies(Array(members[half...]), entity: entity, mapping: mapping, collection: collection,
+                                               foreign: &foreign, seen: &seen))
+            return page
+        }
+        let etags = Dictionary(members.map { (DAVIDs.key($0.href), $0.etag) }, uniquingKeysWith: { first, _ in first })
+        let dataName = collection.isCalendar ? (DAVNamespace.caldav, "calendar-data") : (DAVNamespace.carddav, "address-data")
+        for response in answer.responses {
+            let key = DAVIDs.key(response.href)
+            guard let listedETag = etags[key] else { continue }
+            let hrefID = foreign[key] ?? DAVIDs.uid(inHref: response.href).map(DAVIDs.id(forUID:))
+            if response.status == 404 {
+                // Removed between the listing and the multiget.
+                if let hrefID { records.append(RemoteRecord(id: hrefID, version: deletionVersion, fields: nil)) }
+                foreign[key] = nil
+                continue
+            }
+            let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed ?? listedETag
+            guard let data = response.property(dataName.0, dataName.1)?.text else {
+                skipped.append(SkippedRecord(id: hrefID, version: RemoteVersion(etag), reason: "the server sent no body for \(response.href)"))
+                continue
+            }
+            let record = self.record(from: Array(data.utf8), href: response.href, etag: etag, mapping: mapping, collection: collection)
+            switch record {
+            case .failure(let skip):
+                if let hrefID { listed[entity.name]?.insert(hrefID) }
+                skipped.append(SkippedRecord(id: hrefID, version: RemoteVersion(etag), reason: "\(skip.kind.rawValue): \(skip.reason)"))
+            case .success(let record):
+                listed[entity.name]?.insert(record.id)
+                guard seen.insert(record.id).inserted else {
+                    skipped.append(SkippedRecord(id: record.id, version: record.version,
+                                                 reason: "another item of \(collection.url.path) has the same UID; \(response.href) is left as it is"))
+                    continue
+                }
+                if DAVVersion(record.version).href != nil { foreign[key] = record.id } else { foreign[key] = nil }
+                records.append(record)
+            }
+        }
+        return RemotePage(records: records, skipped: skipped, cursor: nil)
+    }
+
+    /// The record an item's body holds, its version the ETag (and the href, where its id does not give it).
+    func record(from body: [UInt8], href: String, etag: String, mapping: any DAVMapping, collection: Collection) -> Result<RemoteRecord, DAVSkip> {
+        let item: DAVMappedItem
+        do {
+            item = try mapping.read(bytes: body)
+        } catch {
+            return .failure(error)
+        }
+        let id = DAVIDs.id(forUID: item.uid)
+        guard RecordID.isValidServerID(id) else {
+            return .failure(DAVSkip(.noUID, "the UID is longer than evsync holds (\(RecordID.maxServerLength) bytes escaped)"))
+        }
+        let atOwnHref = DAVIDs.key(href) == DAVIDs.key(self.href(forUID: item.uid, in: collection))
+        return .success(RemoteRecord(id: id, version: DAVVersion(etag: etag, href: atOwnHref ? nil : href).remoteVersion, fields: item.fields))
+    }
+
+    /// Where an item with this UID is written when evsync makes it.
+    func href(forUID uid: String, in collection: Collection) -> String {
+        collection.url.path + (collection.url.path.hasSuffix("/") ? "" : "/") + DAVIDs.segment(forUID: uid, extension: collection.fileExtension)
+    }
+
+    func multiget(_ hrefs: [String], collection: Collection) throws -> Multistatus {
+        let (report, data) = collection.isCalendar ? ("C:calendar-multiget", "C:calendar-data") : ("C:addressbook-multiget", "C:address-data")
+        let namespace = collection.isCalendar ? DAVNamespace.caldav : DAVNamespace.carddav
+        let body = #"<\#(report) xmlns="DAV:" xmlns:C="\#(namespace)"><prop><getetag/><\#(data)/></prop>"#
+            + hrefs.map { "<href>\(Self.escape($0))</href>" }.joined() + "</\(report)>"
+        let answer = try send(HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "1")], body: Array(body.utf8), contentType: Self.xml),
+                              doing: "reading items of \(collection.url.path)")
+        guard answer.status == 207 else {
+            throw DAVError(.server, "the server answered HTTP \(answer.status) to a multiget of \(collection.url.path)", status: answer.status)
+        }
+        guard answer.body.count <= maximumAnswerBytes else {
+            throw DAVError(.server, "the answer is larger than \(maximumAnswerBytes) bytes", isTooLarge: true)
+        }
+        return try multistatus(answer, doing: "reading items of \(collection.url.path)")
+    }
+
+    // MARK: Listing (verify --remote)
+
+    public var canList: Bool { true }
+
+    /// Every member by PROPFIND Depth 1, read by multiget: an id is the UID inside, as a pull reads it (an href
+    /// does not always say it), and an item evsync cannot hold is listed by its href's id, never taken for gone.
+    public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
+        guard let mapping = mapping(of: entity) else { return }
+        let collection = try collection(for: entity)
+        let members = try propfindMembers(collection)
+        var foreign = self.foreign[entity.name] ?? [:]
+        var seen: Set<String> = []
+        for start in stride(from: 0, to: members.count, by: multigetBatch) {
+            let batch = Array(members[start..<min(start + multigetBatch, members.count)])
+            let page = try bodies(batch, entity: entity, mapping: mapping, collection: collection, foreign: &foreign, seen: &seen)
+            var listed = try page.entries.compactMap { entry -> (id: String, version: RemoteVersion)? in
+                let record = try page.record(entry)
+                return record.fields == nil ? nil : (record.id, record.version)
+            }
+            listed += page.skipped.compactMap { skip in skip.id.map { ($0, skip.version ?? RemoteVersion("")) } }
+            guard try onPage(listed) else { return }
+        }
+    }
+
+    public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
+        guard let mapping = mapping(of: entity) else { return nil }
+        let collection = try collection(for: entity)
+        // A key is a decoded path: encoded again to be sent.
+        let known = (foreign[entity.name] ?? [:]).first { $0.value == id }?.key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)
+        let href = known ?? self.href(forUID: DAVIDs.uid(forID: id), in: collection)
+        return try fetch(href, mapping: mapping, collection: collection)?.record
+    }
+
+    /// The item at `href` as the server holds it now: its record (or why it cannot be one) and its body; nil when there is none.
+    func fetch(_ href: String, mapping: any DAVMapping, collection: Collection) throws
+        -> (record: RemoteRecord?, body: [UInt8], etag: String, skip: DAVSkip?)? {
+        let answer = try send(HTTPRequest(method: "GET", url: url(of: href, in: collection)), doing: "reading \(href)")
+        if answer.status == 404 || answer.status == 410 { return nil }
+        guard answer.status == 200, let etag = answer.headers["etag"] else {
+            throw DAVError(.server, "the server answered HTTP \(answer.status) to GET \(href)\(answer.status == 200 ? " without an ETag" : "")",
+                           status: answer.status)
+        }
+        switch record(from: answer.body, href: href, etag: etag, mapping: mapping, collection: collection) {
+        case .success(let record): return (record, answer.body, etag, nil)
+        case .failure(let skip): return (nil, answer.body, etag, skip)
+        }
+    }
+}

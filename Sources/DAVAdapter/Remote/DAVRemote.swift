@@ -1,0 +1,321 @@
+public import EventStore
+public import EventSync
+public import Foundation
+public import HTTPTransport
+
+/// A CalDAV (RFC 4791) and CardDAV (RFC 6352) server as a `SyncRemote`: each entity with a mapping is one
+/// collection, a calendar (Holiday) or an address book (Birthday), named by the schema's `x-evsync-collection`.
+///
+/// - **Discovery** (RFC 6764, RFC 5397): the remote URL (a server root or a principal) is asked for
+///   `current-user-principal`, else `/.well-known/caldav` and `/.well-known/carddav` are followed; the principal
+///   for `calendar-home-set` and `addressbook-home-set`. A missing collection is made with MKCALENDAR or an
+///   extended MKCOL (RFC 5689).
+/// - **Ids** (`DAVIDs`): a record's id is its UID (escaped where the id rule refuses it); an item evsync makes
+///   lives at the href its UID gives; the version is the ETag, with the href beside it for another client's item
+///   at another href (`DAVVersion`).
+/// - **Pull** (`DAVRemote+Pull`): `sync-collection` (RFC 6578), bodies by multiget in batches.
+/// - **Push** (`DAVRemote+Push`): `PUT` with `If-None-Match: *` or `If-Match`, `DELETE` with `If-Match`; an
+///   update patches the server's item (`DAVMapping.write(onto:)`), so another client's lines stay.
+public final class DAVRemote: SyncRemote {
+    /// The URL given, without `dav+`.
+    public let server: URL
+    public let address: String
+    public var retry: RetryPolicy {
+        get { http.retry }
+        set { http.retry = newValue }
+    }
+    /// Told of each request and each retry, for a user watching (`sync -v`, a terminal).
+    public var onActivity: ((RemoteActivity) -> Void)? {
+        didSet { http.onActivity = onActivity.map { show in { show($0.map(request: RemoteActivity.request, retrying: RemoteActivity.retrying)) } } }
+    }
+    /// Asked while waiting to retry: true once the user asked to stop (Ctrl-C).
+    public var shouldStop: () -> Bool {
+        get { http.shouldStop }
+        set { http.shouldStop = newValue }
+    }
+    /// Items asked for per multiget.
+    public var multigetBatch = 100
+    /// The largest multiget answer read: a larger one is asked for again in halves, down to the one item too large
+    /// to hold, which is skipped.
+    public var maximumAnswerBytes = XMLReader.maximumBytes
+    /// The clock new and changed items are stamped with (DTSTAMP, REV).
+    public var now: () -> Date = Date.init
+
+    let http: RetryingClient
+    /// The mapping of each entity used so far (`mapping(of:)`).
+    private var mappings: [String: any DAVMapping] = [:]
+    /// Resolved collections, by entity name.
+    var collections: [String: Collection] = [:]
+    /// Another client's items at an href their id does not give, by entity: href key → id. Kept in the cursor.
+    var foreign: [String: [String: String]] = [:]
+    /// The ids a pull from an empty token listed, by entity: every live item (`liveIDs`).
+    var listed: [String: Set<String>] = [:]
+    private var homes: (calendar: URL?, addressBook: URL?)?
+
+    /// A collection on the server: its URL, the href key of its path, what it holds.
+    struct Collection {
+        var entity: String
+        var url: URL
+        var isCalendar: Bool
+        var supportsSync: Bool
+        /// Made by this sync: the server had no such collection.
+        var created: Bool
+        /// Taken from the cursor, unchecked: a 404 sends the pull to discovery.
+        var isFromCursor = false
+        var key: String { DAVIDs.key(url.path.hasSuffix("/") ? url.path : url.path + "/") }
+        var fileExtension: String { isCalendar ? "ics" : "vcf" }
+        var contentType: String { isCalendar ? "text/calendar; charset=utf-8" : "text/vcard; charset=utf-8" }
+    }
+
+    /// The mapping of each entity evsync can sync with DAV: the built-in Holiday and Birthday.
+    public static func mapping(for schema: EntitySchema) -> (any DAVMapping)? {
+        switch schema.name {
+        case "Holiday": HolidayMapping(schema: schema)
+        case "Birthday": BirthdayMapping(schema: schema)
+        default: nil
+        }
+    }
+
+    /// - Parameters:
+    ///   - serverURL: the server's or the principal's URL (`https://dav.example.com/`, `http://127.0.0.1:5232/evsync/`);
+    ///     `dav+https://…` is the same, as `address` spells it.
+    ///   - credentials: `user:password` (Basic); nil for a server that asks none.
+    ///   - allowingInsecureCredentials: send them over plain `http` to a host that is not this machine.
+    public init(serverURL: String, credentials: Credentials?, allowingInsecureCredentials: Bool = false) throws(DAVError) {
+        server = try Self.checkedServer(serverURL, sendsCredentials: credentials != nil, allowingInsecureCredentials: allowingInsecureCredentials)
+        address = Self.address(of: server)
+        do {
+            http = try RetryingClient(credentials: credentials, userAgent: EvsyncVersion.userAgent)
+        } catch {
+            throw DAVError(.failure, error.description)
+        }
+    }
+
+    /// `serverURL` as a user gives it (`dav+` in front or not), checked.
+    public static func checkedServer(_ serverURL: String, sendsCredentials: Bool = true,
+                                     allowingInsecureCredentials: Bool = false) throws(DAVError) -> URL {
+        var text = serverURL
+        if text.lowercased().hasPrefix("dav+") { text.removeFirst("dav+".count) }
+        guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty else {
+            throw DAVError(.invalidRemote, "the remote must be the http(s) URL of a CalDAV/CardDAV server or principal, like https://dav.example.com/")
+        }
+        guard components.user == nil, components.password == nil else {
+            throw DAVError(.invalidRemote, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
+        }
+        guard components.query == nil, components.fragment == nil else {
+            throw DAVError(.invalidRemote, "the remote URL must not have a query or fragment")
+        }
+        if sendsCredentials, !allowingInsecureCredentials, scheme == "http", !Loopback.isLoopback(host) {
+            throw DAVError(.invalidRemote, "refusing to send credentials unencrypted over http to \(host), which is not this machine: "
+                + "use https (or, accepting that anyone on the way can read them, --allow-insecure-auth or EVSYNC_ALLOW_INSECURE_AUTH=1)")
+        }
+        if !components.path.hasSuffix("/") { components.path += "/" }
+        guard let url = components.url else { throw DAVError(.invalidRemote, "cannot use the remote URL \(serverURL)") }
+        return url
+    }
+
+    /// How a remembered remote spells the server: `dav+` and its URL.
+    public static func address(of server: URL) -> String {
+        "dav+" + server.absoluteString
+    }
+
+    // MARK: SyncRemote
+
+    /// Entities without a mapping are left out (the CLI says so in one line).
+    public func holds(_ entity: EntitySchema) -> Bool {
+        Self.mapping(for: entity) != nil
+    }
+
+    public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
+        for (schema, since) in entities {
+            let cursor = since.map(DAVCursor.init)
+            foreign[schema.name] = cursor?.foreign ?? [:]
+            if let url = cursor?.collection, let mapping = mapping(of: schema), collections[schema.name] == nil {
+                collections[schema.name] = Collection(entity: schema.name, url: url, isCalendar: mapping.component == "VEVENT",
+                                                      supportsSync: true, created: false, isFromCursor: true)
+            }
+        }
+    }
+
+    /// Writes are sent one by one; this many make one batch of the engine's.
+    public func batchLimit() -> Int { 50 }
+
+    public var deletionVersion: RemoteVersion { RemoteVersion("deleted") }
+
+    /// The sync token is not a version.
+    public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { nil }
+
+    /// The ids a pull from the empty token listed; nil after a collection this sync had to make, which the engine
+    /// checks against a listing anyway (`isRecreated`): the records the server lost are counted once.
+    public func liveIDs(of entity: EntitySchema) throws -> Set<String>? {
+        collections[entity.name]?.created == true ? nil : listed[entity.name]
+    }
+
+    /// The entity's mapping, made once: `verify --remote` lists without a `prepare`.
+    func mapping(of entity: EntitySchema) -> (any DAVMapping)? {
+        if let known = mappings[entity.name] { return known }
+        let mapping = Self.mapping(for: entity)
+        mappings[entity.name] = mapping
+        return mapping
+    }
+
+    // MARK: Collections
+
+    /// The entity's collection, found (discovery on first use) or made.
+    func collection(for entity: EntitySchema) throws -> Collection {
+        if let known = collections[entity.name] { return known }
+        guard let mapping = mapping(of: entity) else {
+            throw DAVError(.invalidData, "\(entity.name) has no CalDAV/CardDAV mapping")
+        }
+        let isCalendar = mapping.component == "VEVENT"
+        let (calendarHome, addressBookHome) = try discoverHomes()
+        guard let home = isCalendar ? calendarHome : addressBookHome else {
+            throw DAVError(.invalidRemote, "the server at \(server.absoluteString) names no \(isCalendar ? "calendar-home-set (CalDAV)" : "addressbook-home-set (CardDAV)") for this account")
+        }
+        let name = entity.remoteName ?? entity.name.lowercased()
+        let segment = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name
+        guard let url = URL(string: segment + "/", relativeTo: home)?.absoluteURL else {
+            throw DAVError(.invalidData, "\(entity.name)'s collection name '\(name)' cannot be a URL")
+        }
+        var collection = Collection(entity: entity.name, url: url, isCalendar: isCalendar, supportsSync: true, created: false)
+        let answer = try send(HTTPRequest(method: "PROPFIND", url: url, headers: [("Depth", "0")], body: Self.collectionPropfind, contentType: Self.xml),
+                              doing: "looking for the collection \(url.path)")
+        let properties = answer.status == 207 ? try multistatus(answer, doing: "looking for the collection \(url.path)").responses.first : nil
+        // Xandikos answers a PROPFIND of nothing 207, with 404 as the response's own status.
+        switch properties?.status == 404 ? 404 : answer.status {
+        case 207:
+            let reports = properties?.property(DAVNamespace.dav, "supported-report-set")
+            // A server that lists its reports and not sync-collection has none; one that lists nothing is asked anyway.
+            if let reports, !reports.children.isEmpty {
+                collection.supportsSync = Self.contains(reports, DAVNamespace.dav, "sync-collection")
+            }
+            let types = properties?.property(DAVNamespace.dav, "resourcetype")
+            let wanted = isCalendar ? (DAVNamespace.caldav, "calendar") : (DAVNamespace.carddav, "addressbook")
+            guard let types, types.child(wanted.0, wanted.1) != nil else {
+                throw DAVError(.invalidRemote, "\(url.path) on the server is not \(isCalendar ? "a calendar" : "an address book")")
+            }
+        case 404:
+            try make(collection, name: name)
+            collection.created = true
+        default:
+            throw DAVError(.server, "the server answered HTTP \(answer.status) when asked for the collection \(url.path)", status: answer.status)
+        }
+        collections[entity.name] = collection
+        return collection
+    }
+
+    private func make(_ collection: Collection, name: String) throws {
+        let body = collection.isCalendar
+            ? #"<C:mkcalendar xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><set><prop><displayname>\#(Self.escape(name))</displayname><C:supported-calendar-component-set><C:comp name="VEVENT"/></C:supported-calendar-component-set></prop></set></C:mkcalendar>"#
+            : #"<mkcol xmlns="DAV:" xmlns:A="urn:ietf:params:xml:ns:carddav"><set><prop><resourcetype><collection/><A:addressbook/></resourcetype><displayname>\#(Self.escape(name))</displayname></prop></set></mkcol>"#
+        let answer = try send(HTTPRequest(method: collection.isCalendar ? "MKCALENDAR" : "MKCOL", url: collection.url, body: Array(body.utf8),
+                                          contentType: Self.xml), doing: "creating \(collection.url.path)")
+        guard (200..<300).contains(answer.status) else {
+            throw DAVError(.server, "the server refused to create \(collection.url.path): HTTP \(answer.status)", status: answer.status)
+        }
+    }
+
+    private static func contains(_ element: DAVElement, _ namespace: String, _ name: String) -> Bool {
+        element.isNamed(namespace, name) || element.children.contains { contains($0, namespace, name) }
+    }
+
+    /// The calendar and address-book homes: the remote URL's principal, else the one the well-known URLs lead to.
+    private func discoverHomes() throws -> (URL?, URL?) {
+        if let homes { return homes }
+        var found: (URL?, URL?) = (nil, nil)
+        var tried: Set<String> = []
+        for start in [server, URL(string: "/.well-known/caldav", relativeTo: server)?.absoluteURL,
+                      URL(string: "/.well-known/carddav", relativeTo: server)?.absoluteURL].compactMap({ $0 }) {
+            guard found.0 == nil || found.1 == nil else { break }
+            guard let principal = try principal(from: start), tried.insert(principal.absoluteString).inserted else { continue }
+            let homes = try homeSets(of: principal)
+            found = (found.0 ?? homes.0, found.1 ?? homes.1)
+        }
+        // A server without current-user-principal (RFC 5397 came late): the URL given may be the principal itself.
+        if found.0 == nil, found.1 == nil, let homes = try? homeSets(of: server) { found = homes }
+        homes = found
+        return found
+    }
+
+    /// The `current-user-principal` that `url` names, following redirects (a well-known URL's); nil when none.
+    private func principal(from url: URL) throws -> URL? {
+        var url = url
+        for _ in 0..<5 {
+            let answer = try send(HTTPRequest(method: "PROPFIND", url: url, headers: [("Depth", "0")], body: Self.principalPropfind, contentType: Self.xml),
+                                  doing: "discovering the account at \(url.path)")
+            if [301, 302, 303, 307, 308].contains(answer.status), let location = answer.headers["location"],
+               let next = URL(string: location, relativeTo: url)?.absoluteURL {
+                url = next
+                continue
+            }
+            guard answer.status == 207 else { return nil }
+            let response = try multistatus(answer, doing: "discovering the account").responses.first
+            guard let href = response?.property(DAVNamespace.dav, "current-user-principal")?.hrefs.first else { return nil }
+            return URL(string: href, relativeTo: url)?.absoluteURL
+        }
+        return nil
+    }
+
+    private func homeSets(of principal: URL) throws -> (URL?, URL?) {
+        let answer = try send(HTTPRequest(method: "PROPFIND", url: principal, headers: [("Depth", "0")], body: Self.principalPropfind, contentType: Self.xml),
+                              doing: "reading the principal \(principal.path)")
+        guard answer.status == 207 else {
+            throw DAVError(.server, "the server answered HTTP \(answer.status) when asked for the principal \(principal.path)", status: answer.status)
+        }
+        let response = try multistatus(answer, doing: "reading the principal").responses.first
+        func home(_ namespace: String, _ name: String) -> URL? {
+            response?.property(namespace, name)?.hrefs.first.flatMap { URL(string: $0, relativeTo: principal)?.absoluteURL }
+        }
+        return (home(DAVNamespace.caldav, "calendar-home-set"), home(DAVNamespace.carddav, "addressbook-home-set"))
+    }
+
+    // MARK: Requests
+
+    static let xml = "application/xml; charset=utf-8"
+
+    static let principalPropfind = Array(#"<propfind xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav" xmlns:A="urn:ietf:params:xml:ns:carddav"><prop><current-user-principal/><C:calendar-home-set/><A:addressbook-home-set/></prop></propfind>"#.utf8)
+    static let collectionPropfind = Array(#"<propfind xmlns="DAV:"><prop><resourcetype/><supported-report-set/></prop></propfind>"#.utf8)
+
+    /// Text for an XML element's content.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// An href from the server as a URL to send to.
+    func url(of href: String, in collection: Collection) -> URL {
+        URL(string: href, relativeTo: collection.url)?.absoluteURL ?? collection.url
+    }
+
+    /// Sends with the retrying client's retries; a refused login is a failure at once, any other answer the caller's to read.
+    func send(_ request: HTTPRequest, doing what: String) throws(DAVError) -> HTTPResponse {
+        let response: HTTPResponse
+        do {
+            response = try http.send(request)
+        } catch {
+            throw DAVError(error)
+        }
+        if response.status == 401 {
+            throw DAVError(.unauthorized, "the server refused the credentials while \(what) (HTTP 401)", status: 401)
+        }
+        return response
+    }
+
+    func multistatus(_ response: HTTPResponse, doing what: String) throws(DAVError) -> Multistatus {
+        do {
+            return try Multistatus(parsing: response.body)
+        } catch {
+            throw DAVError(.server, "the server's answer to \(what) is not a readable multistatus: \(error)")
+        }
+    }
+}

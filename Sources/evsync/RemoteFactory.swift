@@ -1,0 +1,78 @@
+import DAVAdapter
+import EventStore
+import EventSync
+import Foundation
+import KintoAdapter
+import ParseAdapter
+
+/// One kind of server the CLI can sync with: its `--remote-type` name, the URLs it recognises, how it spells a
+/// remembered address, and how its adapter is made. `all` is the list `RemoteChoice` picks from.
+struct RemoteFactory: Sendable {
+    /// What a sync asks of an adapter beyond its URL.
+    struct Options {
+        var credentials: Credentials?
+        var allowInsecureAuth: Bool
+        var wantsTotals: Bool
+        var retries: Int?
+        var activity: ((RemoteActivity) -> Void)?
+        var shouldStop: () -> Bool
+
+        /// The retries, the watcher and the stop every HTTP adapter takes.
+        func configure<Remote: HTTPRemote>(_ remote: Remote) -> Remote {
+            if let retries { remote.retry.attempts = retries }
+            remote.onActivity = activity
+            remote.shouldStop = shouldStop
+            return remote
+        }
+    }
+
+    let type: String
+    let recognises: @Sendable (String) -> Bool
+    let address: @Sendable (String) throws -> String
+    let make: @Sendable (String, Options) throws -> any SyncRemote
+
+    static let all: [RemoteFactory] = [kinto, parse, dav]
+
+    static let kinto = RemoteFactory(type: "kinto", recognises: { url in
+        let segments = URLComponents(string: url)?.path.split(separator: "/") ?? []
+        return segments.count >= 2 && segments[segments.count - 2] == "buckets"
+    }, address: { url in
+        try KintoRemote(bucketURL: url, credentials: nil).address
+    }, make: { url, options in
+        let remote = try KintoRemote(bucketURL: url, credentials: options.credentials, allowingInsecureCredentials: options.allowInsecureAuth)
+        remote.wantsTotals = options.wantsTotals
+        return options.configure(remote)
+    })
+
+    static let parse = RemoteFactory(type: "parse", recognises: { url in
+        URLComponents(string: url)?.scheme?.lowercased().hasPrefix("parse+") == true
+    }, address: { url in
+        ParseRemote.address(of: try ParseRemote.checkedServer(url, allowingInsecureCredentials: false))
+    }, make: { url, options in
+        let remote = try ParseRemote(serverURL: url, credentials: try RemoteChoice.parseCredentials(file: options.credentials),
+                                     allowingInsecureCredentials: options.allowInsecureAuth)
+        return options.configure(remote)
+    })
+
+    /// CalDAV/CardDAV (docs/dav.md): the server's or the principal's URL, remembered as `dav+https://…`.
+    static let dav = RemoteFactory(type: "dav", recognises: { url in
+        URLComponents(string: url)?.scheme?.lowercased().hasPrefix("dav+") == true
+    }, address: { url in
+        DAVRemote.address(of: try DAVRemote.checkedServer(url, sendsCredentials: false))
+    }, make: { url, options in
+        let remote = try DAVRemote(serverURL: url, credentials: options.credentials, allowingInsecureCredentials: options.allowInsecureAuth)
+        return options.configure(remote)
+    })
+}
+
+/// What the CLI sets on every adapter that speaks HTTP through the retrying client.
+protocol HTTPRemote: SyncRemote {
+    var retry: RetryPolicy { get set }
+    var onActivity: ((RemoteActivity) -> Void)? { get set }
+    var shouldStop: () -> Bool { get set }
+}
+
+extension KintoRemote: HTTPRemote {}
+extension ParseRemote: HTTPRemote {}
+extension DAVRemote: HTTPRemote {}
+

@@ -1,0 +1,89 @@
+@testable import DAVAdapter
+import EventStore
+import EventSync
+import Foundation
+import HTTPTransport
+import Testing
+import TestSupport
+
+/// DAVRemote's pull against a scripted server, for what neither real server does on demand: a truncated answer
+/// (507 on the collection) and Xandikos's 500 for a token it no longer has.
+@Suite("DAV scripted pull")
+struct DAVScriptedTests {
+    static func multistatus(_ inner: String) -> ScriptedServer.Answer {
+        ScriptedServer.Answer(207, headers: ["Content-Type": "application/xml"],
+                              body: #"<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:a="urn:ietf:params:xml:ns:carddav">"# + inner + "</d:multistatus>")
+    }
+
+    static func member(_ href: String, etag: String) -> String {
+        #"<d:response><d:href>\#(href)</d:href><d:propstat><d:prop><d:getetag>"\#(etag)"</d:getetag></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#
+    }
+
+    @Test("a 500 to an old token starts again from the empty one; a 507 is followed with its token; a removed member is a deletion; never DAV:limit")
+    func truncatedAndExpired() throws {
+        let item = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:x", "BEGIN:VEVENT", "UID:a", "DTSTAMP:20270101T000000Z",
+                    "DTSTART;VALUE=DATE:20270301", "SUMMARY:A &amp; B", "END:VEVENT", "END:VCALENDAR", ""].joined(separator: "&#13;\n")
+        let server = try ScriptedServer([
+            Self.multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype><d:supported-report-set><d:supported-report><d:report><d:sync-collection/></d:report></d:supported-report></d:supported-report-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            ScriptedServer.Answer(500, body: "token not found"),
+            Self.multistatus(Self.member("/p/holidays/a.ics", etag: "1") + Self.member("/p/holidays/b.ics", etag: "2")
+                             + #"<d:response><d:href>/p/holidays/</d:href><d:status>HTTP/1.1 507 Insufficient Storage</d:status></d:response><d:sync-token>t2</d:sync-token>"#),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/a.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item)</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#
+                             + #"<d:response><d:href>/p/holidays/b.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/c.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response><d:sync-token>t3</d:sync-token>"#),
+        ], then: ScriptedServer.Answer(500))
+        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
+        remote.retry.attempts = 1
+        let holiday = try SchemaRegistry().schema(named: "Holiday")
+        let since = DAVCursor(token: "t1", foreign: [:]).cursor
+        try remote.prepare([(holiday, since)])
+        var pages: [RemotePage] = []
+        try remote.changes(of: holiday, since: since) { pages.append($0); return true }
+        let records = try pages.flatMap { page in try page.entries.map { try page.record($0) } }
+        #expect(records.map(\.id) == ["a", "b", "c"])
+        #expect(records.map { $0.fields?["name"] } == ["A & B", nil, nil])
+        #expect(pages.map { $0.cursor.map { DAVCursor($0).token } } == ["t2", "t3"])
+        #expect(try remote.liveIDs(of: holiday) == ["a"])
+        let reports = server.requests.filter { $0.line.hasPrefix("REPORT") }.map(\.body)
+        #expect(reports.count == 4)
+        #expect(reports[0].contains("<sync-token>t1</sync-token>"))
+        #expect(reports[1].contains("<sync-token></sync-token>"))
+        #expect(reports[3].contains("<sync-token>t2</sync-token>"))
+        #expect(!reports.contains { $0.contains("limit") })
+    }
+
+    @Test("a multiget answer over the size bound is asked for again in halves; the one item too large is skipped, the others arrive")
+    func tooLarge() throws {
+        func item(_ uid: String, _ summary: String) -> String {
+            #"<d:response><d:href>/p/holidays/\#(uid).ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>"#
+                + ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:x", "BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20270101T000000Z",
+                   "DTSTART;VALUE=DATE:20270301", "SUMMARY:\(summary)", "END:VEVENT", "END:VCALENDAR", ""].joined(separator: "&#13;\n")
+                + "</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+        }
+        let huge = String(repeating: "x", count: 3000)
+        let server = try ScriptedServer([
+            Self.multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(Self.member("/p/holidays/a.ics", etag: "1") + Self.member("/p/holidays/b.ics", etag: "1") + "<d:sync-token>t1</d:sync-token>"),
+            Self.multistatus(item("a", "A") + item("b", huge)),
+            Self.multistatus(item("a", "A")),
+            Self.multistatus(item("b", huge)),
+        ], then: ScriptedServer.Answer(500))
+        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
+        remote.retry.attempts = 1
+        remote.maximumAnswerBytes = 2000
+        let holiday = try SchemaRegistry().schema(named: "Holiday")
+        try remote.prepare([(holiday, nil)])
+        var pages: [RemotePage] = []
+        try remote.changes(of: holiday, since: nil) { pages.append($0); return true }
+        let records = try pages.flatMap { page in try page.entries.map { try page.record($0) } }
+        #expect(records.map(\.id) == ["a"])
+        #expect(pages.flatMap(\.skipped).map(\.id) == ["b"])
+        #expect(pages.flatMap(\.skipped).first?.reason.contains("too large") == true)
+        #expect(try remote.liveIDs(of: holiday) == ["a", "b"])
+        #expect(pages.last?.cursor.map { DAVCursor($0).token } == "t1")
+    }
+}
