@@ -261,7 +261,10 @@ public final class KintoRemote: SyncRemote {
                 }
                 if step.countsLiveRecords {
                     let head = HTTPRequest(method: "HEAD", url: url(recordSegments(collection)))
-                    step.page.liveRecords = try send(head).headers["total-records"].flatMap { Int($0) }
+                    let counted = try send(head).headers
+                    step.page.liveRecords = KintoPull.liveRecords(total: counted["total-records"],
+                                                                  countETag: counted["etag"].flatMap(KintoPull.timestamp(fromETag:)),
+                                                                  pageETag: current.headers["etag"].flatMap(KintoPull.timestamp(fromETag:)))
                 }
                 guard emit(step.page), let next else { return }
                 current = try send(HTTPRequest(method: "GET", url: next))
