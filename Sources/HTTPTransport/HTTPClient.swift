@@ -99,7 +99,7 @@ package final class HTTPClient {
     /// Seconds a transfer may stay below `minimumRate` before it is abandoned.
     var slowTime = HTTPClient.debugOverride("EVSYNC_SLOW_TIME") ?? 30
     /// The largest response body accepted, in bytes.
-    var maximumResponseBytes = HTTPClient.debugOverride("EVSYNC_MAX_RESPONSE") ?? 256 << 20
+    package var maximumResponseBytes = HTTPClient.debugOverride("EVSYNC_MAX_RESPONSE") ?? 256 << 20
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
@@ -239,7 +239,7 @@ package final class HTTPClient {
     }
 
     /// Bytes for messages: `256 MiB`, `1 KiB`, `100 bytes`.
-    static func size(_ bytes: Int) -> String {
+    package static func size(_ bytes: Int) -> String {
         if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
         if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
         return "\(bytes) bytes"

@@ -26,6 +26,16 @@ struct KintoPull {
             // Not while the cursor is still settling: a late commit below it leaves the ETag as it was.
             ifNoneMatch = position.flatMap { $0.isSettled ? $0.newest : nil }
         }
+
+        init(since: Int64?, ifNoneMatch: Int64?) {
+            (self.since, self.ifNoneMatch) = (since, ifNoneMatch)
+        }
+
+        /// The rest of a listing whose pages are asked for by the pull, not by the server's `Next-Page` (their
+        /// limit changed, `PageLimit`): changes after the newest one read, `upTo` (records have distinct versions).
+        static func continuing(after upTo: Int64?) -> Listing {
+            Listing(since: upTo, ifNoneMatch: nil)
+        }
     }
 
     /// What the first answer means.

@@ -281,10 +281,3 @@ struct KintoPullTests {
         #expect(KintoPull.timestamp(fromETag: text) == timestamp)
     }
 }
-
-extension KintoPull.Listing {
-    init(since: Int64?, ifNoneMatch: Int64?) {
-        self.init(from: nil)
-        (self.since, self.ifNoneMatch) = (since, ifNoneMatch)
-    }
-}
