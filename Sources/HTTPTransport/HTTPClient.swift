@@ -290,5 +290,7 @@ private final class ResponseCollector {
         let name = line[..<colon].lowercased()
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
         headers[name] = value
+        // The body's room at once: grown by doubling, a large body would be copied as it grows, twice its size at a time.
+        if name == "content-length", let length = Int(value), length > 0, length <= limit { body.reserveCapacity(length) }
     }
 }
