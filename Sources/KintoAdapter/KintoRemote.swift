@@ -204,7 +204,11 @@ public final class KintoRemote: SyncRemote {
             switch outcome {
             case .success(let response):
                 report(request, status: response.status, failure: nil)
-                if response.status == 200 || response.status == 304 { prefetched[request.url] = response }
+                // Kept only if small: a page of large records (up to the response cap) waiting for its turn while
+                // another collection is pulled would add its size to the pull's memory; it is fetched again then.
+                if response.status == 200 || response.status == 304, response.body.count <= Self.largestPrefetch {
+                    prefetched[request.url] = response
+                }
             case .failure(let error):
                 report(request, status: nil, failure: error.description)
                 // One that would fail again (an https URL on a plain http server) fails the sync now, not after another
@@ -213,6 +217,9 @@ public final class KintoRemote: SyncRemote {
             }
         }
     }
+
+    /// The largest first answer `prepare` keeps for `changes`.
+    static let largestPrefetch = 4 << 20
 
     /// Sends and reads what `KintoPull` decides (the rules are there), page by page.
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
