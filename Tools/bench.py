@@ -1267,14 +1267,7 @@ COMMIT;
         ev = Series(f"evsync sync ({fmt_n(big)})", f"evsync sync --remote {remote_big} (empty store)")
 
         def run(series, remote, n, r, label):
-            self.fresh(store)
-
-            def check(s):
-                out = json.loads(s.stdout)
-                return None if out.get("pulled") == n else f"sync said {out}"
-            self.measure(f"run {r + 1} {label}", series,
-                         self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
-                         check=check, sample_anon=True)
+            self.measure_first_pull(f"run {r + 1} {label}", series, store, remote, n, k)
 
         contenders = [lambda r: run(ev, remote_big, big, r, f"evsync sync ({fmt_n(big)})")]
         if not small_series.samples:
@@ -1286,6 +1279,16 @@ COMMIT;
         self.rows.append(Row(7, title, ev, small_series, by="rss"))
         self.series.update(memory_big=ev, memory_small=small_series)
         self.fresh(store)
+
+    def measure_first_pull(self, label, series, store, remote, n, k):
+        """One first pull of n records into a fresh store, its memory sampled (cases 7 and 12)."""
+        self.fresh(store)
+
+        def check(s):
+            out = json.loads(s.stdout)
+            return None if out.get("pulled") == n else f"sync said {out}"
+        self.measure(label, series, self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
+                     check=check, sample_anon=True)
 
     # ---- case 12
     def case_wide(self):
@@ -1301,14 +1304,7 @@ COMMIT;
                     "pages=inf): the page held as Python objects")
 
         def run_evsync(r):
-            self.fresh(store)
-
-            def check(s):
-                out = json.loads(s.stdout)
-                return None if out.get("pulled") == n else f"sync said {out}"
-            self.measure(f"run {r + 1} evsync sync (wide)", ev,
-                         self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
-                         check=check, sample_anon=True)
+            self.measure_first_pull(f"run {r + 1} evsync sync (wide)", ev, store, remote, n, k)
 
         def run_kinto_http(r):
             self.measure(f"run {r + 1} kinto-http (wide)", kh,
