@@ -204,16 +204,19 @@ struct SyncSchedulerTests {
         #expect(waits == [60, 120, 240, 300, 300, 60, 60, 60].map { .seconds($0) })
     }
 
-    @Test func aFailureThatRepeatsWaitsTwiceTheIntervalAndDoublesUnlessTheServerIsOutOfReach() {
+    @Test func aFailureThatRepeatsGoesOnDoublingPastTheIntervalUnlessTheServerIsOutOfReach() {
         func wait(_ code: SyncError.Code, repeats: Int, interval: Int = 10) -> Duration {
             SyncScheduler.retryDelay(after: code, failures: repeats, repeats: repeats, first: .seconds(1), interval: .seconds(interval))
         }
-        #expect((1...7).map { wait(.server, repeats: $0) } == [1, 20, 40, 80, 160, 300, 300].map { .seconds($0) })
-        #expect((1...3).map { wait(.unauthorized, repeats: $0) } == [10, 20, 40].map { .seconds($0) })
-        #expect((1...3).map { wait(.unavailable, repeats: $0) } == [1, 2, 4].map { .seconds($0) })
-        #expect((1...3).map { wait(.busy, repeats: $0) } == [1, 2, 4].map { .seconds($0) })
-        // An interval longer than five minutes is the longest wait.
-        #expect(wait(.server, repeats: 3, interval: 3600) == .seconds(3600))
+        #expect((1...11).map { wait(.server, repeats: $0) } == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300].map { .seconds($0) })
+        #expect((1...4).map { wait(.unauthorized, repeats: $0) } == [10, 20, 40, 80].map { .seconds($0) })
+        // A server out of reach or a busy store keeps the interval's rate.
+        #expect((1...6).map { wait(.unavailable, repeats: $0) } == [1, 2, 4, 8, 10, 10].map { .seconds($0) })
+        #expect((1...6).map { wait(.busy, repeats: $0) } == [1, 2, 4, 8, 10, 10].map { .seconds($0) })
+        // Different failures in a row keep the interval as the longest wait.
+        #expect(SyncScheduler.retryDelay(after: .server, failures: 9, repeats: 1, first: .seconds(1), interval: .seconds(10)) == .seconds(10))
+        // An interval longer than five minutes stays the longest wait.
+        #expect(wait(.server, repeats: 14, interval: 3600) == .seconds(3600))
     }
 
     @Test func aSubscriberThatFallsBehindGetsEveryStartAndFinishedReportAndTheLatestSteps() async {

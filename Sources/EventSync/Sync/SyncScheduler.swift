@@ -22,8 +22,8 @@ extension SyncEngine {
     /// starts another. A sync that fails because the server cannot be reached or keeps failing (`.unavailable`,
     /// `.server`) or the store is busy with another process's sync (`.busy`) is tried again after 1 s, then 2,
     /// 4, … up to `interval`; any other failure waits a whole `interval`. A failure other than `.unavailable` and
-    /// `.busy` that is the same as the one before (code and message) waits twice `interval`, then four times, …
-    /// up to 5 minutes (or `interval`, if longer). Until then neither local changes nor
+    /// `.busy` that is the same as the one before (code and message) goes on doubling past `interval`, up to 5
+    /// minutes (or `interval`, if longer). Until then neither local changes nor
     /// ticks start a sync, only `syncNow()`; the wait is the finished report's `retryIn`. Each sync runs on a
     /// thread of its own, never on the concurrency pool.
     ///
@@ -272,32 +272,30 @@ final class SyncScheduler: Sendable {
     /// waiting a little would not mend (credentials, the store, the remote's URL).
     ///
     /// A failure that is not a server out of reach or a busy store, and that is the same as the one before
-    /// (its code and message: the `repeats`-th in a row), waits past the interval: twice it for the second,
-    /// doubling up to `maximumRepeatWait` (or the interval, if longer). Such a server answers, and each sync
-    /// would fetch again what failed (a page too large, refused data) at the watch's full rate.
+    /// (its code and message: the `repeats`-th in a row), goes on doubling past the interval, up to
+    /// `maximumRepeatWait` (or the interval, if longer): such a server answers, and each sync would fetch again
+    /// what failed (a page too large, refused data) at the watch's full rate. A server failure doubles from
+    /// `first` as before; any other failure from the interval.
     static func retryDelay(after code: SyncError.Code, failures: Int, repeats: Int = 1, first: Duration,
                            interval: Duration) -> Duration {
-        guard [.unavailable, .server, .busy].contains(code) else { return repeated(interval, repeats: repeats, interval: interval) }
-        var delay = min(first, interval)
-        var count = 1
-        while count < failures, delay < interval {
-            delay *= 2
-            count += 1
-        }
-        guard code == .server else { return min(delay, interval) }
-        return repeated(min(delay, interval), repeats: repeats, interval: interval)
+        let repeating = repeats > 1 && code != .unavailable && code != .busy
+        let ceiling = repeating ? max(interval, maximumRepeatWait) : interval
+        guard [.unavailable, .server, .busy].contains(code) else { return doubled(interval, times: repeats - 1, upTo: ceiling) }
+        return doubled(min(first, interval), times: failures - 1, upTo: ceiling)
     }
 
     /// The longest wait after failures that repeat (`retryDelay`), unless the interval is longer.
     static let maximumRepeatWait = Duration.seconds(300)
 
-    /// `delay`, or for the `repeats`-th same failure in a row (from the second) the interval doubled `repeats - 1` times.
-    private static func repeated(_ delay: Duration, repeats: Int, interval: Duration) -> Duration {
-        guard repeats > 1 else { return delay }
-        let ceiling = max(interval, maximumRepeatWait)
-        var wait = interval
-        for _ in 1..<repeats where wait < ceiling { wait *= 2 }
-        return min(wait, ceiling)
+    /// `delay` doubled `times` times, stopping at `ceiling`.
+    private static func doubled(_ delay: Duration, times: Int, upTo ceiling: Duration) -> Duration {
+        var delay = delay
+        var count = 0
+        while count < times, delay < ceiling {
+            delay *= 2
+            count += 1
+        }
+        return min(delay, ceiling)
     }
 
     // MARK: Local changes
