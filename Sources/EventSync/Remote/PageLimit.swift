@@ -4,8 +4,9 @@
 ///
 /// A page over the cap is asked for again with half the records, down to one; one record that alone is over the
 /// cap is skipped (`tooLarge()` false). After a page that fit, the limit grows back, at most doubling and only
-/// as far as pages of such records stay within half the cap: one page over the cap is fetched (up to the cap)
-/// for nothing, so growing back must not make the next one over it again.
+/// as far as pages of such records stay within half the cap: a page over the cap costs a request (and, from a server
+/// that does not say its length first, a download up to the cap) for nothing, so growing back must not make the
+/// next one over it again.
 package struct PageLimit: Equatable, Sendable {
     /// The most records a page asks for (the adapter's `pageSize`).
     package let largest: Int
