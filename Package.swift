@@ -52,7 +52,7 @@ let package = Package(
         // The engine without a server (RemoteFold's rules, InMemoryRemote): with EventStoreTests, the core loop.
         .testTarget(name: "EventSyncTests", dependencies: ["EventStore", "EventSync", "TestSupport"]),
         // The adapters' decisions without a server (KintoPull's and ParsePull's steps as table rows).
-        .testTarget(name: "AdapterTests", dependencies: ["EventStore", "KintoAdapter", "ParseAdapter"]),
+        .testTarget(name: "AdapterTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter"]),
         // The DAV codec and mappings without a server: folding, escaping, round trips of other clients' items.
         .testTarget(name: "DAVAdapterTests", dependencies: ["EventStore", "DAVAdapter", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "EventSync", "evsync", "evsync-fuzz", "TestSupport"]),

@@ -93,6 +93,7 @@ CASE_TITLES = {
     9: "reads: list all records, history of one record, against the SQLite-with-audit peer",
     10: "many devices: 20 stores syncing one bucket at once",
     11: "propagation between two stores on sync --watch 1, edits at random phases",
+    12: "peak memory of a first pull of large records (1,000 of 200 KB: one page of some 200 MB)",
 }
 
 
@@ -409,6 +410,25 @@ def dataset(datadir, n):
         log(f"generating {fmt_n(n)} Holiday records -> {path.relative_to(REPO)}")
         generate_holidays(path, n)
         log(f"  done in {time.perf_counter() - t0:.1f} s ({path.stat().st_size / 1048576:.0f} MiB)")
+    return path
+
+
+def wide_dataset(datadir, n, size):
+    """n Holiday records whose details are `size` bytes each (cached in datadir): case 12's large records."""
+    datadir.mkdir(parents=True, exist_ok=True)
+    path = datadir / f"wide-holidays-{DATASET_VERSION}-{n}-{size}.jsonl"
+    if path.exists():
+        return path
+    rng = random.Random("evsync-bench-wide-" + DATASET_VERSION)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        for i in range(n):
+            rid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            # Letters at random: nothing along the way (a gzip proxy, the database) shrinks the page.
+            details = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz ", k=size))
+            f.write(json.dumps({"id": rid, "name": f"Wide {i}", "date": "2026-06-01", "details": details},
+                               separators=(",", ":")) + "\n")
+    tmp.rename(path)
     return path
 
 
@@ -1247,14 +1267,7 @@ COMMIT;
         ev = Series(f"evsync sync ({fmt_n(big)})", f"evsync sync --remote {remote_big} (empty store)")
 
         def run(series, remote, n, r, label):
-            self.fresh(store)
-
-            def check(s):
-                out = json.loads(s.stdout)
-                return None if out.get("pulled") == n else f"sync said {out}"
-            self.measure(f"run {r + 1} {label}", series,
-                         self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
-                         check=check, sample_anon=True)
+            self.measure_first_pull(f"run {r + 1} {label}", series, store, remote, n, k)
 
         contenders = [lambda r: run(ev, remote_big, big, r, f"evsync sync ({fmt_n(big)})")]
         if not small_series.samples:
@@ -1265,6 +1278,42 @@ COMMIT;
         self.rounds(self.a.memory_runs, contenders)
         self.rows.append(Row(7, title, ev, small_series, by="rss"))
         self.series.update(memory_big=ev, memory_small=small_series)
+        self.fresh(store)
+
+    def measure_first_pull(self, label, series, store, remote, n, k):
+        """One first pull of n records into a fresh store, its memory sampled (cases 7 and 12)."""
+        self.fresh(store)
+
+        def check(s):
+            out = json.loads(s.stdout)
+            return None if out.get("pulled") == n else f"sync said {out}"
+        self.measure(label, series, self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json"),
+                     check=check, sample_anon=True)
+
+    # ---- case 12
+    def case_wide(self):
+        n, size = 1_000, self.a.wide_bytes
+        title = f"12. peak memory of a first pull of {fmt_n(n)} records of {size // 1000} KB"
+        log(title)
+        k = self.need_kinto()
+        k.seed("bench-wide", "holidays", wide_dataset(self.datadir, n, size), n)
+        remote = f"{k.url}/buckets/bench-wide"
+        store = self.work / "pull-wide-store"
+        ev = Series("evsync sync (first pull)", f"evsync sync --remote {remote} (empty store)")
+        kh = Series("kinto-http", f"kinto-http Client.get_records(_limit={PAGE_SIZE}, _sort=last_modified, "
+                    "pages=inf): the page held as Python objects")
+
+        def run_evsync(r):
+            self.measure_first_pull(f"run {r + 1} evsync sync (wide)", ev, store, remote, n, k)
+
+        def run_kinto_http(r):
+            self.measure(f"run {r + 1} kinto-http (wide)", kh,
+                         [VENV_PY, KINTO_HTTP_CLIENT, "pull", "--server", k.url, "--auth-file", k.auth_file,
+                          "--bucket", "bench-wide", "--page-size", PAGE_SIZE, "holidays", "birthdays"],
+                         check=lambda s: None if s.stdout.strip() == str(n) else f"fetched {s.stdout.strip()}")
+
+        self.rounds(self.a.runs, [run_evsync, run_kinto_http])
+        self.rows.append(Row(12, title, ev, kh, by="rss"))
         self.fresh(store)
 
     # ---- case 8
@@ -1539,7 +1588,10 @@ def parse_args(argv):
     ap.add_argument("--footprint-records", type=int, help="cases 8 and 9: records (default 100,000)")
     ap.add_argument("--many-stores", type=int, default=20, help="case 10: stores syncing at once (default 20)")
     ap.add_argument("--propagation-edits", type=int, default=100, help="case 11: edits timed (default 100)")
-    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11", help="comma-separated case numbers (default all)")
+    ap.add_argument("--wide-bytes", type=int, default=200_000,
+                    help="case 12: bytes of each record's details (default 200,000; 280,000 makes the page of 1,000 "
+                    "pass the 256 MiB response cap, so that the pull halves it)")
+    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11,12", help="comma-separated case numbers (default all)")
     ap.add_argument("--port", type=int, default=8897, help="Kinto port (PostgreSQL uses port+10000; default 8897)")
     ap.add_argument("--workdir", default=str(REPO / ".tools" / "bench"),
                     help="scratch space: generated data (kept as a cache), stores (removed); default .tools/bench")
@@ -1593,7 +1645,8 @@ def main(argv=None):
         f"(×{a.memory_runs}); load average {load_start}")
     order = [(1, b.case_import), (2, b.case_rebuild), (6, b.case_history),
              (3, b.case_pull), (5, b.case_noop), (4, b.case_push), (7, b.case_memory),
-             (8, b.case_footprint), (9, b.case_reads), (10, b.case_many), (11, b.case_propagation)]
+             (8, b.case_footprint), (9, b.case_reads), (10, b.case_many), (11, b.case_propagation),
+             (12, b.case_wide)]
     try:
         for case, fn in order:
             if case in a.cases:

@@ -99,7 +99,7 @@ package final class HTTPClient {
     /// Seconds a transfer may stay below `minimumRate` before it is abandoned.
     var slowTime = HTTPClient.debugOverride("EVSYNC_SLOW_TIME") ?? 30
     /// The largest response body accepted, in bytes.
-    var maximumResponseBytes = HTTPClient.debugOverride("EVSYNC_MAX_RESPONSE") ?? 256 << 20
+    package var maximumResponseBytes = HTTPClient.debugOverride("EVSYNC_MAX_RESPONSE") ?? 256 << 20
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
@@ -128,7 +128,7 @@ package final class HTTPClient {
     }
 
     package func send(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
-        let collector = ResponseCollector(limit: maximumResponseBytes)
+        let collector = ResponseCollector(limit: maximumResponseBytes, expectsBody: request.method != "HEAD")
         let context = Unmanaged.passUnretained(collector).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
@@ -239,7 +239,7 @@ package final class HTTPClient {
     }
 
     /// Bytes for messages: `256 MiB`, `1 KiB`, `100 bytes`.
-    static func size(_ bytes: Int) -> String {
+    package static func size(_ bytes: Int) -> String {
         if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
         if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
         return "\(bytes) bytes"
@@ -263,14 +263,20 @@ private final class ResponseCollector {
     /// The body outgrew `limit`, and the transfer was stopped.
     private(set) var overflowed = false
     private let limit: Int
+    /// False for a `HEAD`, whose `Content-Length` is that of a body it does not send.
+    private let expectsBody: Bool
 
-    init(limit: Int) {
+    init(limit: Int, expectsBody: Bool) {
         self.limit = limit
+        self.expectsBody = expectsBody
     }
+
+    /// The response's `Content-Length` is over the limit: its first bytes stop it, none downloaded for nothing.
+    private var announcedTooLarge = false
 
     /// Adds body bytes; false (stop the transfer) when they would pass the limit.
     func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard body.count + bytes.count <= limit else {
+        guard !announcedTooLarge, body.count + bytes.count <= limit else {
             overflowed = true
             return false
         }
@@ -282,6 +288,7 @@ private final class ResponseCollector {
         let line = String(decoding: bytes, as: UTF8.self)
         if line.hasPrefix("HTTP/") {
             headers = [:]  // a new response (after a redirect or 100 Continue) starts over
+            announcedTooLarge = false
             // `HTTP/1.1 307 Temporary Redirect`: what follows the status code.
             reason = line.split(separator: " ", maxSplits: 2).dropFirst(2).first?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             return
@@ -290,5 +297,9 @@ private final class ResponseCollector {
         let name = line[..<colon].lowercased()
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
         headers[name] = value
+        // The body's room at once: grown by doubling, a large body would be copied as it grows, twice its size at a time.
+        if expectsBody, name == "content-length", let length = Int(value), length > 0 {
+            if length <= limit { body.reserveCapacity(length) } else { announcedTooLarge = true }
+        }
     }
 }

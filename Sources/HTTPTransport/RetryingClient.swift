@@ -48,6 +48,8 @@ package struct HTTPFailure: Error, Sendable, CustomStringConvertible {
     /// The last answer, when the last failure was one.
     package let response: HTTPResponse?
     package let attempts: Int
+    /// The response outgrew the client's cap (`HTTPClient.maximumResponseBytes`): a pull asks for a smaller page.
+    package var isTooLarge = false
 
     package init(_ kind: Kind, _ reason: String, response: HTTPResponse? = nil, attempts: Int = 1) {
         (self.kind, self.reason, self.response, self.attempts) = (kind, reason, response, attempts)
@@ -109,7 +111,11 @@ package final class RetryingClient {
                 response = try client.send(request)
             } catch {
                 report(request, status: nil, failure: error.description)
-                guard error.isRetryable else { throw HTTPFailure(.permanent, error.description) }
+                guard error.isRetryable else {
+                    var failure = HTTPFailure(.permanent, error.description)
+                    failure.isTooLarge = error.kind == .tooLarge
+                    throw failure
+                }
                 if error.kind == .refused, !hasAnswered { throw HTTPFailure(.nothingThere, error.description) }
                 // A refused connection carried nothing; any other failure may have come after the server read it all.
                 if !resendable, error.kind != .refused { throw HTTPFailure(.mayHaveApplied, error.description) }

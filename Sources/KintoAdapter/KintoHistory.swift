@@ -39,24 +39,48 @@ extension KintoRemote {
     /// time, and returns the (id, version) pairs they held. Returns nil,
     /// having emitted nothing, when the history cannot be read (no
     /// permission on it): the pull then goes on without authors.
+    ///
+    /// A page over the response cap is asked for again with fewer entries (`PageLimit`), from the newest
+    /// version read; one entry alone over it ends the reading of this span there: the records listing brings
+    /// each record's newest version (or skips it), and only the authors and versions between are not read.
     func emitHistory(of collection: String, after: Int64, upTo: Int64,
                      emit: (RemotePage) -> Bool) throws(KintoError) -> Set<HistoryKey>? {
-        let query = [URLQueryItem(name: "resource_name", value: "record"),
-                     URLQueryItem(name: "collection_id", value: collection),
-                     URLQueryItem(name: "gt_target.data.last_modified", value: String(after)),
-                     URLQueryItem(name: "max_target.data.last_modified", value: String(upTo)),
-                     URLQueryItem(name: "_sort", value: "last_modified"),
-                     URLQueryItem(name: "_limit", value: String(pageSize))]
-        var next: URL? = historyURL(query: query)
+        func query(after: Int64, limit: Int) -> URL {
+            historyURL(query: [URLQueryItem(name: "resource_name", value: "record"),
+                               URLQueryItem(name: "collection_id", value: collection),
+                               URLQueryItem(name: "gt_target.data.last_modified", value: String(after)),
+                               URLQueryItem(name: "max_target.data.last_modified", value: String(upTo)),
+                               URLQueryItem(name: "_sort", value: "last_modified"),
+                               URLQueryItem(name: "_limit", value: String(limit))])
+        }
+        var limit = PageLimit(largest: pageSize, cap: http.client.maximumResponseBytes)
+        var readUpTo = after
+        var next: URL? = query(after: after, limit: limit.current)
         var seen: Set<HistoryKey> = []
         while let url = next {
-            let response = try send(HTTPRequest(method: "GET", url: url))
+            let asked = limit.current
+            let response: HTTPResponse
+            do {
+                response = try send(HTTPRequest(method: "GET", url: url))
+            } catch where error.isTooLarge {
+                guard limit.tooLarge() else { return seen }
+                next = query(after: readUpTo, limit: limit.current)
+                continue
+            }
             if [401, 403, 404].contains(response.status), seen.isEmpty { return nil }
             try expect(response, [200], doing: "reading the history of \(collection)")
             let records = try Self.historyRecords(from: response.body, collection: collection)
-            for record in records { seen.insert(HistoryKey(id: record.id, version: record.version)) }
+            limit.fit(records: records.count, bytes: response.body.count)
+            let pageAfter = readUpTo
+            for record in records {
+                seen.insert(HistoryKey(id: record.id, version: record.version))
+                if let version = record.version.integer { readUpTo = max(readUpTo, version) }
+            }
             if !records.isEmpty, !emit(RemotePage(records: records, cursor: nil)) { return seen }
             next = try response.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+            // The server's Next-Page asks for as many as the last request: followed while that is the limit (or
+            // while no version read says where to go on from).
+            if next != nil, limit.current != asked, readUpTo > pageAfter { next = query(after: readUpTo, limit: limit.current) }
         }
         return seen
     }

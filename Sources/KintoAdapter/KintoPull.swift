@@ -26,6 +26,16 @@ struct KintoPull {
             // Not while the cursor is still settling: a late commit below it leaves the ETag as it was.
             ifNoneMatch = position.flatMap { $0.isSettled ? $0.newest : nil }
         }
+
+        init(since: Int64?, ifNoneMatch: Int64?) {
+            (self.since, self.ifNoneMatch) = (since, ifNoneMatch)
+        }
+
+        /// The rest of a listing whose pages are asked for by the pull, not by the server's `Next-Page` (their
+        /// limit changed, `PageLimit`): changes after the newest one read, `upTo` (records have distinct versions).
+        static func continuing(after upTo: Int64?) -> Listing {
+            Listing(since: upTo, ifNoneMatch: nil)
+        }
     }
 
     /// What the first answer means.
@@ -160,8 +170,10 @@ struct KintoPull {
             page.needsVerification = "its newest change (\(collectionVersion)) is missing from the changes it lists since \(floor)"
             pageNewest = collectionVersion
         }
-        // Something changed since our cursor: one HEAD says how many records the
-        // server holds (Total-Records), for the sync to compare with the log's count.
+        // Something changed since our cursor: one HEAD says how many records the server holds (Total-Records), for
+        // the sync to compare with the log's count. Only on the pull that settles the cursor (below), when writes
+        // still committing (another device pushing) have had the settle window to show in the listing: before,
+        // the count runs ahead of what any listing has shown, and each sync would list the whole collection.
         let countsLiveRecords = !hasNext && !isFirstPull && !page.isReread
         // A record we cannot hold, read again while the cursor settles, was reported by the pull that read it first.
         if let known = previous?.newest { page.skipped.removeAll { ($0.version?.integer).map { $0 <= known } ?? false } }
@@ -172,7 +184,15 @@ struct KintoPull {
         after?.isFirstPull = stillFirst
         page.cursor = after?.cursor
         position = after ?? position
-        return Step(page: page, history: history, countsLiveRecords: countsLiveRecords)
+        return Step(page: page, history: history, countsLiveRecords: countsLiveRecords && position?.isSettled == true)
+    }
+
+    /// The live records a count (`HEAD`) found, if they can be compared with what the pull read: only when the
+    /// collection's ETag is still the one the last page was listed at. A write committed between the two would
+    /// be counted, not listed, and look like a change the server lost.
+    static func liveRecords(total: String?, countETag: Int64?, pageETag: Int64?) -> Int? {
+        guard let countETag, countETag == pageETag else { return nil }
+        return total.flatMap { Int($0) }
     }
 }
 

@@ -34,6 +34,7 @@ extension KintoRemote {
     /// that is not JSON at all fails. The cursor moves past skipped records too.
     package static func page(from body: [UInt8], collection: String) throws(KintoError) -> RemotePage {
         var page = RemotePage()
+        page.reserveCapacity(body.count)  // canonical JSON is no longer than Kinto's, less its own members
         var id: [UInt8] = []
         var sawData = false
         var newest: Int64?

@@ -164,10 +164,13 @@ public final class KintoRemote: SyncRemote {
         url(["buckets", bucket, "history"], query: query)
     }
 
-    /// A list request of `collection`: changes after `listing.since`, oldest first.
-    private func changesRequest(_ collection: String, _ listing: KintoPull.Listing) -> HTTPRequest {
-        var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(pageSize))]
+    /// A list request of `collection`: changes after `listing.since`, oldest first, `limit` at most (`pageSize`);
+    /// with `onlyVersions`, their ids and versions alone (for one record too large to read, `list`).
+    private func changesRequest(_ collection: String, _ listing: KintoPull.Listing, limit: Int? = nil,
+                                onlyVersions: Bool = false) -> HTTPRequest {
+        var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(limit ?? pageSize))]
         if let since = listing.since { query.append(URLQueryItem(name: "_since", value: String(since))) }
+        if onlyVersions { query.append(URLQueryItem(name: "_fields", value: "id,last_modified")) }
         var request = HTTPRequest(method: "GET", url: url(recordSegments(collection), query: query))
         if let etag = listing.ifNoneMatch { request.headers.append(("If-None-Match", "\"\(etag)\"")) }
         return request
@@ -201,31 +204,42 @@ public final class KintoRemote: SyncRemote {
             switch outcome {
             case .success(let response):
                 report(request, status: response.status, failure: nil)
-                if response.status == 200 || response.status == 304 { prefetched[request.url] = response }
+                // Kept only if small: a page of large records (up to the response cap) waiting for its turn while
+                // another collection is pulled would add its size to the pull's memory; it is fetched again then.
+                if response.status == 200 || response.status == 304, response.body.count <= Self.largestPrefetch {
+                    prefetched[request.url] = response
+                }
             case .failure(let error):
                 report(request, status: nil, failure: error.description)
-                // One that would fail again (an https URL on a plain http server) fails the sync now, not after another wait.
-                if !error.isRetryable { throw KintoError(.server, error.description) }
+                // One that would fail again (an https URL on a plain http server) fails the sync now, not after another
+                // wait; a page too large is asked for again smaller by `changes`.
+                if !error.isRetryable, error.kind != .tooLarge { throw KintoError(.server, error.description) }
             }
         }
     }
+
+    /// The largest first answer `prepare` keeps for `changes`.
+    static let largestPrefetch = 4 << 20
 
     /// Sends and reads what `KintoPull` decides (the rules are there), page by page.
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         let collection = Self.collection(for: entity)
         var pull = KintoPull(since: since, settleWindow: settleWindow)
-        var request = changesRequest(collection, pull.listing)
-        var response = try prefetched.removeValue(forKey: request.url) ?? send(request)
+        var limit = PageLimit(largest: pageSize, cap: http.client.maximumResponseBytes)
+        var listing = pull.listing
+        let first = changesRequest(collection, listing)
+        var answer = try prefetched.removeValue(forKey: first.url).map { ListAnswer(response: $0, limit: pageSize, isOversized: false) }
+            ?? list(collection, listing, limit: &limit)
         opening: while true {
-            switch pull.open(status: response.status, etag: response.headers["etag"].flatMap(KintoPull.timestamp(fromETag:))) {
+            switch pull.open(status: answer.response.status, etag: answer.response.headers["etag"].flatMap(KintoPull.timestamp(fromETag:))) {
             case .create:
                 pull.created(try createCollection(collection))
-                response = try send(request)
+                answer = try list(collection, listing, limit: &limit)
             case .unchanged:
                 return
-            case .readAgain(let listing):
-                request = changesRequest(collection, listing)
-                response = try send(request)
+            case .readAgain(let again):
+                listing = again
+                answer = try list(collection, listing, limit: &limit)
                 break opening
             case .read:
                 break opening
@@ -234,7 +248,7 @@ public final class KintoRemote: SyncRemote {
         if pull.historyFloor != nil, try !hasHistory() { pull.withoutHistory() }
         var total: Int?
         if wantsTotals {
-            var head = request
+            var head = changesRequest(collection, listing)
             head.method = "HEAD"
             head.headers = []
             total = try send(head).headers["total-records"].flatMap { Int($0) }
@@ -244,14 +258,25 @@ public final class KintoRemote: SyncRemote {
         // (8,000 records at 1,000 a page): while a batch's commit is flushed
         // to disk, the next batch keeps arriving. With 2 waiting, a first pull
         // of a million records took 56 s instead of 46 s (peak RSS 87.6 vs 90.8 MiB).
-        try Pipeline<RemotePage>(depth: 8).run(produce: { [self] emit in
-            var current = response
+        // Pages of large records (up to the response cap each) are not fetched ahead of one being written
+        // once 32 MiB of them wait: a pull's memory stays near twice its largest page.
+        try Pipeline<RemotePage>(depth: 8, budget: 32 << 20, weight: { $0.bytes.count }).run(produce: { [self] emit in
+            var current = answer
+            answer.response.body = []  // `current` alone holds the first page's bytes, freed once read
             while true {
-                try expect(current, [200], doing: "listing \(collection)")
-                let records = try Self.page(from: current.body, collection: collection)
-                let next = try current.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+                try expect(current.response, [200], doing: "listing \(collection)")
+                var records = try Self.page(from: current.response.body, collection: collection)
+                if current.isOversized {
+                    records = Self.skippingAll(records, reason: PageLimit.oversizedReason(size: HTTPClient.size(limit.cap)))
+                } else {
+                    limit.fit(records: records.entries.count + records.skipped.count, bytes: current.response.body.count)
+                }
+                current.response.body = []  // the page holds what it needs: the raw bytes go before the next page comes
+                let next = try current.response.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+                // Where the next page starts if it is asked for by this pull, not by the server's Next-Page.
+                let readUpTo = records.cursor.flatMap { Int64($0.token) }
                 var step = pull.step(records, hasNext: next != nil,
-                                     serverTime: current.headers["date"].flatMap(KintoPull.milliseconds(fromHTTPDate:)))
+                                     serverTime: current.response.headers["date"].flatMap(KintoPull.milliseconds(fromHTTPDate:)))
                 step.page.total = total
                 if let history = step.history {
                     // Unreadable history (nil): the rest of the pull goes on without it.
@@ -261,12 +286,54 @@ public final class KintoRemote: SyncRemote {
                 }
                 if step.countsLiveRecords {
                     let head = HTTPRequest(method: "HEAD", url: url(recordSegments(collection)))
-                    step.page.liveRecords = try send(head).headers["total-records"].flatMap { Int($0) }
+                    let counted = try send(head).headers
+                    step.page.liveRecords = KintoPull.liveRecords(total: counted["total-records"],
+                                                                  countETag: counted["etag"].flatMap(KintoPull.timestamp(fromETag:)),
+                                                                  pageETag: current.response.headers["etag"].flatMap(KintoPull.timestamp(fromETag:)))
                 }
                 guard emit(step.page), let next else { return }
-                current = try send(HTTPRequest(method: "GET", url: next))
+                // The server's Next-Page asks for as many as the last request: followed while that is the limit
+                // (or while no version read says where to go on from).
+                // A page asked for again smaller starts after the newest change read.
+                if let readUpTo { listing = .continuing(after: readUpTo) }
+                let followsNext = readUpTo == nil || (current.limit == limit.current && !current.isOversized)
+                current = try list(collection, listing, limit: &limit, next: followsNext ? next : nil)
             }
         }, consume: onPage)
+    }
+
+    /// The answer to a list request, and the `_limit` it was sent with.
+    private struct ListAnswer {
+        var response: HTTPResponse
+        let limit: Int
+        /// One record over the cap alone: the answer lists its id and version only (`skippingAll`).
+        let isOversized: Bool
+    }
+
+    /// Sends a list request (`next`, the server's Next-Page, while the limit is as it was), asking again with
+    /// half the records while the answer is over the response cap (`PageLimit`). One record alone over it is
+    /// asked for again without its fields, to be skipped with its id and version.
+    private func list(_ collection: String, _ listing: KintoPull.Listing, limit: inout PageLimit,
+                      next: URL? = nil) throws(KintoError) -> ListAnswer {
+        let asked = limit.current
+        while true {
+            let request = next.flatMap { limit.current == asked ? HTTPRequest(method: "GET", url: $0) : nil }
+                ?? changesRequest(collection, listing, limit: limit.current)
+            do {
+                return ListAnswer(response: try send(request), limit: limit.current, isOversized: false)
+            } catch where error.isTooLarge {
+                guard limit.tooLarge() else {
+                    let versions = changesRequest(collection, listing, limit: 1, onlyVersions: true)
+                    return ListAnswer(response: try send(versions), limit: 1, isOversized: true)
+                }
+            }
+        }
+    }
+
+    /// A page whose records are all skipped with `reason`, keeping its cursor.
+    static func skippingAll(_ page: RemotePage, reason: String) -> RemotePage {
+        let skipped = page.skipped + page.entries.map { SkippedRecord(id: page.id(of: $0), version: $0.version, reason: reason) }
+        return RemotePage(records: [], skipped: skipped, cursor: page.cursor)
     }
 
     /// The next pull reads from the position's `start` (behind its newest while it settles).

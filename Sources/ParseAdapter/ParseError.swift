@@ -12,6 +12,8 @@ public struct ParseError: RemoteError, Sendable {
     public let code: Int?
     /// A write request failed after it may have reached the server: what it did must be read, not assumed.
     let mayHaveApplied: Bool
+    /// The answer was larger than evsync accepts (`HTTPClient.maximumResponseBytes`): a pull asks for less.
+    private(set) var isTooLarge = false
 
     init(_ syncCode: SyncError.Code, _ message: String, code: Int? = nil, mayHaveApplied: Bool = false) {
         self.syncCode = syncCode
@@ -49,7 +51,9 @@ public struct ParseError: RemoteError, Sendable {
     init(_ failure: HTTPFailure) {
         let code = failure.response.flatMap { Self.answer(in: $0).code }
         switch failure.kind {
-        case .permanent: self.init(.server, failure.description)
+        case .permanent:
+            self.init(.server, failure.description)
+            isTooLarge = failure.isTooLarge
         case .mayHaveApplied: self.init(.unavailable, failure.description, code: code, mayHaveApplied: true)
         case .nothingThere, .gaveUp, .interrupted: self.init(.unavailable, failure.description, code: code)
         }

@@ -40,8 +40,11 @@ extension ParseRemote {
 
     /// The objects a query finds, read one by one: one that another client made unreadable is handed back
     /// as such, and the rest are read. Only an answer that is not JSON at all fails.
-    func find(_ className: String, query: [URLQueryItem], doing what: String) throws(ParseError) -> [FoundObject] {
+    /// - Parameter bytes: told the size of the answer's body (a pull's `PageLimit`).
+    func find(_ className: String, query: [URLQueryItem], doing what: String,
+              bytes: (Int) -> Void = { _ in }) throws(ParseError) -> [FoundObject] {
         let response = try send(HTTPRequest(method: "GET", url: url("classes", className, query: query)), doing: what)
+        bytes(response.body.count)
         var found: [FoundObject] = []
         var sawResults = false
         do {

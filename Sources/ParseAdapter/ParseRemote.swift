@@ -138,9 +138,31 @@ public final class ParseRemote: SyncRemote {
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         let className = Self.className(for: entity)
         var pull = ParsePull(since: since, reReadWindow: reReadWindow)
+        var limit = PageLimit(largest: pageSize, cap: http.client.maximumResponseBytes)
         while true {
-            let results = try find(className, query: pull.query(pageSize: pageSize), doing: "listing \(className)")
+            let results = try page(of: className, pull, limit: &limit)
             guard let page = pull.page(of: results, schema: entity), try onPage(page) else { return }
+        }
+    }
+
+    /// The objects of a pull's next page, asked for again with fewer while the answer is over the response cap
+    /// (`PageLimit`); one object alone over it comes read without its fields, as unreadable, to be skipped.
+    private func page(of className: String, _ pull: ParsePull, limit: inout PageLimit) throws(ParseError) -> [FoundObject] {
+        while true {
+            var size = 0
+            let results: [FoundObject]
+            do {
+                results = try find(className, query: pull.query(pageSize: limit.current), doing: "listing \(className)") { size = $0 }
+            } catch {
+                guard error.isTooLarge else { throw error }
+                if limit.tooLarge() { continue }
+                let identity = [URLQueryItem(name: "keys", value: "objectId,updatedAt,\(Self.idField)")]
+                let reason = PageLimit.oversizedReason(size: HTTPClient.size(limit.cap))
+                return try find(className, query: pull.query(pageSize: 1) + identity, doing: "listing \(className)")
+                    .map { FoundObject(fields: $0.fields, unreadable: reason) }
+            }
+            limit.fit(records: results.count, bytes: size)
+            return results
         }
     }
 

@@ -179,6 +179,46 @@ struct SyncSchedulerTests {
         #expect(SyncScheduler.retryDelay(after: .unavailable, failures: 1, first: short.firstRetry, interval: short.interval) == .milliseconds(300))
     }
 
+    @Test func aSyncThatFailsTheSameWayAgainWaitsPastTheIntervalDoublingUpToFiveMinutes() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory)
+        let failure = Mutex(SyncError(.server, "the server at http://127.0.0.1/records sent a response larger than 256 MiB; refusing it"))
+        let engine = SyncEngine(store: store) { throw failure.withLock { $0 } }
+        // An interval longer than the test: no sync starts by itself after the first, each is a syncNow (the
+        // handshake: its finished report carries the wait the scheduler chose).
+        let settings = SyncScheduler.Settings(interval: .seconds(60), debounce: .zero, firstRetry: .seconds(60))
+        var statuses = engine.start(settings).makeAsyncIterator()
+        var waits = [try await Self.nextReport(&statuses).retryIn]
+        func syncNow() async throws {
+            await #expect(throws: SyncError.self) { try await engine.syncNow() }
+            waits.append(try await Self.nextReport(&statuses).retryIn)
+        }
+        for _ in 0..<4 { try await syncNow() }
+        // Another failure starts over; so does a server out of reach, which is retried at the interval's rate.
+        failure.withLock { $0 = SyncError(.server, "the server answered HTTP 500") }
+        try await syncNow()
+        failure.withLock { $0 = SyncError(.unavailable, "cannot reach http://127.0.0.1/: Connection refused") }
+        try await syncNow()
+        try await syncNow()
+        await engine.stop()
+        #expect(waits == [60, 120, 240, 300, 300, 60, 60, 60].map { .seconds($0) })
+    }
+
+    @Test func aFailureThatRepeatsGoesOnDoublingPastTheIntervalUnlessTheServerIsOutOfReach() {
+        func wait(_ code: SyncError.Code, repeats: Int, interval: Int = 10) -> Duration {
+            SyncScheduler.retryDelay(after: code, failures: repeats, repeats: repeats, first: .seconds(1), interval: .seconds(interval))
+        }
+        #expect((1...11).map { wait(.server, repeats: $0) } == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300].map { .seconds($0) })
+        #expect((1...4).map { wait(.unauthorized, repeats: $0) } == [10, 20, 40, 80].map { .seconds($0) })
+        // A server out of reach or a busy store keeps the interval's rate.
+        #expect((1...6).map { wait(.unavailable, repeats: $0) } == [1, 2, 4, 8, 10, 10].map { .seconds($0) })
+        #expect((1...6).map { wait(.busy, repeats: $0) } == [1, 2, 4, 8, 10, 10].map { .seconds($0) })
+        // Different failures in a row keep the interval as the longest wait.
+        #expect(SyncScheduler.retryDelay(after: .server, failures: 9, repeats: 1, first: .seconds(1), interval: .seconds(10)) == .seconds(10))
+        // An interval longer than five minutes stays the longest wait.
+        #expect(wait(.server, repeats: 14, interval: 3600) == .seconds(3600))
+    }
+
     @Test func aSubscriberThatFallsBehindGetsEveryStartAndFinishedReportAndTheLatestSteps() async {
         let broadcast = StatusBroadcast()
         var updates = broadcast.subscribe().makeAsyncIterator()

@@ -5,9 +5,8 @@ import TestSupport
 import Foundation
 import Testing
 
-/// A server that trickles, one that sends more than a sane response holds, and
-/// one that finds a batch too large: none may hold a sync forever, fill its
-/// memory, or let one record block the others. Each runs through
+/// A server that trickles and one that finds a batch too large: neither may hold a sync forever or let one
+/// record block the others (pages over the response cap: `LargePageSyncTests`). Each runs through
 /// `Tools/slow-proxy` in front of the test server, or against it directly.
 @Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct HostileServerTests {
@@ -51,29 +50,6 @@ struct HostileServerTests {
         #expect(try await fx.cli.status().events == before.events)
         let report = try await fx.syncReport()
         #expect(report.pulled == 20 && report.pushed == 1, "\(report)")
-    }
-
-    @Test("a response over the size cap is refused with one line (exit 69), not retried, and nothing of it is written",
-          .enabled(if: limitHooksWork, "EVSYNC_MAX_RESPONSE is read by debug builds only"))
-    func responseOverTheCap() async throws {
-        let fx = try SyncFixture()
-        try await fx.web.createBucket()
-        // About 150 bytes a record: the page of 200 is some 30 KB.
-        try await fx.web.seed((0..<200).map { (newID(), holiday("Seeded \($0)")) })
-        try await fx.cli.add(id: newID(), ["name=Waiting", "date=2026-11-11"])
-        let before = try await fx.cli.status()
-
-        let output = try await fx.sync(environment: ["EVSYNC_MAX_RESPONSE": "16384", "EVSYNC_RETRIES": "3"])
-        #expect(output.status == 69, "\(output)")
-        #expect(output.stderrLines == ["evsync: the server at \(fx.remote)/collections/holidays/records sent a response "
-            + "larger than 16 KiB; refusing it"], "\(output)")
-        let report = try SyncJSON(output.stdout)
-        #expect(report.result == "failed" && report.pulled == 0, "\(report)")
-        #expect(try await fx.cli.status().events == before.events)
-
-        // The same pages fit the shipped cap (256 MiB).
-        let full = try await fx.syncReport()
-        #expect(full.pulled == 200 && full.pushed == 1, "\(full)")
     }
 
     @Test("413 on a batch splits it down to single records: one oversized record is rejected, the others are pushed")

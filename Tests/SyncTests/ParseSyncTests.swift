@@ -99,6 +99,26 @@ import Testing
         #expect(try await cli.syncParse(web).deletedHere == 0)
     }
 
+    @Test("pages over the response cap are asked for again smaller; an object alone over it is skipped, the rest pulled",
+          .enabled(if: HostileServerTests.limitHooksWork, "EVSYNC_MAX_RESPONSE is read by debug builds only"))
+    func pagesOverTheCapAndAnObjectAloneOverIt() async throws {
+        let (web, cli, scratch) = try await fixture([])
+        defer { withExtendedLifetime(scratch) {} }
+        for index in 0..<40 { try await web.create("Holiday", ["name": .string("Holiday \(index)"), "date": "2027-01-03"]) }
+        try await web.create("Holiday", ["name": "Oversized", "date": "2027-01-04", "details": .string(String(repeating: "x", count: 20_000))])
+        for index in 0..<10 { try await web.create("Holiday", ["name": .string("After \(index)"), "date": "2027-01-05"]) }
+
+        // 16 KiB: the page of 51 objects is well over it, and so is the oversized one alone.
+        let sync = try await cli.syncParse(web, environment: ["EVSYNC_MAX_RESPONSE": "16384"])
+        #expect(sync.pulled == 50, "\(sync)")
+        #expect(sync.skipped.map(\.reason) == ["it is too large to read: alone it makes a response larger than 16 KiB, the most evsync accepts"],
+                "\(sync.skipped)")
+        let skippedID = try #require(sync.skipped.first?.id)
+        #expect(try await cli.records()[skippedID] == nil)
+        #expect(try await cli.records().count == 50)
+        #expect(try await cli.syncParse(web, environment: ["EVSYNC_MAX_RESPONSE": "16384"]).skipped.isEmpty)
+    }
+
     @Test(arguments: modes)
     func anObjectNoOneCanReadIsNeitherWrittenOverNorMadeTwice(options: [String]) async throws {
         let (web, cli, scratch) = try await fixture(options)

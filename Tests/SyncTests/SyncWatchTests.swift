@@ -76,3 +76,33 @@ struct SyncWatchKintoTests {
         #expect(try await b.status().pendingRecords == 0)
     }
 }
+
+/// `sync --watch` against a server that answers, and fails the same way at every sync: it backs off past its
+/// interval instead of asking for the same failing answer at the watch's full rate.
+@Suite(.timeLimit(.minutes(2)))
+struct SyncWatchBackoffTests {
+    @Test func aServerThatFailsTheSameWayIsAskedLessAndLessOften() async throws {
+        let server = try ScriptedServer(then: .init(400, headers: ["Content-Type": "application/json"],
+                                                    body: #"{"code":400,"message":"this page cannot be read"}"#))
+        let directory = try TemporaryDirectory()
+        let cli = Evsync(store: directory.file("store"))
+        let watch = try cli.start(["sync", "--watch", "0.2", "--remote", "http://127.0.0.1:\(server.port)/v1/buckets/b"])
+        defer { if !watch.hasExited { watch.signal(SIGKILL) } }
+        func waits() -> [String] {
+            watch.outputSoFar().stderr.split(separator: "\n").compactMap { line in
+                line.range(of: "; trying again in ").map { String(line[$0.upperBound...]) }
+            }
+        }
+        // The handshake: each failed sync says how long it waits before the next.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while waits().count < 5 {
+            try #require(ContinuousClock.now < deadline, "\(watch.outputSoFar())")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        watch.signal(SIGINT)
+        let output = await watch.wait()
+        #expect(output.status == 130, "\(output)")
+        #expect(waits().prefix(5) == ["0.2 s", "0.4 s", "0.8 s", "1.6 s", "3.2 s"], "\(output.stderr)")
+        #expect(output.stderr.contains("the server failed listing birthdays: HTTP 400 Scripted: this page cannot be read"), "\(output.stderr)")
+    }
+}

@@ -61,6 +61,12 @@ public struct RemotePage: Sendable {
 
     package init() {}
 
+    /// Room for `count` bytes of records, as many as the answer they are read from holds: the buffer is then
+    /// not grown (and copied) by doubling while a large page is read.
+    package mutating func reserveCapacity(_ count: Int) {
+        bytes.reserveCapacity(count)
+    }
+
     /// Appends the record that `readRecord` reads: it writes the fields (nothing
     /// for a tombstone), puts the id's bytes in its second argument (empty on
     /// entry; `idBuffer`, kept from call to call) and returns the version.
@@ -97,6 +103,11 @@ public struct RemotePage: Sendable {
         isReread = isReread || other.isReread
         needsVerification = other.needsVerification ?? needsVerification
         liveRecords = other.liveRecords ?? liveRecords
+        // Into an empty batch, the page's buffer itself (shared, not copied: a page may be hundreds of MiB).
+        if bytes.isEmpty, entries.isEmpty {
+            (bytes, entries) = (other.bytes, other.entries)
+            return
+        }
         let offset = bytes.count
         bytes.append(contentsOf: other.bytes)
         entries.reserveCapacity(entries.count + other.entries.count)

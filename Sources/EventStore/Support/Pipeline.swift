@@ -6,7 +6,9 @@ import Foundation
 /// written; an import parses and validates the next chunk while one is
 /// written).
 ///
-/// At most `depth` produced items wait in memory. `run` does not return
+/// At most `depth` produced items wait in memory, and, with a `budget`, a producer whose items
+/// weigh more than it waits until the consumer is done with them before producing more
+/// (a pull's pages of hundreds of MiB are then fetched one at a time). `run` does not return
 /// before the worker has stopped, so the caller may use what the producer
 /// captured again afterwards.
 package final class Pipeline<Item: Sendable>: @unchecked Sendable {
@@ -16,10 +18,19 @@ package final class Pipeline<Item: Sendable>: @unchecked Sendable {
     private var finished = false
     private var cancelled = false
     private var workerDone = false
+    /// The weight of the items emitted and not yet consumed (the one being consumed included).
+    private var inFlight = 0
     private let depth: Int
+    private let budget: Int
+    private let weight: (Item) -> Int
 
-    package init(depth: Int = 2) {
+    /// - Parameters:
+    ///   - budget: the most weight (bytes) emitted and not yet consumed before `emit` waits for the consumer.
+    ///   - weight: an item's weight.
+    package init(depth: Int = 2, budget: Int = .max, weight: @escaping (Item) -> Int = { _ in 0 }) {
         self.depth = depth
+        self.budget = budget
+        self.weight = weight
     }
 
     /// Runs `produce` once on a worker thread; it hands each item to `emit`,
@@ -42,17 +53,23 @@ package final class Pipeline<Item: Sendable>: @unchecked Sendable {
         worker.start()
         defer { stopAndWaitForWorker() }
         while let item = try next() {
+            let weight = weight(item)
+            defer { condition.withLock { inFlight -= weight; condition.broadcast() } }
             guard try consume(item) else { return }
         }
     }
 
     private func enqueue(_ result: Result<Item, any Error>) -> Bool {
-        condition.withLock {
+        let weight = (try? result.get()).map(weight) ?? 0
+        return condition.withLock {
             while queue.count >= depth, !cancelled { condition.wait() }
             if cancelled { return false }
             queue.append(result)
+            inFlight += weight
             condition.broadcast()
-            return true
+            // Over the budget, what the producer would make next waits until the consumer is done with enough.
+            while inFlight > budget, !cancelled { condition.wait() }
+            return !cancelled
         }
     }
 

@@ -21,7 +21,9 @@ extension SyncEngine {
     /// with origin `local`; what a sync writes itself (pulled records, acknowledgements, conflicts) never
     /// starts another. A sync that fails because the server cannot be reached or keeps failing (`.unavailable`,
     /// `.server`) or the store is busy with another process's sync (`.busy`) is tried again after 1 s, then 2,
-    /// 4, … up to `interval`; any other failure waits a whole `interval`. Until then neither local changes nor
+    /// 4, … up to `interval`; any other failure waits a whole `interval`. A failure other than `.unavailable` and
+    /// `.busy` that is the same as the one before (code and message) goes on doubling past `interval`, up to 5
+    /// minutes (or `interval`, if longer). Until then neither local changes nor
     /// ticks start a sync, only `syncNow()`; the wait is the finished report's `retryIn`. Each sync runs on a
     /// thread of its own, never on the concurrency pool.
     ///
@@ -117,6 +119,9 @@ final class SyncScheduler: Sendable {
         /// After a failure: when the loop may sync again on its own.
         var retryAt: ContinuousClock.Instant?
         var failures = 0
+        /// The last failure, and how many syncs in a row failed just so (`retryDelay`'s `repeats`).
+        var lastFailure: (code: SyncError.Code, message: String)?
+        var repeats = 0
         var stopping = false
     }
 
@@ -221,6 +226,8 @@ final class SyncScheduler: Sendable {
                 state.nextTick = max(started + settings.interval, ended + settings.interval / 2)
                 if case .success = outcome {
                     state.failures = 0
+                    state.repeats = 0
+                    state.lastFailure = nil
                     state.retryAt = nil
                 }
             }
@@ -250,8 +257,11 @@ final class SyncScheduler: Sendable {
     private func backOff(after error: SyncError) -> Duration {
         state.withLock { state in
             state.failures += 1
-            let delay = Self.retryDelay(after: error.code, failures: state.failures, first: settings.firstRetry,
-                                        interval: settings.interval)
+            let same = state.lastFailure.map { $0.code == error.code && $0.message == error.message } ?? false
+            state.repeats = same ? state.repeats + 1 : 1
+            state.lastFailure = (error.code, error.message)
+            let delay = Self.retryDelay(after: error.code, failures: state.failures, repeats: state.repeats,
+                                        first: settings.firstRetry, interval: settings.interval)
             state.retryAt = .now + delay
             return delay
         }
@@ -260,15 +270,32 @@ final class SyncScheduler: Sendable {
     /// The wait after the `failures`-th failure in a row: doubling from `first` up to `interval` for a server
     /// that cannot be reached or fails, or a store busy with another sync; `interval` for anything else, which
     /// waiting a little would not mend (credentials, the store, the remote's URL).
-    static func retryDelay(after code: SyncError.Code, failures: Int, first: Duration, interval: Duration) -> Duration {
-        guard [.unavailable, .server, .busy].contains(code) else { return interval }
-        var delay = min(first, interval)
-        var count = 1
-        while count < failures, delay < interval {
+    ///
+    /// A failure that is not a server out of reach or a busy store, and that is the same as the one before
+    /// (its code and message: the `repeats`-th in a row), goes on doubling past the interval, up to
+    /// `maximumRepeatWait` (or the interval, if longer): such a server answers, and each sync would fetch again
+    /// what failed (a page too large, refused data) at the watch's full rate. A server failure doubles from
+    /// `first` as before; any other failure from the interval.
+    static func retryDelay(after code: SyncError.Code, failures: Int, repeats: Int = 1, first: Duration,
+                           interval: Duration) -> Duration {
+        let repeating = repeats > 1 && code != .unavailable && code != .busy
+        let ceiling = repeating ? max(interval, maximumRepeatWait) : interval
+        guard [.unavailable, .server, .busy].contains(code) else { return doubled(interval, times: repeats - 1, upTo: ceiling) }
+        return doubled(min(first, interval), times: failures - 1, upTo: ceiling)
+    }
+
+    /// The longest wait after failures that repeat (`retryDelay`), unless the interval is longer.
+    static let maximumRepeatWait = Duration.seconds(300)
+
+    /// `delay` doubled `times` times, stopping at `ceiling`.
+    private static func doubled(_ delay: Duration, times: Int, upTo ceiling: Duration) -> Duration {
+        var delay = delay
+        var count = 0
+        while count < times, delay < ceiling {
             delay *= 2
             count += 1
         }
-        return min(delay, interval)
+        return min(delay, ceiling)
     }
 
     // MARK: Local changes

@@ -5,7 +5,8 @@ import Synchronization
 
 /// `sync --watch SECONDS`: the engine's own scheduler (`SyncEngine.start(every:)`) syncs at once, again about
 /// 0.1 s after each local change made by any process, every SECONDS, and after a failing server with backoff
-/// (1 s doubling up to SECONDS); each sync's result is printed as its status arrives.
+/// (1 s doubling up to SECONDS; the same server failure again: on doubling past it, up to 5 minutes); each
+/// sync's result is printed as its status arrives.
 enum SyncWatch {
     static func run(_ engine: SyncEngine, every seconds: Double, policy: ConflictPolicy, missing: MissingRecords?,
                     output: SyncOutput) throws {
