@@ -21,6 +21,12 @@ struct JSONValueDecoder {
         try decode(type, from: value, at: [])
     }
 
+    /// `type` from the object `members` with one more member, `extra`: a record's fields and its id,
+    /// without copying the fields into a new dictionary for it.
+    func decode<T: Decodable>(_ type: T.Type, from members: JSONObject, adding extra: (key: String, value: JSONValue)) throws -> T {
+        try T(from: ValueDecoder(value: .object(members), codingPath: [], options: self, extra: extra))
+    }
+
     func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, at path: [any CodingKey]) throws -> T {
         if let special = try special(type, from: value, at: path) { return special }
         return try T(from: ValueDecoder(value: value, codingPath: path, options: self))
@@ -60,36 +66,36 @@ struct JSONValueDecoder {
 
     // MARK: Scalars
 
-    static func bool(_ value: JSONValue, _ path: [any CodingKey]) throws -> Bool {
-        guard case .bool(let bool) = value else { throw mismatch(Bool.self, value, path) }
+    static func bool(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        guard case .bool(let bool) = value else { throw mismatch(Bool.self, value, path()) }
         return bool
     }
 
-    static func string(_ value: JSONValue, _ path: [any CodingKey]) throws -> String {
-        guard case .string(let string) = value else { throw mismatch(String.self, value, path) }
+    static func string(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> String {
+        guard case .string(let string) = value else { throw mismatch(String.self, value, path()) }
         return string
     }
 
     /// An integer type's value: a whole number it holds exactly (`3`, `3.0`, `3e0`), whatever the literal's length.
-    static func integer<I: FixedWidthInteger>(_ value: JSONValue, _ path: [any CodingKey]) throws -> I {
-        guard case .number(let number) = value else { throw mismatch(I.self, value, path) }
+    static func integer<I: FixedWidthInteger>(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> I {
+        guard case .number(let number) = value else { throw mismatch(I.self, value, path()) }
         if number.isIntegerLiteral, let integer = I(number.text) { return integer }
         if !number.isIntegerLiteral, let whole = number.int64Value, let integer = I(exactly: whole) { return integer }
-        throw corrupted("Number \(number.text) is not representable as \(I.self)", path)
+        throw corrupted("Number \(number.text) is not representable as \(I.self)", path())
     }
 
-    static func double(_ value: JSONValue, _ path: [any CodingKey]) throws -> Double {
-        guard case .number(let number) = value else { throw mismatch(Double.self, value, path) }
+    static func double(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
+        guard case .number(let number) = value else { throw mismatch(Double.self, value, path()) }
         guard let double = Double(number.text), double.isFinite else {
-            throw corrupted("Number \(number.text) is not representable as Double", path)
+            throw corrupted("Number \(number.text) is not representable as Double", path())
         }
         return double
     }
 
-    static func float(_ value: JSONValue, _ path: [any CodingKey]) throws -> Float {
-        guard case .number(let number) = value else { throw mismatch(Float.self, value, path) }
+    static func float(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Float {
+        guard case .number(let number) = value else { throw mismatch(Float.self, value, path()) }
         guard let float = Float(number.text), float.isFinite else {
-            throw corrupted("Number \(number.text) is not representable as Float", path)
+            throw corrupted("Number \(number.text) is not representable as Float", path())
         }
         return float
     }
@@ -122,11 +128,13 @@ private struct ValueDecoder: Decoder {
     let value: JSONValue
     let codingPath: [any CodingKey]
     let options: JSONValueDecoder
+    /// A member the object has besides its own (`decode(_:from:adding:)`).
+    var extra: (key: String, value: JSONValue)? = nil
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else { throw JSONValueDecoder.mismatch([String: Any].self, value, codingPath) }
-        return KeyedDecodingContainer(Keyed(members: members, codingPath: codingPath, options: options))
+        return KeyedDecodingContainer(Keyed(members: members, extra: extra, codingPath: codingPath, options: options))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -139,14 +147,20 @@ private struct ValueDecoder: Decoder {
 
 private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: JSONObject
+    let extra: (key: String, value: JSONValue)?
     let codingPath: [any CodingKey]
     let options: JSONValueDecoder
 
-    var allKeys: [Key] { members.keys.compactMap { Key(stringValue: $0) } }
-    func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }
+    var allKeys: [Key] { (members.keys + (extra.map { [$0.key] } ?? [])).compactMap { Key(stringValue: $0) } }
+    func contains(_ key: Key) -> Bool { member(key.stringValue) != nil }
+
+    private func member(_ name: String) -> JSONValue? {
+        if let extra, extra.key == name { return extra.value }
+        return members[name]
+    }
 
     private func value(_ key: Key) throws -> JSONValue {
-        guard let value = members[key.stringValue] else {
+        guard let value = member(key.stringValue) else {
             throw DecodingError.keyNotFound(key, DecodingError.Context(
                 codingPath: codingPath, debugDescription: "No value associated with key \(key.stringValue)."))
         }
@@ -178,10 +192,10 @@ private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
     /// As `JSONDecoder`: the member "super", or null if there is none.
     func superDecoder() throws -> any Decoder {
-        ValueDecoder(value: members["super"] ?? .null, codingPath: codingPath, options: options)
+        ValueDecoder(value: member("super") ?? .null, codingPath: codingPath, options: options)
     }
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        ValueDecoder(value: members[key.stringValue] ?? .null, codingPath: codingPath + [key], options: options)
+        ValueDecoder(value: member(key.stringValue) ?? .null, codingPath: codingPath + [key], options: options)
     }
 }
 

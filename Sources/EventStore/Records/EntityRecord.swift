@@ -59,7 +59,7 @@ struct RecordCoder: Sendable {
         var decoder = JSONValueDecoder(date: { Self.date(from: $0, calendar: calendar) })
         decoder.dateProblem = { "'\($0)' is not a date (YYYY-MM-DD) or an ISO 8601 date-time" }
         do {
-            return try decoder.decode(type, from: .object(record.json))
+            return try decoder.decode(type, from: record.fields, adding: ("id", .string(record.id)))
         } catch {
             throw StoreError(.invalidData, "\(record.entity) '\(record.id)' cannot be read as a \(Value.self): \(Self.describe(error))")
         }
@@ -79,12 +79,27 @@ struct RecordCoder: Sendable {
 
     /// A day (`2027-01-01`, midnight in the current time zone) or a date-time with its offset.
     static func date(from text: String, calendar: Calendar = calendar) -> Date? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        if text.utf8.count == 10, parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-           CalendarDate.isValid(year: year, month: month, day: day) {
+        if let (year, month, day) = Self.dayParts(text), CalendarDate.isValid(year: year, month: month, day: day) {
             return calendar.date(from: DateComponents(year: year, month: month, day: day))
         }
         return Timestamp.parse(text).map { Date(timeIntervalSince1970: Double($0) / 1000) }
+    }
+
+    /// Year, month and day of `YYYY-MM-DD` (digits only), read from its bytes: every date field of every record read comes here.
+    private static func dayParts(_ text: String) -> (Int, Int, Int)? {
+        let utf8 = text.utf8
+        guard utf8.count == 10 else { return nil }
+        var numbers = [0, 0, 0], part = 0
+        for (index, byte) in utf8.enumerated() {
+            if index == 4 || index == 7 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                part += 1
+            } else {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                numbers[part] = numbers[part] * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+        }
+        return (numbers[0], numbers[1], numbers[2])
     }
 
     /// The Gregorian calendar in the current time zone (`TZ`), read each time so a changed zone is honoured.
