@@ -111,6 +111,11 @@ struct JSONValueDecoderTests {
         #expect(try Self.decode(Optional.self, ["v": nil]).v == nil)
         #expect(try Self.decode(Optional.self, ["v": 1]).v == 1)
         Self.expect(try Self.decode(Optional.self, ["v": "1"]), mismatch: "Int", at: "v")
+        struct OptionalText: Decodable { var v: String?; var w: Inner? }
+        #expect(try Self.decode(OptionalText.self, ["v": nil]).v == nil)
+        #expect(try Self.decode(OptionalText.self, ["v": "x", "w": ["label": "l", "tags": [], "weights": [:]]]).w?.label == "l")
+        Self.expect(try Self.decode(OptionalText.self, ["v": 1]), mismatch: "String", at: "v")
+        Self.expect(try Self.decode(OptionalText.self, ["w": ["tags": [], "weights": [:]]]), missing: "label")
         // A tuple-like type reading past the end of its array.
         struct Pair: Decodable {
             init(from decoder: any Decoder) throws {

@@ -183,6 +183,15 @@ private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try JSONValueDecoder.integer(value(key), codingPath + [key]) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try JSONValueDecoder.integer(value(key), codingPath + [key]) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try options.decode(type, from: value(key), at: codingPath + [key]) }
+    // An optional field: one lookup, where the protocol's defaults make three (contains, decodeNil, decode).
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let value = member(key.stringValue), value != .null else { return nil }
+        return try JSONValueDecoder.string(value, codingPath + [key])
+    }
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let value = member(key.stringValue), value != .null else { return nil }
+        return try options.decode(type, from: value, at: codingPath + [key])
+    }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         try ValueDecoder(value: value(key), codingPath: codingPath + [key], options: options).container(keyedBy: type)
