@@ -27,37 +27,38 @@ struct JSONValueDecoder {
         try T(from: ValueDecoder(value: .object(members), codingPath: [], options: self, extra: extra))
     }
 
-    func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, at path: [any CodingKey]) throws -> T {
-        if let special = try special(type, from: value, at: path) { return special }
-        return try T(from: ValueDecoder(value: value, codingPath: path, options: self))
+    /// `path` is built only for an error or a type that decodes itself: a date field needs none.
+    func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, at path: @autoclosure () -> [any CodingKey]) throws -> T {
+        if let special = try special(type, from: value, at: path()) { return special }
+        return try T(from: ValueDecoder(value: value, codingPath: path(), options: self))
     }
 
     /// The types `JSONDecoder` reads its own way (and the JSON values themselves); nil for any other.
-    private func special<T>(_ type: T.Type, from value: JSONValue, at path: [any CodingKey]) throws -> T? {
+    private func special<T>(_ type: T.Type, from value: JSONValue, at path: @autoclosure () -> [any CodingKey]) throws -> T? {
         if T.self == JSONValue.self { return value as? T }
         if T.self == JSONNumber.self {
-            guard case .number(let number) = value else { throw Self.mismatch(type, value, path) }
+            guard case .number(let number) = value else { throw Self.mismatch(type, value, path()) }
             return number as? T
         }
         if T.self == Date.self, let date {
-            let text = try Self.string(value, path)
-            guard let parsed = date(text) else { throw Self.corrupted(dateProblem(text), path) }
+            let text = try Self.string(value, path())
+            guard let parsed = date(text) else { throw Self.corrupted(dateProblem(text), path()) }
             return parsed as? T
         }
         if T.self == Data.self {
-            guard let data = Data(base64Encoded: try Self.string(value, path)) else {
-                throw Self.corrupted("Encountered Data is not valid Base64.", path)
+            guard let data = Data(base64Encoded: try Self.string(value, path())) else {
+                throw Self.corrupted("Encountered Data is not valid Base64.", path())
             }
             return data as? T
         }
         if T.self == URL.self {
-            guard let url = URL(string: try Self.string(value, path)) else { throw Self.corrupted("Invalid URL string.", path) }
+            guard let url = URL(string: try Self.string(value, path())) else { throw Self.corrupted("Invalid URL string.", path()) }
             return url as? T
         }
         if T.self == Decimal.self {
-            guard case .number(let number) = value else { throw Self.mismatch(type, value, path) }
+            guard case .number(let number) = value else { throw Self.mismatch(type, value, path()) }
             guard let decimal = Decimal(string: number.text, locale: Locale(identifier: "en_US_POSIX")) else {
-                throw Self.corrupted("Number \(number.text) is not representable as Decimal", path)
+                throw Self.corrupted("Number \(number.text) is not representable as Decimal", path())
             }
             return decimal as? T
         }
