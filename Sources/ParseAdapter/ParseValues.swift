@@ -7,10 +7,12 @@ import Foundation
 ///   (`{"__type":"Date","iso":…}`); one formatted `date` is a `Date` at
 ///   midnight UTC, read back as the day when it is one.
 /// - A base64 field (`contentEncoding`) is Parse `Bytes` (`{"__type":"Bytes","base64":…}`).
-/// - Other `__type` values (pointers, files, geo points) are kept as the objects they are.
+/// - Other `__type` values (pointers, files, geo points) are kept as the objects they are, and so is every
+///   value of a field the schema does not declare (a newer app's): it goes back to the server as it came.
 extension ParseRemote {
     static func decode(_ value: JSONValue, field: String, schema: EntitySchema) -> JSONValue {
-        guard let object = value.objectValue, let type = object["__type"]?.stringValue else { return value }
+        // A field the schema does not declare is carried as Parse sent it, so that a push gives it back unchanged.
+        guard schema.hasField(field), let object = value.objectValue, let type = object["__type"]?.stringValue else { return value }
         switch type {
         case "Date":
             guard let iso = object["iso"]?.stringValue else { return value }

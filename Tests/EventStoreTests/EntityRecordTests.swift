@@ -152,10 +152,34 @@ struct EntityRecordTests {
         try store.add("Holiday", id: "h", fields: ["name": "H", "date": "2027-01-01"])
         try store.add("Holiday", id: "brief", fields: ["name": "Brief", "date": "2027-01-01"])
         try store.delete("Holiday", id: "brief")
-        let changes = try store.snapshot { try store.changes(of: "Holiday", after: 1, in: $0) }
+        let changes = try store.snapshot { try store.changes(of: store.entity("Holiday"), after: 1, in: $0) }
         #expect(changes.isEmpty)
         #expect(changes.seq == 3)
-        let fromStart = try store.snapshot { try store.changes(of: "Holiday", after: 0, in: $0) }
+        let fromStart = try store.snapshot { try store.changes(of: store.entity("Holiday"), after: 0, in: $0) }
         #expect(fromStart.inserted.map(\.id) == ["h"])
+    }
+
+    @Test("a field the schema does not declare, written under a wider schema, is carried through edits and typed updates")
+    func undeclaredFieldsAreCarried() throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let wider = try TemporaryDirectory("evsync-schemas")
+        let holiday = try String(contentsOf: RepositoryRoot.url.appendingPathComponent("Schemas/holiday.schema.json"), encoding: .utf8)
+        try holiday.replacingOccurrences(of: #""properties": {"#, with: #""properties": {"emoji": {"type": "string"}, "#)
+            .write(toFile: wider.file("holiday.schema.json"), atomically: true, encoding: .utf8)
+        let id = Store.newRecordID()
+        do {
+            let newer = try Store(directory: directory.file("store"), configuration: .init(schemas: try SchemaRegistry(directory: wider.path), create: true))
+            try newer.add("Holiday", id: id, fields: ["name": "Carnival", "date": "2027-02-09", "emoji": "🎭"])
+        }
+        // This app's schema lacks `emoji`: its edits and typed updates keep it, and it may not write it.
+        let store = try Store(directory: directory.file("store"))
+        try store.edit("Holiday", id: id, set: ["details": "masks"])
+        var typed = try #require(try store.record(Holiday.self, id: id))
+        typed.name = "Carnival!"
+        try store.update(typed)
+        #expect(try store.record("Holiday", id: id)?.fields
+                == ["name": "Carnival!", "date": "2027-02-09", "details": "masks", "emoji": "🎭"])
+        let refused = try #require(throws: StoreError.self) { try store.edit("Holiday", id: id, set: ["emoji": "🎉"]) }
+        #expect(refused.message.contains("Holiday has no field 'emoji'"))
     }
 }

@@ -147,7 +147,7 @@ struct SchemaTests {
         (#"{"title": "Book", "properties": {"a": {"type": "string", "pattern": "^[a-z]+$"}}}"#, "keyword 'pattern' is not supported"),
         (#"{"title": "Book", "properties": {"a": {"type": "object", "properties": {"b": {}}}}}"#, "keyword 'properties' is not supported"),
         (#"{"title": "Book", "properties": {"a": {"type": "array", "items": {"type": "string", "format": "email", "minItems": 1}}}}"#, "keyword 'minItems'"),
-        (#"{"title": "Book", "properties": {"a": {"default": 1}}}"#, "keyword 'default' is not supported"),
+        (#"{"title": "Book", "properties": {"a": {"type": "integer", "default": "one"}}}"#, "property 'a': 'default' must be integer"),
         (#"{"title": "Book", "properties": {}, "$defs": {}}"#, "keyword '$defs' is not supported"),
         (#"{"title": "Book", "properties": {}, "allOf": []}"#, "keyword 'allOf' is not supported"),
         (#"{"title": "Book", "properties": {}, "additionalProperties": true}"#, "'additionalProperties' can only be false"),
@@ -202,6 +202,39 @@ struct SchemaTests {
         }
     }
 
+
+    @Test("a field added with a default reads into the records written before it; the log and the views keep what was written")
+    func fieldAddedWithADefault() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("book.schema.json")
+            try #"{"title": "Book", "properties": {"title": {"type": "string"}}}"#.write(to: file, atomically: true, encoding: .utf8)
+            let store = directory.appendingPathComponent("store").path
+            do {
+                let old = try Store(directory: store, configuration: .init(schemas: try SchemaRegistry(directory: directory.path), create: true))
+                try old.add("Book", id: "dune", fields: ["title": "Dune"])
+            }
+            // The next version: `format`, required, with a default, and `pages` optional.
+            try #"{"title": "Book", "properties": {"title": {"type": "string"}, "format": {"enum": ["paper", "ebook"], "default": "paper"}, "pages": {"type": "integer"}}, "required": ["title", "format"]}"#
+                .write(to: file, atomically: true, encoding: .utf8)
+            let new = try Store(directory: store, configuration: .init(schemas: try SchemaRegistry(directory: directory.path)))
+            let read: JSONObject = ["title": "Dune", "format": "paper"]
+            #expect(try new.record("Book", id: "dune")?.fields == read)
+            #expect(try new.records("Book").map(\.fields) == [read])
+            #expect(try new.record("Book", id: "dune", asOf: .seq(1))?.fields == read)
+            #expect(try new.read { try $0.record("Book", id: "dune")?.fields } == read)
+            #expect(try new.checkSchemas("Book").first?.problems == [])
+            // Written without it, a record is still whole; the log holds only what each write said.
+            try new.add("Book", id: "emma", fields: ["title": "Emma"])
+            try new.edit("Book", id: "dune", set: ["pages": 412])
+            #expect(try new.record("Book", id: "emma")?.fields == ["title": "Emma", "format": "paper"])
+            #expect(try new.lastEvents(3).map(\.set) == [["title": "Dune"], ["title": "Emma"], ["pages": 412]])
+            #expect(try new.verifyViews().isEmpty)
+            // A value given is kept, and checked.
+            try new.edit("Book", id: "emma", set: ["format": "ebook"])
+            #expect(try new.record("Book", id: "emma")?.fields["format"] == "ebook")
+            #expect(throws: StoreError.self) { try new.edit("Book", id: "emma", set: ["format": "scroll"]) }
+        }
+    }
 
     @Test("a store with a directory schema stores the new entity")
     func storeWithDirectorySchema() throws {

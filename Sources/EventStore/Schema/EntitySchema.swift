@@ -6,8 +6,10 @@ import Foundation
 /// evsync reads the subset of JSON Schema that describes flat records:
 /// `type` (one or several), `format` (`date`, `date-time`, `uri`, `uuid`),
 /// `contentEncoding: base64`, `minLength`/`maxLength`, `minimum`/`maximum`,
-/// `enum`, `items`, `required`. Fields not declared under `properties` are
-/// always refused, so a typo never reaches the log. Any other keyword
+/// `enum`, `items`, `required`, `default` (read into records that lack the
+/// field, never written). Fields not declared under `properties` are
+/// refused in local writes, so a typo never reaches the log; a record that
+/// carries one from elsewhere (a newer app's) keeps it. Any other keyword
 /// (`$ref`, `pattern`, nested `properties`, …) refuses the schema: evsync
 /// would otherwise accept values the schema's author meant to refuse.
 /// Annotations that constrain nothing (`title`, `description`, `$comment`,
@@ -23,6 +25,9 @@ public struct EntitySchema: Sendable {
     /// Field names in the order the schema declares them (for tables).
     public let fieldNames: [String]
     public let required: Set<String>
+    /// The fields whose schema gives a `default`, with it: a record written before the field was added (or
+    /// without it) reads as holding it. Only reads see it; the log and what is pushed keep what was written.
+    public let defaults: JSONObject
     let rules: [String: Rule]
 
     /// Parses a schema document. `source` names it in errors.
@@ -50,11 +55,19 @@ public struct EntitySchema: Sendable {
             throw SchemaError("\(source): 'properties' must be an object")
         }
         var rules: [String: Rule] = [:]
+        var defaults: JSONObject = [:]
         for (field, definition) in properties {
             guard field != "id" else {
                 throw SchemaError("\(source): field 'id' is reserved: it is the record's id")
             }
-            rules[field] = try Rule(definition, path: "\(source): property '\(field)'")
+            let path = "\(source): property '\(field)'"
+            let rule = try Rule(definition, path: path)
+            rules[field] = rule
+            if let value = definition.objectValue?["default"] {
+                // A default the field's own rule refuses would make every record without it invalid on read.
+                try rule.check(value, path: "\(path): 'default'")
+                defaults[field] = value
+            }
         }
         var required: Set<String> = []
         if let given = root["required"] {
@@ -73,6 +86,7 @@ public struct EntitySchema: Sendable {
         self.remoteName = root["x-evsync-collection"]?.stringValue
         self.rules = rules
         self.required = required
+        self.defaults = defaults
         self.fieldNames = Self.declarationOrder(of: properties.keys, in: text)
     }
 
@@ -105,7 +119,7 @@ public struct EntitySchema: Sendable {
     public func validate(_ record: JSONObject) throws(SchemaError) {
         // A mistyped field first: `nmae=X` is the reason `name` is missing.
         if let unknown = record.keys.sorted().first(where: { rules[$0] == nil }) { throw unknownField(unknown) }
-        for field in required where record[field] == nil {
+        for field in required where record[field] == nil && defaults[field] == nil {
             throw SchemaError("\(name): required field '\(field)' is missing")
         }
         for (field, value) in record {
@@ -126,6 +140,17 @@ public struct EntitySchema: Sendable {
     }
 
     public func hasField(_ field: String) -> Bool { rules[field] != nil }
+
+    /// A record's stored fields as this schema reads them: with the `default` of each field it lacks.
+    public func reading(_ fields: JSONObject) -> JSONObject {
+        guard !defaults.isEmpty else { return fields }
+        return fields.merging(defaults) { stored, _ in stored }
+    }
+
+    /// A stored record as this schema reads it (`reading`).
+    func record(id: String, fields: JSONObject) -> Record {
+        Record(entity: name, id: id, fields: reading(fields))
+    }
 
     /// `Holiday has no field 'nmae' (did you mean 'name'?)`, or the fields there are when none is close.
     public func unknownField(_ field: String) -> SchemaError {
@@ -165,7 +190,7 @@ final class Rule: Sendable {
     /// What a field's definition may hold.
     static let keywords: Set<String> = [
         "type", "format", "contentEncoding", "minLength", "maxLength", "minimum", "maximum", "enum", "items",
-        "title", "description", "$comment", "examples",
+        "default", "title", "description", "$comment", "examples",
     ]
 
     init(_ definition: JSONValue, path: String) throws(SchemaError) {

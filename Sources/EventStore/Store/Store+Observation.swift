@@ -120,10 +120,10 @@ extension Store {
                                every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<RecordChanges<Record>, any Error> {
         let changes = logChanges(every: interval)
         return Self.taskStream { [self] continuation in
-            let entity = try self.entity(entityName).name
+            let schema = try self.entity(entityName)
             var seen = seq
             for try await newest in changes where newest > seen {
-                let found = try snapshot { transaction in try self.changes(of: entity, after: seen, in: transaction) }
+                let found = try snapshot { transaction in try self.changes(of: schema, after: seen, in: transaction) }
                 seen = found.seq
                 if !found.isEmpty { continuation.yield(found) }
             }
@@ -189,12 +189,13 @@ extension Store {
     /// The records of an entity and the last event they include, from one snapshot:
     /// where `observeChanges` should start so that no change is missed or seen twice.
     public func recordsAndSeq(_ entityName: String) throws(StoreError) -> (records: [Record], seq: UInt64) {
-        let entity = try entity(entityName).name
-        return try snapshot { transaction in (try records(of: entity, in: transaction), try log.lastSeq(in: transaction)) }
+        let schema = try entity(entityName)
+        return try snapshot { transaction in (try records(of: schema, in: transaction), try log.lastSeq(in: transaction)) }
     }
 
     /// The changes to `entity`'s records between event `seq` and the end of the log in `transaction`.
-    func changes(of entity: String, after seq: UInt64, in transaction: Transaction) throws -> RecordChanges<Record> {
+    func changes(of schema: EntitySchema, after seq: UInt64, in transaction: Transaction) throws -> RecordChanges<Record> {
+        let entity = schema.name
         var changes = RecordChanges<Record>(seq: try log.lastSeq(in: transaction))
         for id in try log.recordIDs(of: entity, after: seq, in: transaction) {
             var before = RecordProjection()
@@ -203,8 +204,8 @@ extension Store {
             }
             let now = try log.views.projection(entity: entity, id: id, in: transaction).row
             switch (before.row, now) {
-            case (nil, let row?): changes.inserted.append(Record(entity: entity, id: id, fields: row))
-            case (let old?, let row?) where old != row: changes.updated.append(Record(entity: entity, id: id, fields: row))
+            case (nil, let row?): changes.inserted.append(schema.record(id: id, fields: row))
+            case (let old?, let row?) where old != row: changes.updated.append(schema.record(id: id, fields: row))
             case (_?, nil): changes.deleted.append(id)
             default: break
             }
@@ -224,7 +225,8 @@ extension Store {
                         probe: (@Sendable (ObservationStep) -> Void)?) -> AsyncThrowingStream<[Record], any Error> {
         let changes = logChanges(every: interval)
         return Self.taskStream { [self] continuation in
-            let entity = try self.entity(entityName).name
+            let schema = try self.entity(entityName)
+            let entity = schema.name
             // The last event accounted for; nil until the table is first read.
             var seen: UInt64?
             var previous: [Record]?
@@ -234,7 +236,7 @@ extension Store {
                 let (records, through) = try snapshot { transaction -> ([Record]?, UInt64) in
                     let last = try log.lastSeq(in: transaction)
                     if let seen, try !log.hasEvent(of: entity, after: seen, in: transaction) { return (nil, last) }
-                    return (try self.records(of: entity, in: transaction), last)
+                    return (try self.records(of: schema, in: transaction), last)
                 }
                 seen = through
                 probe?(ObservationStep(seenThrough: through, readTable: records != nil))

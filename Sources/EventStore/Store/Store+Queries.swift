@@ -48,7 +48,7 @@ extension Store {
             } else {
                 fields = try log.views.projection(entity: schema.name, id: id, in: transaction).row
             }
-            return fields.map { Record(entity: schema.name, id: id, fields: $0) }
+            return fields.map { schema.record(id: id, fields: $0) }
         }
     }
 
@@ -56,7 +56,7 @@ extension Store {
     public func records(_ entityName: String, asOf point: LogPoint? = nil) throws(StoreError) -> [Record] {
         let schema = try entity(entityName)
         return try snapshot { transaction in
-            guard let point else { return try records(of: schema.name, in: transaction) }
+            guard let point else { return try records(of: schema, in: transaction) }
             let through = try seq(at: point, in: transaction)
             var projections: [String: RecordProjection] = [:]
             try log.forEach(in: transaction) { event in
@@ -65,7 +65,7 @@ extension Store {
                 return true
             }
             return projections.compactMap { id, projection in
-                projection.row.map { Record(entity: schema.name, id: id, fields: $0) }
+                projection.row.map { schema.record(id: id, fields: $0) }
             }.sorted { $0.id < $1.id }
         }
     }
@@ -87,7 +87,7 @@ extension Store {
             var sortedLong = false
             var stopped = false
             try forEachRow(of: schema.name, in: transaction) { id, fields in
-                let record = Record(entity: schema.name, id: id, fields: fields)
+                let record = schema.record(id: id, fields: fields)
                 if id.utf8.count > RecordID.maxLength { long.append(record); return }
                 if !sortedLong { long.sort { $0.id > $1.id }; sortedLong = true }
                 while let next = long.last, next.id < id {
@@ -101,13 +101,13 @@ extension Store {
         }
     }
 
-    /// Every record of `entity` (its canonical name) in the views, sorted by id.
-    func records(of entity: String, in transaction: Transaction) throws -> [Record] {
+    /// Every record of `schema`'s entity in the views, sorted by id.
+    func records(of schema: EntitySchema, in transaction: Transaction) throws -> [Record] {
         var records: [Record] = []
         var hashed = false
-        try forEachRow(of: entity, in: transaction) { id, fields in
+        try forEachRow(of: schema.name, in: transaction) { id, fields in
             hashed = hashed || id.utf8.count > RecordID.maxLength
-            records.append(Record(entity: entity, id: id, fields: fields))
+            records.append(schema.record(id: id, fields: fields))
         }
         // Keys are in id order, except a long id's, which is its hash.
         if hashed { records.sort { $0.id < $1.id } }

@@ -177,7 +177,7 @@ public final class Store: Sendable {
         }
         // A creation's row is its fields (`RecordProjection.apply`).
         return (try appender.append(localEvent(.created, entity: schema.name, id: id, set: fields), current: current),
-                Record(entity: schema.name, id: id, fields: fields))
+                schema.record(id: id, fields: fields))
     }
 
     func edit(_ schema: EntitySchema, id: String, set: JSONObject, unset: [String],
@@ -199,14 +199,16 @@ public final class Store: Sendable {
         }
         let changed = set.filter { row[$0.key] != $0.value }
         let removed = unset.filter { row[$0] != nil }
-        guard !changed.isEmpty || !removed.isEmpty else { return (nil, Record(entity: schema.name, id: id, fields: row)) }
+        guard !changed.isEmpty || !removed.isEmpty else { return (nil, schema.record(id: id, fields: row)) }
         var result = row
         for (field, value) in changed { result[field] = value }
         for field in removed { result[field] = nil }
-        do { try schema.validate(result) } catch { throw StoreError.wrap(error) }
+        // Fields the schema does not declare can only be carried ones (a newer app's, through the server, or an
+        // older schema's): `set` was checked above. They are kept as they are; the declared ones must still hold.
+        do { try schema.validate(result.filter { schema.hasField($0.key) }) } catch { throw StoreError.wrap(error) }
         let event = try appender.append(localEvent(.updated, entity: schema.name, id: id, set: changed, unset: removed.sorted()),
                                         current: current)
-        return (event, Record(entity: schema.name, id: id, fields: result))
+        return (event, schema.record(id: id, fields: result))
     }
 
     func delete(_ schema: EntitySchema, id: String, with appender: inout EventLog.Appender) throws -> Event {

@@ -34,14 +34,14 @@ public class StoreSnapshot {
         try Store.checkID(id, fromServer: true)
         return try using { transaction in
             try store.log.views.projection(entity: schema.name, id: id, in: transaction).row
-                .map { Record(entity: schema.name, id: id, fields: $0) }
+                .map { schema.record(id: id, fields: $0) }
         }
     }
 
     /// Every record of an entity, sorted by id.
     public func records(_ entityName: String) throws(StoreError) -> [Record] {
         let schema = try store.entity(entityName)
-        return try using { try store.records(of: schema.name, in: $0) }
+        return try using { try store.records(of: schema, in: $0) }
     }
 
     /// One record as `Value`; nil if there is none.

@@ -9,6 +9,7 @@ enum Commands {
         RecordCommands.show,
         ListCommand.list,
         RecordCommands.importLines,
+        SchemaCommand.check,
         LogCommands.history,
         LogCommands.tail,
         LogCommands.verify,

@@ -140,7 +140,9 @@ enum RecordCommands {
             print(Output.json(.object(record.json)))
         } else {
             let schema = try store.entity(words[0])
-            let names = ["id"] + schema.fieldNames.filter { record.fields[$0] != nil }
+            // Then the fields this schema does not declare, carried from a newer app or an older schema.
+            let declared = schema.fieldNames.filter { record.fields[$0] != nil }
+            let names = ["id"] + declared + record.fields.keys.filter { !schema.hasField($0) }.sorted()
             let width = names.map(\.count).max() ?? 2
             // Long values are shortened on a terminal only: through a pipe nothing is cut.
             let longest = Terminal.columns == nil ? Int.max : 200
