@@ -36,6 +36,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 VENV_PY = REPO / ".tools" / "venv" / "bin" / "python"
 EVSYNC = REPO / ".build" / "release" / "evsync"
+# Case 12's program: evsync's library and SQLite's C API doing the same work (its own package, built by Tools/bench).
+LIBRARY_BENCH = REPO / "Tools" / "LibraryBench" / ".build" / "release" / "LibraryBench"
 KINTO = REPO / "Tools" / "kinto"
 KINTO_HTTP_CLIENT = REPO / "Tools" / "bench_kinto_http.py"
 GNU_TIME = "/usr/bin/time"
@@ -94,6 +96,7 @@ CASE_TITLES = {
     10: "many devices: 20 stores syncing one bucket at once",
     11: "propagation between two stores on sync --watch 1, edits at random phases",
     12: "peak memory of a first pull of large records (1,000 of 200 KB: one page of some 200 MB)",
+    13: "the library an app embeds, against SQLite's C API (issue 24's numbers)",
 }
 
 
@@ -333,6 +336,11 @@ def fmt_t(s):
     if s < 100:
         return f"{s:.2f} s" if s < 10 else f"{s:.1f} s"
     return f"{s:.0f} s"
+
+
+def fmt_fine(s):
+    """fmt_t, with microseconds below a millisecond (case 13's reads and latencies)."""
+    return f"{s * 1e6:.1f} µs" if s < 0.001 else fmt_t(s)
 
 
 def fmt_range(series):
@@ -759,6 +767,7 @@ class Bench:
         self.footprint = []        # case 8: (what, records, bytes on disk, apparent bytes)
         self.edited = None         # case 8's stores after the edits: (evsync store, SQLite-with-audit DB)
         self.more_targets = []     # cases 10 and 11: (name, PASS/FAIL, detail), measured once rather than against a peer
+        self.library = []          # case 13: (measurement, evsync, SQLite or None, unit, target, PASS/FAIL/-)
 
     # ---- helpers
     def ev(self, store, *args):
@@ -1205,6 +1214,90 @@ COMMIT;
                           "a push and a pull.")
         shutil.rmtree(root, ignore_errors=True)
 
+    # ---- case 13
+    def case_library(self):
+        """Issue 24's numbers: Tools/LibraryBench runs each measurement in a process of its own, evsync's
+        library (Store, write, observe) or SQLite's C API (WAL, a table per entity, a history table filled by
+        triggers), interleaved; each prints what it measured as JSON."""
+        log("12. the library an app embeds, against SQLite's C API")
+        if not LIBRARY_BENCH.exists():
+            raise CommandFailed(f"{LIBRARY_BENCH} missing: run Tools/bench (it builds it)")
+        quick = self.a.quick
+        root = self.fresh(self.work / "library")
+        count = [0]
+
+        def run(side, case, *extra):
+            count[0] += 1
+            where = root / f"{side}-{case}-{count[0]}"
+            os.sync()      # no run pays for the previous one's writeback
+            out = run_quiet([str(LIBRARY_BENCH), side, case, str(where), *map(str, extra)]).stdout.decode()
+            shutil.rmtree(where, ignore_errors=True)
+            return json.loads(out)
+
+        def pair(case, key, *extra, sides=("evsync", "sqlite"), runs=None):
+            """The median of `key` over the runs of each side, interleaved; and every result."""
+            results = {side: [] for side in sides}
+
+            def one(side):
+                def go(r):
+                    result = run(side, case, *extra)
+                    results[side].append(result)
+                    log(f"  run {r + 1} {side} {case} {' '.join(map(str, extra))}: "
+                        + ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}" for k, v in result.items()))
+                return go
+            self.rounds(runs or self.a.runs, [one(side) for side in sides])
+            return [statistics.median(r[key] for r in results[side]) for side in sides], results
+
+        def add(what, ours, peer, unit, target, ok):
+            self.library.append((what, ours, peer, unit, target, "PASS" if ok else ("FAIL" if ok is not None else "—")))
+
+        n = 1_000 if quick else 10_000
+        (ev, sq), _ = pair("single", "seconds", "--n", n)
+        add(f"{fmt_n(n)} single-record writes, each its own transaction (durability .full / synchronous=FULL)",
+            ev, sq, "s", "no slower than the peer", ev <= sq)
+        (ev, sq), _ = pair("single", "seconds", "--n", n, "--durability", "normal")
+        add(f"(informative) the same with durability .normal / synchronous=NORMAL", ev, sq, "s", "", None)
+        (ev, sq), _ = pair("batch", "seconds", "--n", n)
+        add(f"{fmt_n(n)} records in one transaction", ev, sq, "s", "at least the peer's records/s", ev <= sq)
+        m = 1_000
+        (ev, sq), res = pair("concurrent", "seconds", "--n", m)
+        (hev, hsq) = [statistics.median(r["heartbeat_worst_wait"] for r in res[side]) for side in ("evsync", "sqlite")]
+        add(f"{fmt_n(m)} single adds from 16 concurrent tasks (async write; SQLite: one connection on a serial queue)",
+            ev, sq, "s", "≤ 1.44 s (5× faster than 7.2 s)", ev <= 7.2 / 5)
+        add("worst wait of a 10 ms heartbeat task on the pool meanwhile", hev, hsq, "s", "≤ 50 ms", hev <= 0.050)
+        (ev, sq), _ = pair("readid", "per_read", "--n", n)
+        add(f"read one record by id (10,000 random reads among {fmt_n(n)}, each a read transaction)", ev, sq, "s",
+            "no slower than the peer", ev <= sq)
+        (ev, sq), _ = pair("read100", "per_read", "--n", n)
+        add(f"a `read` of 100 records by id from one snapshot (1,000 of them; SQLite: BEGIN … COMMIT)", ev, sq, "s",
+            "no slower than the peer", ev <= sq)
+        commits = 100 if quick else 200
+        (ev, sq), res = pair("observe", "median", "--n", commits)
+        (pev, psq) = [statistics.median(r["p99"] for r in res[side]) for side in ("evsync", "sqlite")]
+        add(f"in-process commit → observer, median over {commits} commits (SQLite: sqlite3_commit_hook → callback)",
+            ev, sq, "s", "≤ 1 ms", ev <= 0.001)
+        add("in-process commit → observer, 99th percentile", pev, psq, "s", "≤ 5 ms", pev <= 0.005)
+        (ev,), res = pair("crossprocess", "median", "--n", 100, sides=("evsync",))
+        pxp = statistics.median(r["p99"] for r in res["evsync"])
+        add("another process's commit → observer, median over 100 commits (p99 "
+            f"{pxp * 1000:.1f} ms; SQLite has no cross-process notification: an app polls)", ev, None, "s", "≤ 20 ms",
+            ev <= 0.020)
+        idle = 10 if quick else 60
+        (ev,), _ = pair("idle", "cpu", "--seconds", idle, sides=("evsync",), runs=1)
+        add(f"CPU of an observing app left idle for {idle} s", ev, None, "s",
+            "< 0.1 s over 60 s" + (" (quick: a shorter run)" if quick else ""), ev < 0.1 * idle / 60)
+        self.notes.append("library (case 13): Tools/LibraryBench (its own Swift package, built release) runs each "
+                          "measurement as a process of its own, interleaved with its peer, and reports the time it "
+                          "measured itself (CLOCK_MONOTONIC), opening the store or database outside it. Records are "
+                          "the app's typed Holiday (id, name, date as a Date, details); the SQLite side binds and "
+                          "reads the same fields as columns and parses the date the same way. SQLite runs in WAL "
+                          "mode with a history table filled by AFTER INSERT/UPDATE/DELETE triggers. Observer "
+                          "latency is from the write call returning to the observer task seeing the record "
+                          "(0 when it saw it before the call returned); the other process's commit time is the "
+                          "writer's own clock reading after its add returned (CLOCK_MONOTONIC is one for all "
+                          "processes). Medians over the runs.")
+        shutil.rmtree(root, ignore_errors=True)
+
     # ---- case 4
     def case_push(self):
         n = self.a.push_records
@@ -1492,6 +1585,13 @@ COMMIT;
             lines += ["", "## Bytes on disk", "", "| what | records | on disk | a record | apparent size |", "|---|---:|---:|---:|---:|"]
             for what, records, on_disk, apparent in self.footprint:
                 lines.append(f"| {what} | {fmt_n(records)} | {fmt_mib(on_disk)} | {on_disk / records:,.0f} B | {fmt_mib(apparent)} |")
+        if self.library:
+            lines += ["", "## The library an app embeds (case 13)", "",
+                      "| measurement | evsync | SQLite | evsync / SQLite | target | result |", "|---|---:|---:|---:|---|---|"]
+            for what, ours, peer, unit, target, verdict in self.library:
+                ratio = f"{ours / peer:.2f}" if peer else ""
+                lines.append(f"| {what} | {fmt_fine(ours)} | {fmt_fine(peer) if peer is not None else '—'} | {ratio} | "
+                             f"{target} | {('**' + verdict + '**') if verdict != '—' else verdict} |")
         lines.append("")
         lines.append("## Targets")
         lines.append("")
@@ -1533,6 +1633,8 @@ COMMIT;
             "targets": [{"target": n, "result": v, "measured": d} for n, v, d in self.targets()],
             "footprint": [{"what": w, "records": r, "bytes_on_disk": b, "apparent_bytes": a} for w, r, b, a in self.footprint],
             "notes": self.notes,
+            "library": [{"measurement": w, "evsync_seconds": o, "sqlite_seconds": p, "target": t, "result": v}
+                        for w, o, p, _, t, v in self.library],
         }
 
 
@@ -1570,7 +1672,7 @@ def parse_args(argv):
         description="Benchmark evsync against side-by-side alternatives measured in the same run.",
         epilog="Cases: 1 import, 2 rebuild-views, 3 first pull, 4 push, 5 nothing-to-do sync, 6 history, "
                "7 peak memory of a pull, 8 bytes on disk, 9 reads against the SQLite-with-audit peer, 10 many stores "
-               "syncing at once, 11 propagation between two watching stores. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
+               "syncing at once, 11 propagation between two watching stores, 12 the library against SQLite's C API. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
                                                               DEFAULTS.items() if v is not None)
                + "; --quick: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in QUICK.items() if v is not None)
                + ". --rebuild-events and --history-large default to --import-records (the case-1 log is reused).")
@@ -1591,7 +1693,7 @@ def parse_args(argv):
     ap.add_argument("--wide-bytes", type=int, default=200_000,
                     help="case 12: bytes of each record's details (default 200,000; 280,000 makes the page of 1,000 "
                     "pass the 256 MiB response cap, so that the pull halves it)")
-    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11,12", help="comma-separated case numbers (default all)")
+    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11,12,13", help="comma-separated case numbers (default all)")
     ap.add_argument("--port", type=int, default=8897, help="Kinto port (PostgreSQL uses port+10000; default 8897)")
     ap.add_argument("--workdir", default=str(REPO / ".tools" / "bench"),
                     help="scratch space: generated data (kept as a cache), stores (removed); default .tools/bench")
@@ -1646,7 +1748,7 @@ def main(argv=None):
     order = [(1, b.case_import), (2, b.case_rebuild), (6, b.case_history),
              (3, b.case_pull), (5, b.case_noop), (4, b.case_push), (7, b.case_memory),
              (8, b.case_footprint), (9, b.case_reads), (10, b.case_many), (11, b.case_propagation),
-             (12, b.case_wide)]
+             (12, b.case_wide), (13, b.case_library)]
     try:
         for case, fn in order:
             if case in a.cases:

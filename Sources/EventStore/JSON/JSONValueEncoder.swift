@@ -1,12 +1,23 @@
+import Foundation
+
 /// Encodes an `Encodable` value as a `JSONValue`, for `JSONWriter` to write: how the CLI's `--json`
 /// results, declared as `Encodable` types, come out in the bytes evsync writes everywhere else.
 /// Foundation's `JSONEncoder` would write other bytes: `/` escaped, `\b` and `\f` as such rather
 /// than `\u0008`, and record values' numbers as `Double`s instead of their literals (`JSONNumber`).
 /// A field's value goes in as `EncodableJSON`; an optional property left nil is left out
 /// (`encodeIfPresent`), and one wrapped in `NullWhenAbsent` is written as `null`.
+///
+/// With `foundationDates`, it writes what Foundation's `JSONEncoder` (default strategies) writes, as
+/// values: a `Date` as the closure says (given the coding path), `Data` as Base64, `URL` as its string,
+/// `Decimal` as a number, a `Double` or `Float` as `JSONEncoder` spells it (`1.0` as `1`). That is how
+/// an app's `EntityRecord` becomes fields without a round trip through bytes.
 package enum JSONValueEncoder {
-    package static func encode(_ value: some Encodable) throws -> JSONValue {
-        let node = Node()
+    typealias DateRule = (Date, [any CodingKey]) throws -> JSONValue
+
+    package static func encode(_ value: some Encodable) throws -> JSONValue { try encode(value, foundationDates: nil) }
+
+    static func encode(_ value: some Encodable, foundationDates: DateRule?) throws -> JSONValue {
+        let node = Node(dates: foundationDates)
         try node.encode(value, at: [])
         return node.value
     }
@@ -14,6 +25,8 @@ package enum JSONValueEncoder {
     /// What has been encoded at one place; objects and arrays are filled in as their containers are.
     private final class Node {
         var content: Content = .value(.null)
+        let dates: DateRule?
+        init(dates: DateRule?) { self.dates = dates }
         enum Content {
             case value(JSONValue)
             case object([String: Node])
@@ -33,14 +46,31 @@ package enum JSONValueEncoder {
             // Values themselves (in the libraries' Codable results), numbers with their literals.
             if let json = value as? JSONValue { content = .value(json); return }
             if let number = value as? JSONNumber { content = .value(.number(number)); return }
+            if let dates, let json = try Self.asFoundation(value, dates: dates, at: path) { content = .value(json); return }
             try value.encode(to: NodeEncoder(node: self, codingPath: path))
+        }
+
+        /// The types `JSONEncoder` writes its own way; nil for any other.
+        static func asFoundation(_ value: some Encodable, dates: DateRule, at path: [any CodingKey]) throws -> JSONValue? {
+            switch value {
+            case let date as Date: return try dates(date, path)
+            case let data as Data: return .string(data.base64EncodedString())
+            case let url as URL: return .string(url.absoluteString)
+            case let decimal as Decimal: return JSONNumber(decimal.description).map(JSONValue.number)
+            default: return nil
+            }
+        }
+
+        /// `value.description` without a trailing `.0`: how `JSONEncoder` writes a `Double` or `Float`.
+        static func foundationNumber(_ description: String) -> JSONNumber? {
+            JSONNumber(description.hasSuffix(".0") ? String(description.dropLast(2)) : description)
         }
 
         /// The member `key` of this object, made an object first if it is not one yet.
         func member(_ key: String) -> Node {
             var members: [String: Node] = [:]
             if case .object(let existing) = content { members = existing }
-            let node = Node()
+            let node = Node(dates: dates)
             members[key] = node
             content = .object(members)
             return node
@@ -49,7 +79,7 @@ package enum JSONValueEncoder {
         func appended() -> Node {
             var elements: [Node] = []
             if case .array(let existing) = content { elements = existing }
-            let node = Node()
+            let node = Node(dates: dates)
             elements.append(node)
             content = .array(elements)
             return node
@@ -102,14 +132,19 @@ package enum JSONValueEncoder {
         var count: Int { if case .array(let elements) = node.content { elements.count } else { 0 } }
 
         mutating func encodeNil() throws { node.appended().content = .value(.null) }
-        mutating func encode(_ value: some Encodable) throws { try node.appended().encode(value, at: codingPath) }
+        /// The next element's path, with its index as `JSONEncoder` gives it (a date rule may look at it).
+        private var next: [any CodingKey] { codingPath + [IndexKey(count)] }
+
+        mutating func encode(_ value: some Encodable) throws { let path = next; try node.appended().encode(value, at: path) }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-            NodeEncoder(node: node.appended(), codingPath: codingPath).container(keyedBy: keyType)
+            let path = next
+            return NodeEncoder(node: node.appended(), codingPath: path).container(keyedBy: keyType)
         }
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-            NodeEncoder(node: node.appended(), codingPath: codingPath).unkeyedContainer()
+            let path = next
+            return NodeEncoder(node: node.appended(), codingPath: path).unkeyedContainer()
         }
-        mutating func superEncoder() -> any Encoder { NodeEncoder(node: node.appended(), codingPath: codingPath) }
+        mutating func superEncoder() -> any Encoder { let path = next; return NodeEncoder(node: node.appended(), codingPath: path) }
     }
 
     /// Scalars: strings, booleans and integers as they are; other numbers as their shortest literal.
@@ -121,12 +156,19 @@ package enum JSONValueEncoder {
         mutating func encode(_ value: Bool) throws { node.content = .value(.bool(value)) }
         mutating func encode(_ value: String) throws { node.content = .value(.string(value)) }
         mutating func encode(_ value: Double) throws {
-            guard let number = JSONNumber(value) else {
+            let number = value.isFinite && node.dates != nil ? Node.foundationNumber(value.description) : JSONNumber(value)
+            guard let number else {
                 throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: codingPath, debugDescription: "JSON has no \(value)"))
             }
             node.content = .value(.number(number))
         }
-        mutating func encode(_ value: Float) throws { try encode(Double(value)) }
+        mutating func encode(_ value: Float) throws {
+            guard value.isFinite, node.dates != nil else { return try encode(Double(value)) }
+            guard let number = Node.foundationNumber(value.description) else {
+                throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: codingPath, debugDescription: "JSON has no \(value)"))
+            }
+            node.content = .value(.number(number))
+        }
         mutating func encode(_ value: Int) throws { node.content = .value(.number(JSONNumber(value))) }
         mutating func encode(_ value: Int8) throws { node.content = .value(.number(JSONNumber(value))) }
         mutating func encode(_ value: Int16) throws { node.content = .value(.number(JSONNumber(value))) }

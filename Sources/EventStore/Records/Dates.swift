@@ -14,7 +14,7 @@ extension JSONValue {
     }
 
     /// The date a `date` or `date-time` field holds; a day is midnight in the current time zone.
-    public var dateValue: Date? { stringValue.flatMap(RecordCoder.date(from:)) }
+    public var dateValue: Date? { stringValue.flatMap { RecordCoder.date(from: $0) } }
 }
 
 extension Event {

@@ -29,21 +29,19 @@ public protocol EntityRecord: Codable, Sendable {
 }
 
 /// Converts between an app's `EntityRecord` values and the fields a store
-/// holds: through Foundation's JSON coders, and evsync's own JSON layer.
+/// holds, straight to and from `JSONValue` (`JSONValueEncoder`, `JSONValueDecoder`):
+/// what Foundation's JSON coders would make of them, without writing and parsing bytes.
 struct RecordCoder: Sendable {
     let schema: EntitySchema
 
     /// The fields of `record`: everything but its `id`.
     func fields<Value: EntityRecord>(of record: Value) throws(StoreError) -> JSONObject {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { [schema] date, encoder in
-            var container = encoder.singleValueContainer()
-            let field = encoder.codingPath.last?.stringValue ?? ""
-            try container.encode(schema.format(of: field) == "date" ? Self.day(of: date) : Self.dateTime(of: date))
-        }
         do {
-            let data = try encoder.encode(record)
-            guard var object = try JSONParser.parse(Array(data)).objectValue else {
+            // A date field's name is the last key of its coding path (an array's dates: the element's index).
+            let value = try JSONValueEncoder.encode(record, foundationDates: { [schema] date, path in
+                .string(schema.format(of: path.last?.stringValue ?? "") == "date" ? Self.day(of: date) : Self.dateTime(of: date))
+            })
+            guard var object = value.objectValue else {
                 throw StoreError(.invalidData, "a \(Value.self) must encode as a JSON object (keyed container)")
             }
             object["id"] = nil
@@ -57,17 +55,11 @@ struct RecordCoder: Sendable {
 
     /// `record` as the app's type.
     func decode<Value: EntityRecord>(_ type: Value.Type, from record: Record) throws(StoreError) -> Value {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            let text = try container.decode(String.self)
-            guard let date = Self.date(from: text) else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a date (YYYY-MM-DD) or an ISO 8601 date-time")
-            }
-            return date
-        }
+        let calendar = Self.calendar   // once for the record, not for each date in it
+        var decoder = JSONValueDecoder(date: { Self.date(from: $0, calendar: calendar) })
+        decoder.dateProblem = { "'\($0)' is not a date (YYYY-MM-DD) or an ISO 8601 date-time" }
         do {
-            return try decoder.decode(type, from: Data(JSONWriter.encode(.object(record.json))))
+            return try decoder.decode(type, from: record.fields, adding: ("id", .string(record.id)))
         } catch {
             throw StoreError(.invalidData, "\(record.entity) '\(record.id)' cannot be read as a \(Value.self): \(Self.describe(error))")
         }
@@ -86,17 +78,32 @@ struct RecordCoder: Sendable {
     }
 
     /// A day (`2027-01-01`, midnight in the current time zone) or a date-time with its offset.
-    static func date(from text: String) -> Date? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        if text.utf8.count == 10, parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-           CalendarDate.isValid(year: year, month: month, day: day) {
+    static func date(from text: String, calendar: Calendar = calendar) -> Date? {
+        if let (year, month, day) = Self.dayParts(text), CalendarDate.isValid(year: year, month: month, day: day) {
             return calendar.date(from: DateComponents(year: year, month: month, day: day))
         }
         return Timestamp.parse(text).map { Date(timeIntervalSince1970: Double($0) / 1000) }
     }
 
+    /// Year, month and day of `YYYY-MM-DD` (digits only), read from its bytes: every date field of every record read comes here.
+    private static func dayParts(_ text: String) -> (Int, Int, Int)? {
+        let utf8 = text.utf8
+        guard utf8.count == 10 else { return nil }
+        var numbers = [0, 0, 0], part = 0
+        for (index, byte) in utf8.enumerated() {
+            if index == 4 || index == 7 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                part += 1
+            } else {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                numbers[part] = numbers[part] * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+        }
+        return (numbers[0], numbers[1], numbers[2])
+    }
+
     /// The Gregorian calendar in the current time zone (`TZ`), read each time so a changed zone is honoured.
-    private static var calendar: Calendar {
+    static var calendar: Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
         return calendar

@@ -58,7 +58,9 @@ final class Environment: @unchecked Sendable {
             try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting the map size")
             try StorageError.check(mdb_env_set_maxdbs(handle, maxDatabases), "setting the database count")
             try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting the reader count")
-            var flags = UInt32(MDB_NOTLS)
+            // The meta page of a commit is written without a flush of its own (LMDB still flushes the data pages
+            // before writing it); `write(durable:)` flushes it after the commit, unless the write may be lost.
+            var flags = UInt32(MDB_NOTLS) | UInt32(MDB_NOMETASYNC)
             if readOnly { flags |= UInt32(MDB_RDONLY) }
             // Without read-ahead: pages the kernel reads around each fault of the map count in the process's
             // memory too (importing 1M records peaked ~28 MiB higher with it), and an import touches pages at random.
@@ -219,11 +221,19 @@ final class Environment: @unchecked Sendable {
         return result
     }
 
-    /// Runs `body` in the single write transaction: committed (and on disk)
+    /// Runs `body` in the single write transaction: committed (and, if `durable`, on disk)
     /// when `body` returns, aborted (leaving the store exactly as it was) when
-    /// it throws. Every commit is flushed: a power cut must not take back what
+    /// it throws. A durable commit is flushed: a power cut must not take back what
     /// a user or the server was told is stored.
-    func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+    ///
+    /// The environment is opened with `MDB_NOMETASYNC`: LMDB's commit writes the transaction's pages,
+    /// flushes them (`fdatasync`, or `msync` with `MDB_WRITEMAP`), and only then writes the meta page
+    /// that points to them, unflushed. A durable write flushes it here, after the write lock is
+    /// released, so the next writer need not wait for it. Without the flush a power cut may take
+    /// back the last commits (the meta page is flushed with the next commit's pages, or by the
+    /// kernel), never leave a meta page pointing to pages not on disk: LMDB's "integrity, not
+    /// durability" (`MDB_NOMETASYNC` in lmdb.h), the guarantee of SQLite's `synchronous=NORMAL` in WAL.
+    func write<T>(durable: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
         let thread = UInt(pthread_self())
         guard writingThread.load(ordering: .relaxed) != thread else {
             throw StoreError(.failure, "a store write was started inside another on the same thread: use the transaction at hand")
@@ -243,6 +253,9 @@ final class Environment: @unchecked Sendable {
         // Pages written through the map (`MDB_WRITEMAP`) change no file time, which is what
         // other processes' observers watch (`CommitSignal`): mark the commit on the file.
         if writesInPlace { futimens(descriptor, nil) }
+        // Told after the flush: what an observer shows is what a power cut keeps. If the flush fails, the
+        // commit is visible but its durability unknown: the write reports the failure (as fsync's caller must).
+        if durable { try StorageError.check(mdb_env_sync(handle, 1), "flushing the commit to disk") }
         commits.notify()
         return result
     }

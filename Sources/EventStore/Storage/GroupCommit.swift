@@ -18,6 +18,8 @@ final class GroupCommit: Sendable {
         /// Called once, after the commit: with nil when the write is durable (or failed on its own),
         /// or with the error that kept the transaction from being committed.
         let finish: @Sendable ((any Error)?) -> Void
+        /// Whether the commit must be on disk before `finish` (`Store.Durability.full`).
+        let durable: Bool
     }
 
     let queue = DispatchQueue(label: "evsync.store.writer", qos: .userInitiated)
@@ -56,7 +58,7 @@ extension Environment {
         if writesInPlace {
             for job in jobs {
                 do {
-                    try write { transaction in if !job.run(transaction) { throw JobFailed() } }
+                    try write(durable: job.durable) { transaction in if !job.run(transaction) { throw JobFailed() } }
                     job.finish(nil)
                 } catch is JobFailed {
                     job.finish(nil)
@@ -68,7 +70,8 @@ extension Environment {
         }
         guard !jobs.isEmpty else { return }
         do {
-            try write { parent in
+            // Flushed if any of the writes asks for it (Stores on one file may differ).
+            try write(durable: jobs.contains { $0.durable }) { parent in
                 for job in jobs {
                     let nested = try Transaction(environment: handle, readOnly: false, parent: parent)
                     if job.run(nested) { try nested.commit() } else { nested.discard() }

@@ -1,6 +1,18 @@
 import Foundation
 
 extension Store {
+    /// When a write of the app's own is on disk, as SQLite's `synchronous` settings in WAL mode.
+    public enum Durability: String, Sendable, Codable {
+        /// On disk before the write returns (or its awaiting task resumes): a power cut keeps every
+        /// write the app was told succeeded. Two flushes per commit (the pages, then the meta page
+        /// pointing to them), shared by writes committed together (`write`'s async overload).
+        case full
+        /// Committed and visible before it returns, on disk with the next commit or within the kernel's
+        /// writeback (about 30 s): a power cut may take back the last writes, all or nothing each, and
+        /// never damages the store. One flush per commit. SQLite's `synchronous=NORMAL` in WAL mode.
+        case normal
+    }
+
     /// How a store is opened: everything the library would otherwise take from
     /// its surroundings. The library reads no environment variable; the CLI
     /// fills this from `EVSYNC_*`.
@@ -26,11 +38,15 @@ extension Store {
         /// SIGSEGV and SIGBUS handlers for the whole process (see docs/library.md). Off by default: the
         /// library installs no signal handler unless the app asks.
         public var crashGuard: Bool
+        /// Whether the app's own writes are on disk before they return (`.full`, the default) or may be
+        /// lost to a power cut, never corrupted (`.normal`). Sync, import and restore are always `.full`.
+        public var durability: Durability
 
         public init(schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false, author: String? = nil,
-                    clock: @escaping @Sendable () -> Int64 = Timestamp.now, mapSize: Int? = nil, crashGuard: Bool = false) {
-            (self.schemas, self.create, self.author, self.clock, self.mapSize, self.crashGuard)
-                = (schemas, create, author, clock, mapSize, crashGuard)
+                    clock: @escaping @Sendable () -> Int64 = Timestamp.now, mapSize: Int? = nil, crashGuard: Bool = false,
+                    durability: Durability = .full) {
+            (self.schemas, self.create, self.author, self.clock, self.mapSize, self.crashGuard, self.durability)
+                = (schemas, create, author, clock, mapSize, crashGuard, durability)
         }
 
         /// The map sizes to try, largest first.
@@ -46,7 +62,8 @@ extension Store {
     public convenience init(directory: String, configuration: Configuration) throws(StoreError) {
         if configuration.crashGuard { CrashGuard.install() }
         try self.init(directory: directory, schemas: configuration.schemas, create: configuration.create,
-                      mapSizes: configuration.mapSizes, author: configuration.author, clock: configuration.clock)
+                      mapSizes: configuration.mapSizes, author: configuration.author, clock: configuration.clock,
+                      durability: configuration.durability)
     }
 
     /// Opens the store for a large `importRecords` (see `init(importingInto:schemas:clock:)`), as `configuration` says;

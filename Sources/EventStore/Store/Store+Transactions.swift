@@ -20,7 +20,7 @@ extension Store {
     /// - Throws: `body`'s error, or a `StoreError` (`.readOnly`, `.full`, …).
     public func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         do {
-            return try environment.write { transaction in try runWrite(body, in: transaction) }
+            return try environment.write(durable: durability == .full) { transaction in try runWrite(body, in: transaction) }
         } catch let error as StoreError {
             throw error
         } catch let error as StorageError {
@@ -67,7 +67,7 @@ extension Store {
                     case (.success(let value)?, nil): continuation.resume(returning: value)
                     case (nil, nil): continuation.resume(throwing: StoreError(.failure, "a write was never run"))
                     }
-                }), to: environment)
+                }, durable: durability == .full), to: environment)
         }
     }
 

@@ -20,6 +20,8 @@ public final class Store: Sendable {
     /// When events happen, in milliseconds since 1970 (UTC): the system clock
     /// unless the store was opened with another (tests set the time they check).
     public let clock: @Sendable () -> Int64
+    /// Whether the app's own writes (`write`, `add`, `edit`, `delete`, …) are on disk before they return.
+    public let durability: Durability
 
     let environment: Environment
     let log: EventLog
@@ -50,7 +52,7 @@ public final class Store: Sendable {
     /// Opens the store with the first map size of `mapSizes` that the address space allows (tests fill a small one).
     init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false, mapSizes: [Int],
          repairingViews: Bool = false, writesInPlace: Bool = false, author: String? = nil,
-         clock: @escaping @Sendable () -> Int64 = Timestamp.now) throws(StoreError) {
+         clock: @escaping @Sendable () -> Int64 = Timestamp.now, durability: Durability = .full) throws(StoreError) {
         try Self.prepareDirectory(directory, create: create)
         var context = StoreError.Context(directory: directory, mapSize: nil, mapReduced: false, readOnlyBecause: nil)
         do {
@@ -74,6 +76,7 @@ public final class Store: Sendable {
         self.schemas = schemas
         self.author = author ?? Self.defaultAuthor
         self.clock = clock
+        self.durability = durability
     }
 
     /// `user@host`: who this process runs as, on which machine.
@@ -94,9 +97,10 @@ public final class Store: Sendable {
     }
 
     /// One write transaction; the appender numbers events as they are added. Nothing is written if `body` throws.
-    func writeLog<T>(_ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
+    /// `local`: an app's own change, flushed as `durability` says; anything else (sync, import, restore) always is.
+    func writeLog<T>(local: Bool = false, _ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
         do {
-            return try environment.write { try appending(in: $0, body) }
+            return try environment.write(durable: !local || durability == .full) { try appending(in: $0, body) }
         } catch {
             throw wrap(error)
         }
@@ -139,7 +143,7 @@ public final class Store: Sendable {
     /// `add`, also returning the record it made: what `evsync add --json` prints, without reading it again.
     package func added(_ entityName: String, id: String? = nil, fields: JSONObject) throws(StoreError) -> (event: Event, record: Record) {
         let schema = try entity(entityName)
-        return try writeLog { appender in try add(schema, id: id, fields: fields, with: &appender) }
+        return try writeLog(local: true) { appender in try add(schema, id: id, fields: fields, with: &appender) }
     }
 
     /// Changes fields of a record. Returns nil, writing nothing, when the values are already those.
@@ -152,14 +156,14 @@ public final class Store: Sendable {
     package func edited(_ entityName: String, id: String, set: JSONObject = [:],
                         unset: [String] = []) throws(StoreError) -> (event: Event?, record: Record) {
         let schema = try entity(entityName)
-        return try writeLog { appender in try edit(schema, id: id, set: set, unset: unset, with: &appender) }
+        return try writeLog(local: true) { appender in try edit(schema, id: id, set: set, unset: unset, with: &appender) }
     }
 
     /// Deletes a record.
     @discardableResult
     public func delete(_ entityName: String, id: String) throws(StoreError) -> Event {
         let schema = try entity(entityName)
-        return try writeLog { appender in try delete(schema, id: id, with: &appender) }
+        return try writeLog(local: true) { appender in try delete(schema, id: id, with: &appender) }
     }
 
     func add(_ schema: EntitySchema, id: String?, fields: JSONObject,

@@ -26,7 +26,11 @@ public class StoreSnapshot {
 
     /// One record; nil if there is none.
     public func record(_ entityName: String, id: String) throws(StoreError) -> Record? {
-        let schema = try store.entity(entityName)
+        try record(of: store.entity(entityName), id: id)
+    }
+
+    /// One record of `schema`'s entity; nil if there is none.
+    private func record(of schema: EntitySchema, id: String) throws(StoreError) -> Record? {
         try Store.checkID(id, fromServer: true)
         return try using { transaction in
             try store.log.views.projection(entity: schema.name, id: id, in: transaction).row
@@ -42,8 +46,8 @@ public class StoreSnapshot {
 
     /// One record as `Value`; nil if there is none.
     public func record<Value: EntityRecord>(_ type: Value.Type, id: String) throws(StoreError) -> Value? {
-        let coder = try store.coder(for: type)
-        return try record(Value.entityName, id: id).map { record throws(StoreError) in try coder.decode(type, from: record) }
+        let coder = try store.coder(for: type)   // the schema looked up once, for the read and the decoding
+        return try record(of: coder.schema, id: id).map { record throws(StoreError) in try coder.decode(type, from: record) }
     }
 
     /// Every record of `Value`'s entity, sorted by id.
