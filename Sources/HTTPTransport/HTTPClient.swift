@@ -75,10 +75,10 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
 /// Two limits keep a hostile or broken server from holding a sync (and its
 /// lock) forever or from filling memory:
 /// - a minimum rate: a transfer that averages less than `minimumRate` bytes a
-///   second for `slowTime` seconds is abandoned (libcurl's
+///   second for `limits.slowTime` seconds is abandoned (libcurl's
 ///   `CURLOPT_LOW_SPEED_LIMIT`/`TIME`; its average runs over the last few
 ///   seconds, so a server that trickles or stalls is caught alike, and one
-///   that thinks for less than `slowTime` before answering is not). 1 KiB/s
+///   that thinks for less than `limits.slowTime` before answering is not). 1 KiB/s
 ///   is far below any working link (a page of 1,000 holidays is ~150 KiB),
 ///   so only a broken or hostile server trips it;
 /// - a size cap: a response body larger than `maximumResponseBytes` is cut off
@@ -94,12 +94,11 @@ package final class HTTPClient {
     var connectTimeout = 10
     /// A whole transfer fails after this many seconds; 0: no limit (the minimum rate applies).
     var timeout = 0
-    /// Bytes a second a transfer must keep up, averaged over `slowTime`.
+    /// Bytes a second a transfer must keep up, averaged over `limits.slowTime`.
     var minimumRate = 1024
-    /// Seconds a transfer may stay below `minimumRate` before it is abandoned.
-    var slowTime = HTTPClient.debugOverride("EVSYNC_SLOW_TIME") ?? 30
-    /// The largest response body accepted, in bytes.
-    package var maximumResponseBytes = HTTPClient.debugOverride("EVSYNC_MAX_RESPONSE") ?? 256 << 20
+    /// How long a transfer may stay below `minimumRate`, and the largest response body accepted.
+    package var limits = TransferLimits()
+    package var maximumResponseBytes: Int { limits.maximumResponseBytes }
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
@@ -114,17 +113,6 @@ package final class HTTPClient {
 
     deinit {
         curl_easy_cleanup(handle)
-    }
-
-    /// A positive integer from the environment, read by debug builds only:
-    /// the tests shorten `slowTime` and shrink `maximumResponseBytes` so that
-    /// a trickling or oversized server is caught in seconds. Release builds
-    /// always use the documented numbers.
-    package static func debugOverride(_ name: String) -> Int? {
-        #if DEBUG
-        if let text = ProcessInfo.processInfo.environment[name], let value = Int(text), value > 0 { return value }
-        #endif
-        return nil
     }
 
     package func send(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
@@ -148,7 +136,7 @@ package final class HTTPClient {
         evsync_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, connectTimeout)
         evsync_curl_set_long(handle, CURLOPT_TIMEOUT, timeout)
         evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, minimumRate)
-        evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, slowTime)
+        evsync_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, limits.slowTime)
         evsync_curl_set_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
         evsync_curl_set_string(handle, CURLOPT_USERAGENT, userAgent)
         if let credentials {
@@ -195,7 +183,7 @@ package final class HTTPClient {
             }
             if code == CURLE_OPERATION_TIMEDOUT, requestWasSent() {
                 throw TransportError(.tooSlow, url: url,
-                                     reason: "was too slow: less than \(Self.size(minimumRate))/s for \(slowTime) s")
+                                     reason: "was too slow: less than \(Self.size(minimumRate))/s for \(limits.slowTime) s")
             }
             let nothingThere = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY
             throw TransportError(nothingThere ? .refused : .unreachable, url: url, reason: String(cString: curl_easy_strerror(code)))

@@ -25,6 +25,11 @@ public final class KintoRemote: SyncRemote {
     public let address: String
     /// Records per page when pulling.
     public var pageSize = 1000
+    /// How long a transfer may stall and how large an answer may be (the documented numbers unless set).
+    public var transferLimits: TransferLimits {
+        get { http.client.limits }
+        set { http.client.limits = newValue }
+    }
     public var retry: RetryPolicy {
         get { http.retry }
         set { http.retry = newValue }
@@ -54,8 +59,8 @@ public final class KintoRemote: SyncRemote {
     /// longest batch request (which outlasts its transaction) Kinto logged while 20
     /// stores synced at once on a loaded machine (3.9 s, docs/performance.md), and
     /// short enough that the re-reading stops soon after a change.
-    /// (Debug builds read `EVSYNC_SETTLE_WINDOW_MS`, so that a test does not depend on its own speed.)
-    public var settleWindow = Int64(HTTPClient.debugOverride("EVSYNC_SETTLE_WINDOW_MS") ?? 10_000)
+    /// (The CLI's debug builds set it from `EVSYNC_SETTLE_WINDOW_MS`, so that a test does not depend on its own speed.)
+    public var settleWindow: Int64 = 10_000
 
     /// Every request but those `prepare` sends at once goes through it (KintoHTTP.swift).
     let http: RetryingClient
@@ -192,10 +197,11 @@ public final class KintoRemote: SyncRemote {
         }
         guard entities.count > 1 else { return }
         let requests = entities.map { changesRequest(Self.collection(for: $0.schema), KintoPull.Listing(from: $0.since)) }
-        let credentials = credentials
+        let (credentials, limits) = (credentials, transferLimits)
         let outcomes = Mutex<[Int: Result<HTTPResponse, TransportError>]>([:])
         DispatchQueue.concurrentPerform(iterations: requests.count) { index in
             guard let client = try? HTTPClient(credentials: credentials) else { return }
+            client.limits = limits
             let outcome = Result { () throws(TransportError) in try client.send(requests[index]) }
             outcomes.withLock { $0[index] = outcome }
         }

@@ -30,6 +30,11 @@ public final class ParseRemote: SyncRemote {
     public let address: String
     /// Records asked for per page (the server may cap it at its `maxLimit`: paging goes on until an empty page).
     public var pageSize = 1000
+    /// How long a transfer may stall and how large an answer may be (the documented numbers unless set).
+    public var transferLimits: TransferLimits {
+        get { http.client.limits }
+        set { http.client.limits = newValue }
+    }
     public var retry: RetryPolicy {
         get { http.retry }
         set { http.retry = newValue }

@@ -20,6 +20,7 @@ struct RemoteFactory: Sendable {
         /// The retries, the watcher and the stop every HTTP adapter takes.
         func configure<Remote: HTTPRemote>(_ remote: Remote) -> Remote {
             if let retries { remote.retry.attempts = retries }
+            remote.transferLimits = TestLimits.transfer
             remote.onActivity = activity
             remote.shouldStop = shouldStop
             return remote
@@ -41,6 +42,7 @@ struct RemoteFactory: Sendable {
     }, make: { url, options in
         let remote = try KintoRemote(bucketURL: url, credentials: options.credentials, allowingInsecureCredentials: options.allowInsecureAuth)
         remote.wantsTotals = options.wantsTotals
+        if let window = TestLimits.value("EVSYNC_SETTLE_WINDOW_MS") { remote.settleWindow = Int64(window) }
         return options.configure(remote)
     })
 
@@ -65,8 +67,30 @@ struct RemoteFactory: Sendable {
     })
 }
 
+/// Limits the tests shrink so that a trickling or oversized server, or a settling cursor, is met in seconds
+/// (docs/contributing.md): read by debug builds only, release builds always use the documented numbers.
+/// The library reads no variable; the CLI sets what it read on each adapter.
+enum TestLimits {
+    /// A positive whole number from the environment, in a debug build.
+    static func value(_ name: String) -> Int? {
+        #if DEBUG
+        EnvironmentVariable.value(name).flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
+        #else
+        nil
+        #endif
+    }
+
+    static var transfer: TransferLimits {
+        var limits = TransferLimits()
+        if let seconds = value("EVSYNC_SLOW_TIME") { limits.slowTime = seconds }
+        if let bytes = value("EVSYNC_MAX_RESPONSE") { limits.maximumResponseBytes = bytes }
+        return limits
+    }
+}
+
 /// What the CLI sets on every adapter that speaks HTTP through the retrying client.
 protocol HTTPRemote: SyncRemote {
+    var transferLimits: TransferLimits { get set }
     var retry: RetryPolicy { get set }
     var onActivity: ((RemoteActivity) -> Void)? { get set }
     var shouldStop: () -> Bool { get set }

@@ -20,6 +20,11 @@ public final class DAVRemote: SyncRemote {
     /// The URL given, without `dav+`.
     public let server: URL
     public let address: String
+    /// How long a transfer may stall and how large an answer may be (the documented numbers unless set).
+    public var transferLimits: TransferLimits {
+        get { http.client.limits }
+        set { http.client.limits = newValue }
+    }
     public var retry: RetryPolicy {
         get { http.retry }
         set { http.retry = newValue }
