@@ -46,6 +46,26 @@ struct SyncEngineTests {
         #expect(remote.records(in: "Holiday")["local"] == holiday("Local"))
     }
 
+    @Test func aNewVersionThatChangesNoFieldIsLoggedForItsVersionButPullsNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory)
+        let remote = InMemoryRemote(pageSize: 2)
+        remote.put("r", holiday("Same"), in: "Holiday")
+        let engine = SyncEngine(store: store) { remote }
+        #expect(try await engine.sync().pulled == 1)
+
+        // Another client saves the record as it was: a new version, no field changed.
+        let version = remote.put("r", holiday("Same"), in: "Holiday")
+        let report = try await engine.sync()
+        #expect(report.pulled == 0 && report.result == .noData, "\(report)")
+        let last = try #require(try store.lastEvents(1).first)
+        #expect(last.kind == .updated && last.set.isEmpty && last.unset.isEmpty && last.version == version)
+        // The next local edit is written on that version.
+        try store.edit("Holiday", id: "r", set: ["details": "edited"])
+        #expect(try await engine.sync().pushed == 1)
+        #expect(remote.records(in: "Holiday")["r"]?["details"] == "edited")
+    }
+
     @Test func aFailedSyncStillFinishesItsStatusUpdatesAndWritesNothing() async throws {
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory)

@@ -330,7 +330,10 @@ public final class SyncEngine: Sendable {
         switch outcome {
         case .remote(let kind, let set, let unset, let version):
             (event.kind, event.set, event.unset, event.version) = (kind, set, unset, version)
-            if kind == .deleted { report.deletedHere += 1 } else { report.pulled += 1 }
+            // A new version that changes no field here (another client saving the same values, a DAV item's
+            // lines evsync does not own, a server's own rewrite) is logged for its version, the base of the next
+            // conditional write, but it is not news: it pulls nothing.
+            if kind == .deleted { report.deletedHere += 1 } else if kind == .created || !set.isEmpty || !unset.isEmpty { report.pulled += 1 }
         case .acknowledged(let server, let version):
             (event.kind, event.server, event.version) = (.acknowledged, server, version)
             if server == .absent { report.deletedThere += 1 } else { report.pushed += 1 }
