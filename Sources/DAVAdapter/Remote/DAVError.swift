@@ -18,9 +18,8 @@ public struct DAVError: RemoteError, Sendable {
     }
 
     init(_ failure: HTTPFailure) {
-        // HTTPTransport says a response outgrew its cap only in words (TransportError.Kind.tooLarge is not passed on).
         self.init(failure.kind == .permanent ? .server : .unavailable, failure.description, status: failure.response?.status,
-                  isTooLarge: failure.kind == .permanent && failure.description.contains("sent a response larger than"))
+                  isTooLarge: failure.isTooLarge)
     }
 
     public var description: String { message }
