@@ -54,6 +54,29 @@ struct DAVScriptedTests {
         #expect(!reports.contains { $0.contains("limit") })
     }
 
+    @Test("an item the server refuses to show (403 to the GET before an update) refuses that write alone; the next is pushed")
+    func oneRefusedItemDoesNotStopThePush() throws {
+        let server = try ScriptedServer([
+            Self.multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            ScriptedServer.Answer(403, body: "not yours"),
+            ScriptedServer.Answer(201, headers: ["ETag": #""2""#]),
+        ], then: ScriptedServer.Answer(500))
+        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
+        remote.retry.attempts = 1
+        let holiday = try SchemaRegistry().schema(named: "Holiday")
+        try remote.prepare([(holiday, nil)])
+        let outcomes = try remote.push([
+            .update(id: "a", fields: ["name": "A", "date": "2027-03-01"], version: RemoteVersion(#""1""#)),
+            .create(id: "b", fields: ["name": "B", "date": "2027-03-02"]),
+        ], of: holiday)
+        guard case .rejected(let status, _) = outcomes.first else { Issue.record("\(outcomes)"); return }
+        #expect(status == 403)
+        #expect(outcomes.count == 2 && outcomes.last != outcomes.first, "\(outcomes)")
+        guard case .applied = outcomes.last else { Issue.record("the create after it is pushed: \(outcomes)"); return }
+    }
+
     /// The bound is the XML reader's (`maximumAnswerBytes`) or the HTTP client's response cap (`transferLimits`).
     @Test("a multiget answer over the size bound is asked for again in halves; the one item too large is skipped, the others arrive",
           arguments: [false, true])

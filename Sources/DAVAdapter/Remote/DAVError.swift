@@ -22,5 +22,12 @@ public struct DAVError: RemoteError, Sendable {
                   isTooLarge: failure.isTooLarge)
     }
 
+    /// An answer of the server's about one item that the next request would not share: a 4xx other than a refusal of
+    /// the credentials (401) or a request to slow down (429), which concern every request.
+    var refusesOnlyThisItem: Bool {
+        guard let status else { return false }
+        return (400..<500).contains(status) && status != 401 && status != 429
+    }
+
     public var description: String { message }
 }

@@ -20,7 +20,14 @@ extension DAVRemote {
             return operations.map { _ in .rejected(status: 0, message: "\(entity.name) has no CalDAV/CardDAV mapping") }
         }
         let collection = try collection(for: entity)
-        return try operations.map { operation in try push(operation, mapping: mapping, collection: collection) }
+        return try operations.map { operation in
+            do {
+                return try push(operation, mapping: mapping, collection: collection)
+            } catch let error as DAVError where error.refusesOnlyThisItem {
+                // The server refused to show this item (a 403 to its GET, say): that write is refused, the others go on.
+                return .rejected(status: error.status ?? 0, message: error.message)
+            }
+        }
     }
 
     private func push(_ operation: RemoteOperation, mapping: any DAVMapping, collection: Collection) throws -> RemoteOutcome {
