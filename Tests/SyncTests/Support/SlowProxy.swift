@@ -14,10 +14,11 @@ final class SlowProxy: Sendable {
     private let directory: TemporaryDirectory
     private let answeredFile: String
 
-    init(_ options: [String]) async throws {
+    /// - Parameter target: the server's URL; the test Kinto's if nil.
+    init(_ options: [String], target: String? = nil) async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-        let serverURL = try #require(TestServer.url)
+        let serverURL = try #require(target ?? TestServer.url)
         let server = try #require(URLComponents(string: serverURL))
         let host = try #require(server.host), port = try #require(server.port)
         let target = "http://\(host):\(port)"
