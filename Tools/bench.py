@@ -1209,7 +1209,7 @@ COMMIT;
                           "(polled every 20 ms) printing the new value; both stores run `evsync sync --watch 1`; "
                           "each edit waits 0–1 s first, so that it falls at a uniformly random phase of B's ticks. "
                           "Where the time goes: A's watcher sees the edit in its log (`Store.logChanges`), waits "
-                          "the 0.1 s debounce and pushes it in a sync of its own; B pulls it at its next tick "
+                          "the 20 ms debounce and pushes it in a sync of its own; B pulls it at its next tick "
                           "(on average half a second away, at most 1 s): about half a tick plus the debounce, "
                           "a push and a pull.")
         shutil.rmtree(root, ignore_errors=True)

@@ -35,7 +35,7 @@ enum SyncCommand {
             Option("--missing", value: "push-back|delete",
                    help: "records the server lost (kept here until you decide): push them back, or delete them here"),
             Option("--json", help: #"one object: {"result": "newData"|"noData"|"failed", "pulled", "pushed", "conflicts", "skipped", …}"#),
-            Option("--watch", value: "SECONDS", help: "keep syncing until interrupted: about 0.1 s after each local change (by any process) and every SECONDS (0.1 to 86400); each line starts with the time"),
+            Option("--watch", value: "SECONDS", help: "keep syncing until interrupted: about 20 ms after each local change (by any process) and every SECONDS (0.1 to 86400); each line starts with the time"),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (or EVSYNC_AUTH_FILE; else EVSYNC_AUTH)"),
             Option("--allow-insecure-auth", help: "send credentials over plain http to another machine (or EVSYNC_ALLOW_INSECURE_AUTH=1)"),
             Option("--quiet", "-q", help: "print nothing when there is nothing to do"),

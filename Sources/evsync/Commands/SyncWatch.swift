@@ -4,7 +4,8 @@ import Foundation
 import Synchronization
 
 /// `sync --watch SECONDS`: the engine's own scheduler (`SyncEngine.start(every:)`) syncs at once, again about
-/// 0.1 s after each local change made by any process, every SECONDS, and after a failing server with backoff
+/// 20 ms after each local change made by any process (a person's edit is one commit: a longer debounce only
+/// delays it; a burst still waits at most ten times that), every SECONDS, and after a failing server with backoff
 /// (1 s doubling up to SECONDS; the same server failure again: on doubling past it, up to 5 minutes); each
 /// sync's result is printed as its status arrives.
 enum SyncWatch {
@@ -13,7 +14,7 @@ enum SyncWatch {
         let stop: @Sendable () -> Void = { Task { await engine.stop() } }
         let interruption = Interruption(isSyncing: { engine.isSyncing }, onRequest: stop) { output.feedback.say($0) }
         defer { withExtendedLifetime(interruption) {} }
-        let statuses = engine.start(every: .seconds(seconds), policy: policy, missing: missing)
+        let statuses = engine.start(every: .seconds(seconds), debounce: .milliseconds(20), policy: policy, missing: missing)
         // A Ctrl-C before the scheduler was there to stop.
         if Interruption.requested { stop() }
         try runBlocking {
