@@ -285,6 +285,13 @@ struct SchemaTests {
             try new.edit("Book", id: "emma", set: ["title": "Emma."])
             #expect(try new.record("Book", id: "emma")?.fields == ["title": "Emma.", "pageCount": 474])
             #expect(throws: StoreError.self) { try new.edit("Book", id: "emma", set: ["pages": 1]) }
+            // revert reads both sides through the schema: back to the first version, under the new name.
+            let reverted = try new.revert("Book", id: "dune", to: .seq(1))
+            #expect(reverted.changes.map(\.field) == ["pageCount"] && reverted.event?.set == ["pageCount": 412], "\(reverted)")
+            #expect(try new.revert("Book", id: "emma", to: .seq(2)).event?.set == ["title": "Emma"])
+            #expect(try new.records("Book").map(\.fields) == [["title": "Dune", "pageCount": 412], ["title": "Emma", "pageCount": 474]])
+            try new.edit("Book", id: "dune", set: ["pageCount": 900])
+            try new.edit("Book", id: "emma", set: ["title": "Emma."])
             #expect(try new.verifyViews().isEmpty)
             try new.rebuildViews()
             #expect(try new.records("Book").map(\.fields) == [["title": "Dune", "pageCount": 900], ["title": "Emma.", "pageCount": 474]])

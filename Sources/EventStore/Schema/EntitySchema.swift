@@ -211,7 +211,7 @@ public struct EntitySchema: Sendable {
     }
 
     /// An operation as the server is to receive it (`wire`).
-    public func wire(_ operation: RemoteOperation) -> RemoteOperation {
+    package func wire(_ operation: RemoteOperation) -> RemoteOperation {
         switch operation {
         case .create(let id, let fields): .create(id: id, fields: wire(fields))
         case .update(let id, let fields, let version): .update(id: id, fields: wire(fields), version: version)
@@ -221,7 +221,7 @@ public struct EntitySchema: Sendable {
 
     /// The former names of the fields `changed` in `row` as stored: an event that writes a renamed field
     /// also unsets its old name, so that the row holds one of them.
-    public func formerNames(of changed: some Sequence<String>, in row: JSONObject?) -> [String] {
+    package func formerNames(of changed: some Sequence<String>, in row: JSONObject?) -> [String] {
         guard !renames.isEmpty, let row else { return [] }
         let changed = Set(changed)
         return renames.filter { changed.contains($0.value) && row[$0.key] != nil }.keys.sorted()
@@ -246,7 +246,7 @@ public struct EntitySchema: Sendable {
     public func isBase64(_ field: String) -> Bool { wireRule(field)?.base64 ?? false }
 
     /// Whether the schema declares the field under this name or under its former one (`wire`).
-    public func hasWireField(_ field: String) -> Bool { wireRule(field) != nil }
+    package func hasWireField(_ field: String) -> Bool { wireRule(field) != nil }
 
     private func wireRule(_ field: String) -> Rule? { rules[field] ?? renames[field].flatMap { rules[$0] } }
 }
