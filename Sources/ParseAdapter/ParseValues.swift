@@ -12,7 +12,7 @@ import Foundation
 extension ParseRemote {
     static func decode(_ value: JSONValue, field: String, schema: EntitySchema) -> JSONValue {
         // A field the schema does not declare is carried as Parse sent it, so that a push gives it back unchanged.
-        guard schema.hasField(field), let object = value.objectValue, let type = object["__type"]?.stringValue else { return value }
+        guard schema.hasWireField(field), let object = value.objectValue, let type = object["__type"]?.stringValue else { return value }
         switch type {
         case "Date":
             guard let iso = object["iso"]?.stringValue else { return value }

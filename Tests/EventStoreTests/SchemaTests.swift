@@ -164,6 +164,14 @@ struct SchemaTests {
         (#"{"title": "Book", "properties": {"a": {"type": ["string", 1]}}}"#, "'type' must be a string or an array of strings"),
         (#"{"title": "Book", "properties": {"a": {"format": 1}}}"#, "'format' must be a string"),
         (#"{"title": "Book", "properties": {"a": {"contentEncoding": "base32"}}}"#, "'contentEncoding' can only be \"base64\""),
+        // A rename names the field's one former name: not a declared one (a chain or a cycle), not twice.
+        (#"{"title": "Book", "properties": {"a": {}, "b": {"x-evsync-renamed-from": "a"}}}"#, "property 'b': 'x-evsync-renamed-from' names 'a', which is declared too"),
+        (#"{"title": "Book", "properties": {"b": {"x-evsync-renamed-from": "a"}, "c": {"x-evsync-renamed-from": "b"}}}"#, "names 'b', which is declared too (a chain"),
+        (#"{"title": "Book", "properties": {"a": {"x-evsync-renamed-from": "b"}, "b": {"x-evsync-renamed-from": "a"}}}"#, "which is declared too (a chain or a cycle"),
+        (#"{"title": "Book", "properties": {"a": {"x-evsync-renamed-from": "a"}}}"#, "names 'a', which is declared too"),
+        (#"{"title": "Book", "properties": {"b": {"x-evsync-renamed-from": "a"}, "c": {"x-evsync-renamed-from": "a"}}}"#, "property 'c': 'x-evsync-renamed-from' names 'a', which 'b' is renamed from too"),
+        (#"{"title": "Book", "properties": {"b": {"x-evsync-renamed-from": 1}}}"#, "'x-evsync-renamed-from' must be the field's former name"),
+        (#"{"title": "Book", "properties": {"b": {"x-evsync-renamed-from": "id"}}}"#, "'x-evsync-renamed-from' must be the field's former name"),
         // An entity name goes into LMDB keys: it has a length limit.
         (#"{"title": "B\#(String(repeating: "o", count: 100))k", "properties": {}}"#, "at most 100 characters"),
     ])
@@ -233,6 +241,60 @@ struct SchemaTests {
             try new.edit("Book", id: "emma", set: ["format": "ebook"])
             #expect(try new.record("Book", id: "emma")?.fields["format"] == "ebook")
             #expect(throws: StoreError.self) { try new.edit("Book", id: "emma", set: ["format": "scroll"]) }
+        }
+    }
+
+    @Test("a renamed field reads under its new name in old events, views, history, blame, diff and --as-of; an edit moves it; nothing is rewritten")
+    func fieldRenamed() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("book.schema.json")
+            try #"{"title": "Book", "properties": {"title": {"type": "string"}, "pages": {"type": "integer"}}}"#.write(to: file, atomically: true, encoding: .utf8)
+            let store = directory.appendingPathComponent("store").path
+            do {
+                let old = try Store(directory: store, configuration: .init(schemas: try SchemaRegistry(directory: directory.path), create: true))
+                try old.add("Book", id: "dune", fields: ["title": "Dune", "pages": 412])
+                try old.add("Book", id: "emma", fields: ["title": "Emma", "pages": 474])
+                try old.edit("Book", id: "dune", set: ["pages": 896])
+            }
+            // The next version: `pages` is `pageCount`, now required.
+            try #"{"title": "Book", "properties": {"title": {"type": "string"}, "pageCount": {"type": "integer", "x-evsync-renamed-from": "pages"}}, "required": ["title", "pageCount"]}"#
+                .write(to: file, atomically: true, encoding: .utf8)
+            let new = try Store(directory: store, configuration: .init(schemas: try SchemaRegistry(directory: directory.path)))
+            #expect(try new.record("Book", id: "dune")?.fields == ["title": "Dune", "pageCount": 896])
+            #expect(try new.records("Book").map(\.fields) == [["title": "Dune", "pageCount": 896], ["title": "Emma", "pageCount": 474]])
+            #expect(try new.record("Book", id: "dune", asOf: .seq(1))?.fields == ["title": "Dune", "pageCount": 412])
+            #expect(try new.history(of: "dune").map(\.set) == [["title": "Dune", "pageCount": 412], ["pageCount": 896]])
+            #expect(try new.blame("Book", id: "dune")?.fields.map(\.field) == ["pageCount", "title"])
+            var diffs: [RecordDiff] = []
+            try new.diff(from: .seq(0)) { diffs.append($0) }
+            #expect(diffs.count == 2 && "\(diffs)".contains("pageCount") && !"\(diffs)".contains("\"pages\""), "\(diffs)")
+            let check = try #require(try new.checkSchemas("Book").first)
+            #expect(check.problems == [] && check.undeclared == [:], "a renamed field is neither missing nor undeclared")
+            #expect(check.renamed.map(\.id) == ["dune", "emma"] && check.renamed.allSatisfy { $0.field == "pageCount" && $0.from == "pages" })
+
+            // An edit of a record holding the old name writes the new one and unsets the old; the other stays as written.
+            try new.edit("Book", id: "dune", set: ["pageCount": 900])
+            let written = try #require(try new.lastEvents(1).first)
+            #expect(written.set == ["pageCount": 900] && written.unset == ["pages"])
+            #expect(try new.record("Book", id: "dune")?.fields == ["title": "Dune", "pageCount": 900])
+            let read = try #require(try new.history(of: "dune").last)
+            #expect(read.set == ["pageCount": 900] && read.unset == [], "history reads it as one field's change")
+            #expect(try new.checkSchemas("Book").first?.renamed.map(\.id) == ["emma"])
+            // The same value under the new name is no change; an edit of another field leaves the old name as it is.
+            #expect(try new.edit("Book", id: "emma", set: ["pageCount": 474]) == nil)
+            try new.edit("Book", id: "emma", set: ["title": "Emma."])
+            #expect(try new.record("Book", id: "emma")?.fields == ["title": "Emma.", "pageCount": 474])
+            #expect(throws: StoreError.self) { try new.edit("Book", id: "emma", set: ["pages": 1]) }
+            // revert reads both sides through the schema: back to the first version, under the new name.
+            let reverted = try new.revert("Book", id: "dune", to: .seq(1))
+            #expect(reverted.changes.map(\.field) == ["pageCount"] && reverted.event?.set == ["pageCount": 412], "\(reverted)")
+            #expect(try new.revert("Book", id: "emma", to: .seq(2)).event?.set == ["title": "Emma"])
+            #expect(try new.records("Book").map(\.fields) == [["title": "Dune", "pageCount": 412], ["title": "Emma", "pageCount": 474]])
+            try new.edit("Book", id: "dune", set: ["pageCount": 900])
+            try new.edit("Book", id: "emma", set: ["title": "Emma."])
+            #expect(try new.verifyViews().isEmpty)
+            try new.rebuildViews()
+            #expect(try new.records("Book").map(\.fields) == [["title": "Dune", "pageCount": 900], ["title": "Emma.", "pageCount": 474]])
         }
     }
 

@@ -48,6 +48,10 @@ struct SchemaCheckCLITests {
             // Nothing was written, and every record still reads as it was written.
             #expect(try sandbox.run(["status", "--json"], environment: environment).json().objectValue?["events"] == events)
             #expect(try sandbox.run(["show", "Book", "dune", "--json"], environment: environment).json().objectValue?["isbn"] == "0441013597")
+            // The record without the field now required is still read and listed.
+            #expect(try sandbox.run(["show", "Book", "emma", "--json"], environment: environment).json() == ["id": "emma", "title": "Emma"])
+            let listed = try sandbox.run(["list", "Book", "--json"], environment: environment).json().arrayValue?.compactMap { $0.objectValue?["id"] }
+            #expect(listed == ["dune", "emma"])
             #expect(try sandbox.run(["schema", "check", "Nope"], environment: environment).status == Exit.dataError)
         }
     }

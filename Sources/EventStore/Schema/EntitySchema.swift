@@ -7,7 +7,8 @@ import Foundation
 /// `type` (one or several), `format` (`date`, `date-time`, `uri`, `uuid`),
 /// `contentEncoding: base64`, `minLength`/`maxLength`, `minimum`/`maximum`,
 /// `enum`, `items`, `required`, `default` (read into records that lack the
-/// field, never written). Fields not declared under `properties` are
+/// field, never written), `x-evsync-renamed-from` (a field's former name,
+/// read as the new one and kept on the server). Fields not declared under `properties` are
 /// refused in local writes, so a typo never reaches the log; a record that
 /// carries one from elsewhere (a newer app's) keeps it. Any other keyword
 /// (`$ref`, `pattern`, nested `properties`, …) refuses the schema: evsync
@@ -28,6 +29,10 @@ public struct EntitySchema: Sendable {
     /// The fields whose schema gives a `default`, with it: a record written before the field was added (or
     /// without it) reads as holding it. Only reads see it; the log and what is pushed keep what was written.
     public let defaults: JSONObject
+    /// Fields renamed by `x-evsync-renamed-from`, old name → new name. Every read shows the new name (an
+    /// old event, a server record, a view built before the rename: `upcast`); the server keeps the old one
+    /// (`wire`), the name the apps already installed read.
+    public let renames: [String: String]
     let rules: [String: Rule]
 
     /// Parses a schema document. `source` names it in errors.
@@ -56,7 +61,8 @@ public struct EntitySchema: Sendable {
         }
         var rules: [String: Rule] = [:]
         var defaults: JSONObject = [:]
-        for (field, definition) in properties {
+        var renames: [String: String] = [:]
+        for (field, definition) in properties.sorted(by: { $0.key < $1.key }) {
             guard field != "id" else {
                 throw SchemaError("\(source): field 'id' is reserved: it is the record's id")
             }
@@ -67,6 +73,19 @@ public struct EntitySchema: Sendable {
                 // A default the field's own rule refuses would make every record without it invalid on read.
                 try rule.check(value, path: "\(path): 'default'")
                 defaults[field] = value
+            }
+            if let given = definition.objectValue?["x-evsync-renamed-from"] {
+                guard let old = given.stringValue, !old.isEmpty, old != "id" else {
+                    throw SchemaError("\(path): 'x-evsync-renamed-from' must be the field's former name, a non-empty string other than 'id'")
+                }
+                // A chain (b from a, c from b) or a cycle always declares a former name: one name, one meaning.
+                if properties[old] != nil {
+                    throw SchemaError("\(path): 'x-evsync-renamed-from' names '\(old)', which is declared too (a chain or a cycle of renames: give each field the name the server holds)")
+                }
+                if let other = renames[old] {
+                    throw SchemaError("\(path): 'x-evsync-renamed-from' names '\(old)', which '\(other)' is renamed from too")
+                }
+                renames[old] = field
             }
         }
         var required: Set<String> = []
@@ -87,6 +106,7 @@ public struct EntitySchema: Sendable {
         self.rules = rules
         self.required = required
         self.defaults = defaults
+        self.renames = renames
         self.fieldNames = Self.declarationOrder(of: properties.keys, in: text)
     }
 
@@ -141,10 +161,70 @@ public struct EntitySchema: Sendable {
 
     public func hasField(_ field: String) -> Bool { rules[field] != nil }
 
-    /// A record's stored fields as this schema reads them: with the `default` of each field it lacks.
+    /// A record's stored fields as this schema reads them: renamed fields under their new names (`upcast`),
+    /// with the `default` of each field it lacks.
     public func reading(_ fields: JSONObject) -> JSONObject {
+        let fields = upcast(fields)
         guard !defaults.isEmpty else { return fields }
         return fields.merging(defaults) { stored, _ in stored }
+    }
+
+    /// Fields written under a former name (`x-evsync-renamed-from`) moved to the new one. The new name wins
+    /// when both are there: after a rename, only the new one is written here.
+    public func upcast(_ fields: JSONObject) -> JSONObject {
+        guard !renames.isEmpty, renames.keys.contains(where: { fields[$0] != nil }) else { return fields }
+        var fields = fields
+        for (old, new) in renames {
+            guard let value = fields.removeValue(forKey: old) else { continue }
+            if fields[new] == nil { fields[new] = value }
+        }
+        return fields
+    }
+
+    /// An event as this schema reads it: its fields and states `upcast`. The log keeps it as written.
+    public func upcast(_ event: Event) -> Event {
+        guard !renames.isEmpty else { return event }
+        var event = event
+        event.set = upcast(event.set)
+        // A former name unset beside its new one (`formerNames`) is that same field's old copy going.
+        var unset: [String] = []
+        for name in event.unset {
+            let field = renames[name] ?? name
+            if field != name, event.set[field] != nil || event.unset.contains(field) { continue }
+            if !unset.contains(field) { unset.append(field) }
+        }
+        event.unset = unset
+        func states(_ state: RecordState?) -> RecordState? { state.map { RecordState($0.fields.map(upcast)) } }
+        (event.local, event.server, event.resolved) = (states(event.local), states(event.server), states(event.resolved))
+        return event
+    }
+
+    /// Fields as the server holds them: a renamed field under its former name, the one the apps already
+    /// installed read and write (docs/schemas.md, renames).
+    public func wire(_ fields: JSONObject) -> JSONObject {
+        guard !renames.isEmpty else { return fields }
+        var fields = upcast(fields)
+        for (old, new) in renames {
+            if let value = fields.removeValue(forKey: new) { fields[old] = value }
+        }
+        return fields
+    }
+
+    /// An operation as the server is to receive it (`wire`).
+    package func wire(_ operation: RemoteOperation) -> RemoteOperation {
+        switch operation {
+        case .create(let id, let fields): .create(id: id, fields: wire(fields))
+        case .update(let id, let fields, let version): .update(id: id, fields: wire(fields), version: version)
+        case .delete: operation
+        }
+    }
+
+    /// The former names of the fields `changed` in `row` as stored: an event that writes a renamed field
+    /// also unsets its old name, so that the row holds one of them.
+    package func formerNames(of changed: some Sequence<String>, in row: JSONObject?) -> [String] {
+        guard !renames.isEmpty, let row else { return [] }
+        let changed = Set(changed)
+        return renames.filter { changed.contains($0.value) && row[$0.key] != nil }.keys.sorted()
     }
 
     /// A stored record as this schema reads it (`reading`).
@@ -159,10 +239,16 @@ public struct EntitySchema: Sendable {
     }
 
     /// The field's string `format` (`date`, `date-time`, …), if its schema gives one: a remote with typed dates maps them.
-    public func format(of field: String) -> String? { rules[field]?.format }
+    /// A field under its former name too (`wire`): a remote maps a renamed field's values as the field's.
+    public func format(of field: String) -> String? { wireRule(field)?.format }
 
     /// Whether the field is base64 text (`contentEncoding`): a remote with a binary type maps it.
-    public func isBase64(_ field: String) -> Bool { rules[field]?.base64 ?? false }
+    public func isBase64(_ field: String) -> Bool { wireRule(field)?.base64 ?? false }
+
+    /// Whether the schema declares the field under this name or under its former one (`wire`).
+    package func hasWireField(_ field: String) -> Bool { wireRule(field) != nil }
+
+    private func wireRule(_ field: String) -> Rule? { rules[field] ?? renames[field].flatMap { rules[$0] } }
 }
 
 /// A schema that cannot be read, or a record that breaks one.
@@ -190,7 +276,7 @@ final class Rule: Sendable {
     /// What a field's definition may hold.
     static let keywords: Set<String> = [
         "type", "format", "contentEncoding", "minLength", "maxLength", "minimum", "maximum", "enum", "items",
-        "default", "title", "description", "$comment", "examples",
+        "default", "title", "description", "$comment", "examples", "x-evsync-renamed-from",
     ]
 
     init(_ definition: JSONValue, path: String) throws(SchemaError) {

@@ -47,9 +47,11 @@ extension Store {
         }
     }
 
-    /// The record's events of `entity`, oldest first (through the `history` index).
+    /// The record's events of `entity`, oldest first (through the `history` index), read through its
+    /// current schema: blame, diff, why and conflicts show a renamed field under its new name.
     private func events(entity: String, id: String, in transaction: Transaction) throws -> [Event] {
-        try log.history(of: id, in: transaction).filter { $0.entity == entity }
+        let schema = try? self.entity(entity)
+        return try log.history(of: id, in: transaction).filter { $0.entity == entity }.map { schema?.upcast($0) ?? $0 }
     }
 
     // MARK: Blame

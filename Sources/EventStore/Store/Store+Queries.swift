@@ -129,10 +129,13 @@ extension Store {
         }
     }
 
-    /// Every event of the record(s) with this id, oldest first.
+    /// Every event of the record(s) with this id, oldest first, read through the current schemas (a renamed
+    /// field under its new name, `EntitySchema.upcast`; the log keeps what was written).
     public func history(of id: String) throws(StoreError) -> [Event] {
         try Self.checkID(id, fromServer: true)
-        return try snapshot { try log.history(of: id, in: $0) }
+        return try snapshot { try log.history(of: id, in: $0) }.map { event in
+            (try? entity(event.entity)).map { $0.upcast(event) } ?? event
+        }
     }
 
     /// The last `count` events, oldest first.

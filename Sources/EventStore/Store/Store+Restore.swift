@@ -15,7 +15,10 @@ extension Store {
     public func resolve(conflict seq: UInt64, take side: Conflict.Side) throws(StoreError) -> Restoration {
         try writeLog { appender in
             let transaction = appender.transaction
-            guard let event = try log.event(seq: seq, in: transaction) else { throw StoreError(.notFound, "no event \(seq) in the log") }
+            guard let stored = try log.event(seq: seq, in: transaction) else { throw StoreError(.notFound, "no event \(seq) in the log") }
+            // Read through the current schema, as `conflicts` showed it (a renamed field under its new name).
+            let schema = try? entity(stored.entity)
+            let event = schema?.upcast(stored) ?? stored
             guard event.kind == .conflict else {
                 throw StoreError(.invalidData, "event \(seq) is not a conflict (it is a '\(event.kind.rawValue)' event)")
             }
@@ -26,10 +29,11 @@ extension Store {
             if conflict.deleted != nil || current.row == nil {
                 target = chosen
             } else {
-                target = current.row
+                target = current.row.map { schema?.upcast($0) ?? $0 }
                 for field in conflict.fields { target?[field.field] = chosen?[field.field] }
             }
-            return try restore(event.entity, id: event.recordID, to: target, current: current, resolves: seq, appender: &appender)
+            return try restore(event.entity, schema: schema, id: event.recordID, to: target, current: current, resolves: seq,
+                               appender: &appender)
         }
     }
 
@@ -50,36 +54,41 @@ extension Store {
             guard !events.isEmpty else { throw StoreError(.notFound, "no \(schema.name) with id '\(id)' in the log") }
             let seq = try seq(at: point, in: transaction)
             var then = RecordProjection()
-            for event in events where event.seq <= seq { then.apply(event) }
+            for event in events where event.seq <= seq { then.apply(schema.upcast(event)) }
             return (then.row, try log.views.projection(entity: schema.name, id: id, in: transaction), seq)
         }
         if dryRun {
             return try snapshot { transaction in
                 let (target, current, seq) = try plan(transaction)
-                return Restoration(entity: schema.name, id: id, point: seq, old: current.row, new: target, event: nil)
+                return Restoration(entity: schema.name, id: id, point: seq, old: current.row.map(schema.upcast), new: target, event: nil)
             }
         }
         return try writeLog { appender in
             let (target, current, seq) = try plan(appender.transaction)
-            var restoration = try restore(schema.name, id: id, to: target, current: current, resolves: nil, appender: &appender)
+            var restoration = try restore(schema.name, schema: schema, id: id, to: target, current: current, resolves: nil,
+                                          appender: &appender)
             restoration.point = seq
             return restoration
         }
     }
 
-    /// Appends the local event that turns the record's row into `target`.
-    private func restore(_ entity: String, id: String, to target: JSONObject?, current: RecordProjection, resolves: UInt64?,
-                         appender: inout EventLog.Appender) throws -> Restoration {
+    /// Appends the local event that turns the record's row into `target` (both read through `schema`: a field
+    /// stored under a former name is compared under its new one, and its old name unset when it is written).
+    private func restore(_ entity: String, schema: EntitySchema?, id: String, to target: JSONObject?, current: RecordProjection,
+                         resolves: UInt64?, appender: inout EventLog.Appender) throws -> Restoration {
         var event: Event?
-        switch (current.row, target) {
+        let stored = current.row
+        let row = stored.map { schema?.upcast($0) ?? $0 }
+        switch (row, target) {
         case (nil, let target?):
             event = localEvent(.created, entity: entity, id: id, set: target)
         case (_?, nil):
             event = localEvent(.deleted, entity: entity, id: id)
         case (let row?, let target?) where row != target || resolves != nil:
             let set = target.filter { row[$0.key] != $0.value }
-            let unset = row.keys.filter { target[$0] == nil }.sorted()
-            event = localEvent(.updated, entity: entity, id: id, set: set, unset: unset)
+            let unset = row.keys.filter { target[$0] == nil }
+            let formerNames = schema?.formerNames(of: Array(set.keys) + unset, in: stored) ?? []
+            event = localEvent(.updated, entity: entity, id: id, set: set, unset: (unset + formerNames).sorted())
         case (nil, nil) where resolves != nil:
             // Still deleted, as chosen: a deletion that changes nothing records the decision.
             event = localEvent(.deleted, entity: entity, id: id)
@@ -90,7 +99,7 @@ extension Store {
             change.resolves = resolves
             event = try appender.append(change, current: current)
         }
-        return Restoration(entity: entity, id: id, point: nil, old: current.row, new: target, event: event)
+        return Restoration(entity: entity, id: id, point: nil, old: row, new: target, event: event)
     }
 }
 

@@ -24,6 +24,16 @@ extension Store {
                 }
                 return true
             }
+            if !schema.renames.isEmpty {
+                try snapshot { transaction in
+                    try forEachRow(of: schema.name, in: transaction) { id, stored in
+                        for (old, new) in schema.renames.sorted(by: { $0.key < $1.key }) where stored[old] != nil {
+                            check.renamed.append(.init(id: id, field: new, from: old))
+                        }
+                    }
+                }
+                check.renamed.sort { ($0.id, $0.field) < ($1.id, $1.field) }
+            }
             checks.append(check)
         }
         return checks
@@ -31,7 +41,7 @@ extension Store {
 }
 
 /// One entity's records read through its current schema: `Codable` as
-/// `{entity, records, problems: [{id, field, reason}], undeclared: {field: records}}`.
+/// `{entity, records, problems: [{id, field, reason}], undeclared: {field: records}, renamed: [{id, field, from}]}`.
 public struct SchemaCheck: Sendable, Equatable, Codable {
     public let entity: String
     /// How many records were read.
@@ -42,7 +52,29 @@ public struct SchemaCheck: Sendable, Equatable, Codable {
     /// schema), with how many records carry each. Not a problem: they are kept and pushed back as they are.
     public internal(set) var undeclared: [String: Int] = [:]
 
+    /// The records that still hold a renamed field under its former name (`x-evsync-renamed-from`): they
+    /// read under the new name, and go on doing so while the schema names the former one.
+    public internal(set) var renamed: [Renamed] = []
+
     init(entity: String) { self.entity = entity }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        entity = try container.decode(String.self, forKey: .entity)
+        records = try container.decode(Int.self, forKey: .records)
+        problems = try container.decode([Problem].self, forKey: .problems)
+        undeclared = try container.decode([String: Int].self, forKey: .undeclared)
+        // Absent in what an evsync before renames wrote.
+        renamed = try container.decodeIfPresent([Renamed].self, forKey: .renamed) ?? []
+    }
+
+    public struct Renamed: Sendable, Equatable, Codable {
+        public let id: String
+        /// The field's name in the schema.
+        public let field: String
+        /// The former name the record holds it under.
+        public let from: String
+    }
 
     public struct Problem: Sendable, Equatable, Codable {
         public let id: String

@@ -194,19 +194,23 @@ public final class Store: Sendable {
             throw StoreError.wrap(error)
         }
         let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
-        guard let row = current.row else {
+        guard let stored = current.row else {
             throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")
         }
+        // A field still stored under its former name is edited under its new one, and the old name goes.
+        let row = schema.upcast(stored)
         let changed = set.filter { row[$0.key] != $0.value }
         let removed = unset.filter { row[$0] != nil }
         guard !changed.isEmpty || !removed.isEmpty else { return (nil, schema.record(id: id, fields: row)) }
+        let formerNames = schema.formerNames(of: Array(changed.keys) + removed, in: stored)
         var result = row
         for (field, value) in changed { result[field] = value }
         for field in removed { result[field] = nil }
         // Fields the schema does not declare can only be carried ones (a newer app's, through the server, or an
         // older schema's): `set` was checked above. They are kept as they are; the declared ones must still hold.
         do { try schema.validate(result.filter { schema.hasField($0.key) }) } catch { throw StoreError.wrap(error) }
-        let event = try appender.append(localEvent(.updated, entity: schema.name, id: id, set: changed, unset: removed.sorted()),
+        let event = try appender.append(localEvent(.updated, entity: schema.name, id: id, set: changed,
+                                                   unset: (removed + formerNames).sorted()),
                                         current: current)
         return (event, schema.record(id: id, fields: result))
     }

@@ -321,21 +321,33 @@ public final class SyncEngine: Sendable {
                       isOlder: (RemoteVersion, RemoteVersion) -> Bool = { _, _ in false }) throws {
         let projection = try writer.projection(entity: entity, id: record.id)
         if checkVersion, let known = projection.version, isOlder(record.version, known) { return }
-        let outcome = try RemoteFold.fold(record, into: projection, policy: policy, checkVersion: checkVersion) {
-            try writer.unacknowledgedLocalStates(entity: entity, id: record.id)
+        // The merge is between the base, the row and the server's record all under the schema's names: a field
+        // renamed since (x-evsync-renamed-from) is one field, whatever name each side stored it under.
+        let schema = try store.entity(entity)
+        var read = projection
+        (read.row, read.shadow) = (projection.row.map(schema.upcast), projection.shadow.map(schema.upcast))
+        var record = record
+        record.fields = record.fields.map(schema.upcast)
+        let outcome = try RemoteFold.fold(record, into: read, policy: policy, checkVersion: checkVersion) {
+            try writer.unacknowledgedLocalStates(entity: entity, id: record.id).map { $0.map(schema.upcast) }
         }
         guard let outcome else { return }
         var event = Event(eventID: RecordID.generate(), at: store.clock(), entity: entity, recordID: record.id,
                           kind: .updated, origin: .remote, author: author)
         switch outcome {
         case .remote(let kind, let set, let unset, let version):
-            (event.kind, event.set, event.unset, event.version) = (kind, set, unset, version)
+            // A renamed field written under its new name loses its old one, in the row and the shadow alike.
+            let formerNames = schema.formerNames(of: Array(set.keys) + unset, in: projection.row)
+                + schema.formerNames(of: Array(set.keys) + unset, in: projection.shadow)
+            (event.kind, event.set, event.unset, event.version) = (kind, set, Array(Set(unset + formerNames)).sorted(), version)
             // A new version that changes no field here (another client saving the same values, a DAV item's
             // lines evsync does not own, a server's own rewrite) is logged for its version, the base of the next
             // conditional write, but it is not news: it pulls nothing.
             if kind == .deleted { report.deletedHere += 1 } else if kind == .created || !set.isEmpty || !unset.isEmpty { report.pulled += 1 }
         case .acknowledged(let server, let version):
-            (event.kind, event.server, event.version) = (.acknowledged, server, version)
+            // The row as stored when it is what the server holds, so that it stays in step with the shadow.
+            let stored = RecordState(projection.row)
+            (event.kind, event.server, event.version) = (.acknowledged, server == RecordState(read.row) ? stored : server, version)
             if server == .absent { report.deletedThere += 1 } else { report.pushed += 1 }
         case .conflict(let local, let server, let resolved, let version):
             (event.kind, event.local, event.server, event.resolved, event.version) = (.conflict, local, server, resolved, version)
@@ -369,7 +381,9 @@ public final class SyncEngine: Sendable {
                     after = nil
                     continue
                 }
-                let outcomes = try remote.push(operations, of: schema)
+                // The server is written in its own names (a renamed field under its former one); the log
+                // acknowledges the rows as stored, so that each stays in step with its shadow.
+                let outcomes = try remote.push(operations.map(schema.wire), of: schema)
                 guard outcomes.count == operations.count else {
                     throw SyncError(.server, "the remote answered \(outcomes.count) of \(operations.count) writes")
                 }
@@ -396,6 +410,7 @@ public final class SyncEngine: Sendable {
     private func acknowledge(_ operation: RemoteOperation, _ outcome: RemoteOutcome, entity: String, policy: ConflictPolicy,
                              author: String, writer: inout Store.IngestWriter, report: inout SyncReport) throws -> Bool {
         let projection = try writer.projection(entity: entity, id: operation.id)
+        let schema = try store.entity(entity)
         let sent = operation.sentState
         func ack(_ version: RemoteVersion?) throws {
             try writer.append(Event(eventID: RecordID.generate(), at: store.clock(), entity: entity, recordID: operation.id,
@@ -417,7 +432,7 @@ public final class SyncEngine: Sendable {
             // The server holds something other than what we sent: that is its state, merged as if pulled.
             try fold(current, entity: entity, policy: policy, checkVersion: false, author: author, writer: &writer, report: &report)
             return true
-        case .preconditionFailed(let current?) where RecordState(current.fields) == sent:
+        case .preconditionFailed(let current?) where RecordState(current.fields.map(schema.upcast)) == RecordState(sent.fields.map(schema.upcast)):
             // The server already holds exactly what we sent (our earlier push, never acknowledged).
             try ack(current.version)
         case .preconditionFailed(let current):

@@ -27,20 +27,25 @@ struct Evsync: Sendable {
     }()
 
     let store: String
+    /// The schema directory (`--schemas`) every command is given, if any.
+    let schemas: String?
 
-    init(store: String) {
+    init(store: String, schemas: String? = nil) {
         self.store = store
+        self.schemas = schemas
     }
 
-    /// Runs `evsync --store STORE <arguments>`.
+    private var global: [String] { ["--store", store] + (schemas.map { ["--schemas", $0] } ?? []) }
+
+    /// Runs `evsync --store STORE [--schemas DIR] <arguments>`.
     func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) async throws -> ProcessOutput {
-        try await ProcessRunner.run(Self.binary, ["--store", store] + arguments,
+        try await ProcessRunner.run(Self.binary, global + arguments,
                                     environment: Self.baseEnvironment.merging(environment) { $1 }, stdin: stdin)
     }
 
     /// Starts `evsync --store STORE <arguments>` without waiting for it.
     func start(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningProcess {
-        try RunningProcess(executable: Self.binary, arguments: ["--store", store] + arguments,
+        try RunningProcess(executable: Self.binary, arguments: global + arguments,
                            environment: Self.baseEnvironment.merging(environment) { $1 })
     }
 
