@@ -153,20 +153,29 @@ extension DAVRemote {
         }
         var batches = stride(from: 0, to: changed.count, by: multigetBatch).map { Array(changed[$0..<min($0 + multigetBatch, changed.count)]) }
         if batches.isEmpty { batches = [[]] }
-        var seen: Set<String> = []
-        for (number, batch) in batches.enumerated() {
-            var page = try bodies(batch, entity: entity, mapping: mapping, collection: collection, foreign: &foreign, seen: &seen)
-            if number == 0 {
-                page.append(contentsOf: RemotePage(records: tombstones, cursor: nil))
-                page.isRecreated = markRecreated
+        var stopped = false
+        // The next multiget is sent and parsed on a worker while the page before it is written (as Kinto's pages):
+        // the server and the log take turns no more. The worker alone uses `http` and this remote's state until
+        // `run` returns; `onPage` touches neither.
+        try Pipeline<RemotePage>(depth: 2).run(produce: { [self] emit in
+            var seen: Set<String> = []
+            for (number, batch) in batches.enumerated() {
+                var page = try bodies(batch, entity: entity, mapping: mapping, collection: collection, foreign: &foreign, seen: &seen)
+                if number == 0 {
+                    page.append(contentsOf: RemotePage(records: tombstones, cursor: nil))
+                    page.isRecreated = markRecreated
+                }
+                if number == batches.count - 1 {
+                    self.foreign[entity.name] = foreign
+                    if !token.isEmpty { page.cursor = DAVCursor(token: token, collection: collection.url, foreign: foreign).cursor }
+                }
+                guard emit(page) else { return }
             }
-            if number == batches.count - 1 {
-                self.foreign[entity.name] = foreign
-                if !token.isEmpty { page.cursor = DAVCursor(token: token, collection: collection.url, foreign: foreign).cursor }
-            }
-            guard try onPage(page) else { return false }
-        }
-        return true
+        }, consume: { page in
+            stopped = try !onPage(page)
+            return !stopped
+        })
+        return !stopped
     }
 
     /// One multiget of these members: each body read by the mapping, or skipped with its reason.
