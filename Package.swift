@@ -5,6 +5,7 @@ import PackageDescription
 // the compiler keeps the direction (docs/architecture.md):
 //
 //   evsync (CLI) → KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
+//                                                                                  ↘ CZstd
 //       ↘ CPrctl, CTerminal  ↘ HTTPTransport → CCurl
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
@@ -17,6 +18,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        // zstd, for the blocks of archive segments (Store+Compact.swift).
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // prctl(2), for the CLI to keep credentials out of core dumps (a header only: it is in libc).
         .systemLibrary(name: "CPrctl"),
@@ -27,7 +30,7 @@ let package = Package(
         // LMDB calls that return an error rather than crash when a damaged data file sends LMDB astray.
         .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
         // The local store: LMDB wrapper, JSON, log, views, schemas, the Store API and its ingest API for sync batches.
-        .target(name: "EventStore", dependencies: ["CLMDB", "CLMDBGuard"]),
+        .target(name: "EventStore", dependencies: ["CLMDB", "CLMDBGuard", "CZstd"]),
         // The sync engine: pull, push, merge, lock, report, the SyncRemote protocol and an in-memory remote.
         .target(name: "EventSync", dependencies: ["EventStore"]),
         // HTTP over libcurl and the one retry loop, shared by the remote adapters; it knows no sync and no server.

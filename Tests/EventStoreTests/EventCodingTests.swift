@@ -14,11 +14,12 @@ struct EventCodingTests {
         func event(_ kind: Event.Kind, _ origin: Event.Origin, at: Int64 = 1_795_000_000_123, set: JSONObject = [:],
                    unset: [String] = [], version: RemoteVersion? = nil, server: RecordState? = nil, local: RecordState? = nil,
                    resolved: RecordState? = nil, policy: ConflictPolicy? = nil, reason: String? = nil, id: String? = nil,
-                   resolves: UInt64? = nil) {
-            events.append(Event(seq: seq, eventID: RecordID.generate(), at: at, entity: "Holiday", recordID: id ?? "rec-\(seq)",
+                   resolves: UInt64? = nil, baseline: Baseline? = nil, archive: ArchiveInfo? = nil) {
+            events.append(Event(seq: seq, eventID: RecordID.generate(), at: at, entity: archive == nil ? "Holiday" : "",
+                                recordID: id ?? (archive == nil ? "rec-\(seq)" : ""),
                                 kind: kind, origin: origin, author: origin == .local ? "me@host" : "https://kinto.example/v1/buckets/b",
                                 set: set, unset: unset, version: version, server: server, local: local, resolved: resolved,
-                                policy: policy, reason: reason, resolves: resolves))
+                                policy: policy, reason: reason, resolves: resolves, baseline: baseline, archive: archive))
             seq += 1
         }
         // A server record skipped: with its id and version, and without (no usable id, none given).
@@ -48,6 +49,14 @@ struct EventCodingTests {
             }
             event(.conflict, origin, server: .absent, local: .absent, resolved: .absent)
         }
+        // A compaction's seal, and the baselines it left: of a record, and of one deleted (no row).
+        event(.compacted, .local, archive: ArchiveInfo(file: "events-1-40.evarchive", store: "s", first: 1, last: 40, count: 38,
+                                                       sha256: String(repeating: "ab", count: 32), bytes: 900, cut: 41, records: 9))
+        let summary = EventSummary(Event(seq: 7, eventID: "", at: 1_795_000_000_000, entity: "Holiday", recordID: "r", kind: .acknowledged,
+                                         origin: .remote, author: "https://kinto.example/v1/buckets/b", version: 12))
+        event(.baseline, .local, set: fields, version: 12,
+              baseline: Baseline(compaction: 1, covers: [3, 7], setters: ["name": summary], lastExchange: summary, lastEvent: summary))
+        event(.baseline, .local, local: .absent, baseline: Baseline(compaction: 1, covers: [4], setters: [:], lastExchange: nil, lastEvent: summary))
         // Times around the epoch and far out.
         for at: Int64 in [0, 1, 999, 1000, -1, -1000, -86_400_001, 951_782_400_000, 253_402_300_799_999] {
             event(.created, .local, at: at, set: fields)

@@ -22,7 +22,8 @@ struct LogVerifyCLITests {
             #expect(result.stdout == "log is sound: 3 events checked\n")
             #expect(result.stderr.isEmpty)
             let json = try sandbox.succeed(["log", "verify", "--json"])
-            #expect(try json.json() == .object(["store": .string(sandbox.store.path), "events": 3, "withoutChecksum": 0, "damaged": .null]))
+            #expect(try json.json() == .object(["store": .string(sandbox.store.path), "events": 3, "withoutChecksum": 0, "damaged": .null,
+                                                  "archives": .array([])]))
             let missing = try sandbox.run(["--store", sandbox.root.appendingPathComponent("none").path, "log", "verify"])
             #expect(missing.status == Exit.noInput, "\(missing)")
             #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("none").path), "creates nothing")

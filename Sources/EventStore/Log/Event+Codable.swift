@@ -3,13 +3,13 @@
 /// in UTC with milliseconds), `entity`, `id` (the record's), `kind`, `origin`, `by` (the author), then
 /// only what the event has: `set` and `unset` (left out when empty), `version` (a number when the
 /// server's version is one, else its token), `server`, `local` and `resolved` (an object, or null for
-/// a record absent on that side), `policy`, `reason` and `resolves`.
+/// a record absent on that side), `policy`, `reason`, `resolves`, `baseline` and `archive`.
 ///
 /// Decoding takes that shape, also from the CLI's output, and refuses an event of a newer `format`.
 extension Event: Codable {
     enum CodingKeys: String, CodingKey {
         case format, seq, eventID = "event", at, entity, recordID = "id", kind, origin, author = "by"
-        case set, unset, version, server, local, resolved, policy, reason, resolves
+        case set, unset, version, server, local, resolved, policy, reason, resolves, baseline, archive
     }
 
     public init(from decoder: any Decoder) throws {
@@ -37,7 +37,9 @@ extension Event: Codable {
             server: try state(.server), local: try state(.local), resolved: try state(.resolved),
             policy: try container.decodeIfPresent(ConflictPolicy.self, forKey: .policy),
             reason: try container.decodeIfPresent(String.self, forKey: .reason),
-            resolves: try container.decodeIfPresent(UInt64.self, forKey: .resolves))
+            resolves: try container.decodeIfPresent(UInt64.self, forKey: .resolves),
+            baseline: try container.decodeIfPresent(Baseline.self, forKey: .baseline),
+            archive: try container.decodeIfPresent(ArchiveInfo.self, forKey: .archive))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -64,6 +66,8 @@ extension Event: Codable {
         try container.encodeIfPresent(policy, forKey: .policy)
         try container.encodeIfPresent(reason, forKey: .reason)
         try container.encodeIfPresent(resolves, forKey: .resolves)
+        try container.encodeIfPresent(baseline, forKey: .baseline)
+        try container.encodeIfPresent(archive, forKey: .archive)
     }
 }
 

@@ -23,10 +23,17 @@ public struct Event: Sendable, Equatable {
         /// A push the server refused (`reason` says why: its status and message). The record
         /// stays pending; changes no view but `history`. Logged once for the same refusal in a row.
         case rejected
+        /// A compaction's summary of a record whose older events it archived (`baseline`): its state at
+        /// the cut (`set` the row, `version` the server's, `local` `.absent` for a deleted record) and who
+        /// set each field. Folds as that state; `history` shows the archived events in its place when
+        /// the archive is present.
+        case baseline
+        /// A compaction sealed an archive segment (`archive`). Of no record; changes no view.
+        case compacted
 
         /// A note in the record's history (`skipped`, `rejected`): says nothing of the record's state,
         /// here or on the server, so it changes no view but `history`.
-        public var isNote: Bool { self == .skipped || self == .rejected }
+        public var isNote: Bool { self == .skipped || self == .rejected || self == .compacted }
     }
 
     public enum Origin: String, Sendable, CaseIterable, Codable {
@@ -65,12 +72,16 @@ public struct Event: Sendable, Equatable {
     public var reason: String?
     /// The `seq` of the `conflict` event this local change decides again (`evsync resolve`).
     public var resolves: UInt64?
+    /// What a `baseline` event stands for.
+    public var baseline: Baseline?
+    /// The segment a `compacted` event sealed.
+    public var archive: ArchiveInfo?
 
     public init(
         seq: UInt64 = 0, eventID: String, at: Int64, entity: String, recordID: String, kind: Kind, origin: Origin,
         author: String, set: JSONObject = [:], unset: [String] = [], version: RemoteVersion? = nil,
         server: RecordState? = nil, local: RecordState? = nil, resolved: RecordState? = nil, policy: ConflictPolicy? = nil,
-        reason: String? = nil, resolves: UInt64? = nil
+        reason: String? = nil, resolves: UInt64? = nil, baseline: Baseline? = nil, archive: ArchiveInfo? = nil
     ) {
         self.seq = seq
         self.eventID = eventID
@@ -89,6 +100,8 @@ public struct Event: Sendable, Equatable {
         self.policy = policy
         self.reason = reason
         self.resolves = resolves
+        self.baseline = baseline
+        self.archive = archive
     }
 }
 

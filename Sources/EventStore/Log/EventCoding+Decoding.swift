@@ -62,6 +62,16 @@ extension EventCoding {
                 event.reason = try reader.string()
             case .resolves:
                 event.resolves = try reader.varint()
+            case .baseline:
+                event.baseline = try baseline(&reader)
+            case .archive:
+                do {
+                    event.archive = try JSONValueDecoder().decode(ArchiveInfo.self, from: json(reader.take(reader.count()), "archive"))
+                } catch let error as EventDecodingError {
+                    throw error
+                } catch {
+                    throw EventDecodingError(reason: "its archive is not one evsync wrote")
+                }
             }
         }
         return event
@@ -147,6 +157,52 @@ extension EventCoding {
         let flags = try reader.byte()
         guard flags & ~(flagEventUUID | flagRecordUUID) == 0 else { throw newer("event has flags this evsync does not know (\(flags))") }
         return flags
+    }
+
+    private static func baseline(_ reader: inout Reader) throws -> Baseline {
+        let compaction = try reader.varint()
+        var covers: [UInt64] = []
+        var seq: UInt64 = 0
+        for _ in 0..<(try reader.count()) {
+            let (sum, overflow) = seq.addingReportingOverflow(try reader.varint())
+            guard !overflow else { throw EventDecodingError(reason: "its baseline covers an event out of range") }
+            seq = sum
+            covers.append(seq)
+        }
+        var summaries: [EventSummary] = []
+        for _ in 0..<(try reader.count()) {
+            let seq = try reader.varint()
+            let zigzag = try reader.varint()
+            let at = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+            let kindAndOrigin = try reader.byte()
+            guard let kind = entry(Int(kindAndOrigin >> 2), of: kinds), let origin = entry(Int(kindAndOrigin & 3), of: origins) else {
+                throw newer("its baseline has a kind or origin this evsync does not know (code \(kindAndOrigin))")
+            }
+            var summary = EventSummary(Event(seq: seq, eventID: "", at: at, entity: "", recordID: "", kind: kind, origin: origin,
+                                             author: try reader.string()))
+            switch try reader.byte() {
+            case 0: break
+            case 1:
+                let number = try reader.varint()
+                guard number <= UInt64(Int64.max) else { throw EventDecodingError(reason: "its baseline has a version out of range") }
+                summary.version = RemoteVersion(Int64(number))
+            case 2: summary.version = RemoteVersion(try reader.string())
+            case let code: throw newer("its baseline has a version of a kind this evsync does not know (\(code))")
+            }
+            summaries.append(summary)
+        }
+        func summary(_ index: UInt64) throws -> EventSummary {
+            guard index < UInt64(summaries.count) else { throw EventDecodingError(reason: "its baseline names an event it does not hold") }
+            return summaries[Int(index)]
+        }
+        var setters: [String: EventSummary] = [:]
+        for _ in 0..<(try reader.count()) {
+            let field = try reader.string()
+            setters[field] = try summary(reader.varint())
+        }
+        let lastExchange = try reader.varint()
+        return Baseline(compaction: compaction, covers: covers, setters: setters,
+                        lastExchange: lastExchange == 0 ? nil : try summary(lastExchange - 1), lastEvent: try summary(reader.varint()))
     }
 
     private static func state(_ reader: inout Reader, _ name: String) throws -> RecordState {

@@ -38,7 +38,7 @@ package enum EventCoding {
     public static let formatVersion = 2
 
     /// The codes of kinds, origins and policies are their positions in these tables: append only.
-    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped, .rejected]
+    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped, .rejected, .baseline, .compacted]
     static let origins: [Event.Origin] = [.local, .remote]
     static let policies: [ConflictPolicy] = [.serverWins, .clientWins]
 
@@ -60,6 +60,13 @@ package enum EventCoding {
         case reason = 8
         /// varint: the `seq` of the conflict a local change resolves.
         case resolves = 9
+        /// A `Baseline`: varint `compaction`; varint count, then the `covers` as varint deltas; varint
+        /// count, then summaries (varint seq, zigzag varint at, kind << 2 | origin, string author, varint
+        /// version kind (0 none, 1 integer, 2 token) and the version); varint count, then each field's
+        /// name (string) and its setter's index; varint `lastExchange` index + 1 (0: none); varint `lastEvent` index.
+        case baseline = 10
+        /// varint byte count, then an `ArchiveInfo` as JSON.
+        case archive = 11
     }
 
     // Internal, not private: EventCoding+Decoding.swift reads them.
@@ -117,6 +124,11 @@ package enum EventCoding {
         if let policy = event.policy { bytes.append(Tag.policy.rawValue); bytes.append(code(of: policy, in: policies)) }
         append(event.reason, tag: .reason, to: &bytes)
         if let resolves = event.resolves { bytes.append(Tag.resolves.rawValue); appendVarint(resolves, to: &bytes) }
+        if let baseline = event.baseline { bytes.append(Tag.baseline.rawValue); append(baseline, to: &bytes) }
+        if let archive = event.archive {
+            bytes.append(Tag.archive.rawValue)
+            appendCounted(to: &bytes) { $0 += (try? JSONValueEncoder.encode(archive)).map(JSONWriter.encode) ?? [] }
+        }
         sealChecksum(ofEventAt: start, in: &bytes)
         return set
     }
@@ -192,6 +204,47 @@ package enum EventCoding {
     private static func append(_ string: String, to bytes: inout [UInt8]) {
         appendVarint(UInt64(string.utf8.count), to: &bytes)
         bytes.append(contentsOf: string.utf8)
+    }
+
+    private static func append(_ baseline: Baseline, to bytes: inout [UInt8]) {
+        appendVarint(baseline.compaction, to: &bytes)
+        appendVarint(UInt64(baseline.covers.count), to: &bytes)
+        var previous: UInt64 = 0
+        for seq in baseline.covers {
+            appendVarint(seq &- previous, to: &bytes)
+            previous = seq
+        }
+        // Each event once, however many fields it set.
+        var summaries: [EventSummary] = []
+        var index: [UInt64: Int] = [:]
+        func number(_ summary: EventSummary) -> Int {
+            if let known = index[summary.seq] { return known }
+            index[summary.seq] = summaries.count
+            summaries.append(summary)
+            return summaries.count - 1
+        }
+        let fields = baseline.setters.sorted { $0.key < $1.key }.map { ($0.key, number($0.value)) }
+        let lastExchange = baseline.lastExchange.map(number)
+        let lastEvent = number(baseline.lastEvent)
+        appendVarint(UInt64(summaries.count), to: &bytes)
+        for summary in summaries {
+            appendVarint(summary.seq, to: &bytes)
+            appendVarint(UInt64(bitPattern: (summary.at << 1) ^ (summary.at >> 63)), to: &bytes)
+            bytes.append(code(of: summary.kind, in: kinds) << 2 | code(of: summary.origin, in: origins))
+            append(summary.author, to: &bytes)
+            switch summary.version?.storage {
+            case nil: bytes.append(0)
+            case .integer(let number)?: bytes.append(1); appendVarint(UInt64(number), to: &bytes)
+            case .token(let token)?: bytes.append(2); append(token, to: &bytes)
+            }
+        }
+        appendVarint(UInt64(fields.count), to: &bytes)
+        for (field, setter) in fields {
+            append(field, to: &bytes)
+            appendVarint(UInt64(setter), to: &bytes)
+        }
+        appendVarint(lastExchange.map { UInt64($0) + 1 } ?? 0, to: &bytes)
+        appendVarint(UInt64(lastEvent), to: &bytes)
     }
 
     /// An optional string field: its tag and the string, if it has one.

@@ -58,6 +58,12 @@ package enum EventJSON {
         if let policy = event.policy { writer.raw(",\"policy\":"); writer.write(string: policy.rawValue) }
         if let reason = event.reason { writer.raw(",\"reason\":"); writer.write(string: reason) }
         if let resolves = event.resolves { writer.raw(",\"resolves\":"); writer.write(integer: Int64(clamping: resolves)) }
+        if let baseline = event.baseline, let value = try? JSONValueEncoder.encode(baseline) {
+            writer.raw(",\"baseline\":"); writer.write(value)
+        }
+        if let archive = event.archive, let value = try? JSONValueEncoder.encode(archive) {
+            writer.raw(",\"archive\":"); writer.write(value)
+        }
         writer.open(UInt8(ascii: "}"))
         return set
     }
@@ -83,6 +89,7 @@ package enum EventJSON {
         var format: Int64?, seq: Int64?, at: Int64?, version: RemoteVersion?
         var eventID: String?, entity: String?, recordID: String?, author: String?, policy: ConflictPolicy?, reason: String?
         var resolves: UInt64?
+        var baseline: Baseline?, archive: ArchiveInfo?
         var kind: Event.Kind?, origin: Event.Origin?
         var set: JSONObject = [:], unset: [String] = []
         var server: RecordState?, local: RecordState?, resolved: RecordState?
@@ -117,6 +124,8 @@ package enum EventJSON {
                 else if key.equals("policy") { policy = value.stringValue.flatMap(ConflictPolicy.init(rawValue:)) }
                 else if key.equals("reason") { reason = value.stringValue }
                 else if key.equals("resolves") { resolves = value.int64Value.flatMap { UInt64(exactly: $0) } }
+                else if key.equals("baseline") { baseline = try? JSONValueDecoder().decode(Baseline.self, from: value) }
+                else if key.equals("archive") { archive = try? JSONValueDecoder().decode(ArchiveInfo.self, from: value) }
                 // Anything else: a field added by a later minor revision of format 1.
             }
         } catch let error as JSONParseError {
@@ -137,7 +146,7 @@ package enum EventJSON {
         }
         return Event(seq: UInt64(seq), eventID: eventID, at: at, entity: entity, recordID: recordID, kind: kind, origin: origin,
                      author: author, set: set, unset: unset, version: version, server: server, local: local,
-                     resolved: resolved, policy: policy, reason: reason, resolves: resolves)
+                     resolved: resolved, policy: policy, reason: reason, resolves: resolves, baseline: baseline, archive: archive)
     }
 
     public static func decode(_ bytes: [UInt8]) throws -> Event {

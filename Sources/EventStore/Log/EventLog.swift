@@ -7,6 +7,8 @@
 struct EventLog: Sendable {
     let events: Database
     let views: ViewDatabases
+    /// Where the compactions' seals are listed (`archivedRanges`): the gaps they leave are not damage.
+    let meta: Database
 
     /// Appends events within one write transaction, numbering them as it goes.
     struct Appender {
@@ -144,11 +146,11 @@ struct EventLog: Sendable {
     func forEach(from seq: UInt64 = 1, in transaction: Transaction, _ body: (Event) throws -> Bool) throws {
         let cursor = try transaction.cursor(events)
         var entry = try cursor.seek(atLeast: Keys.sequence(seq))
-        var expected = seq
+        var expected = try expectation(from: seq, in: transaction)
         var encodedSet: [UInt8]?
         while let current = entry {
-            guard try body(try Self.decode(key: current.key, value: current.value, expecting: expected, encodedSet: &encodedSet)) else { return }
-            expected += 1
+            guard try body(try Self.decode(key: current.key, value: current.value, expecting: expected.next(current.key), encodedSet: &encodedSet))
+            else { return }
             entry = try cursor.next()
         }
     }
@@ -159,10 +161,11 @@ struct EventLog: Sendable {
     func forEach(kind: Event.Kind, in transaction: Transaction, _ body: (Event) throws -> Void) throws {
         let cursor = try transaction.cursor(events)
         var entry = try cursor.seek(atLeast: Keys.sequence(1))
-        var expected: UInt64 = 1
+        var expectation = try expectation(from: 1, in: transaction)
         var encodedSet: [UInt8]?
         while let current = entry {
             // Its key first, so that a gap in the log is found whatever the kinds.
+            let expected = expectation.next(current.key)
             let seq = try Self.checkKey(current.key, expecting: expected)
             let matches: Bool
             do {
@@ -174,9 +177,19 @@ struct EventLog: Sendable {
             if matches {
                 try body(try Self.decode(key: current.key, value: current.value, expecting: expected, encodedSet: &encodedSet))
             }
-            expected += 1
             entry = try cursor.next()
         }
+    }
+
+    /// The seq ranges that compactions moved to archive segments, from `meta` (`Store.archiveSeals`).
+    func archivedRanges(in transaction: Transaction) throws -> ArchivedRanges {
+        guard let bytes = try transaction.get(Array(ArchivedRanges.metaKey.utf8), in: meta) else { return ArchivedRanges() }
+        return ArchivedRanges(decoding: bytes)
+    }
+
+    /// The seq each event from `seq` on should have, allowing for what compactions archived.
+    func expectation(from seq: UInt64, in transaction: Transaction) throws -> LogExpectation {
+        LogExpectation(next: seq, archived: try archivedRanges(in: transaction))
     }
 
     /// Decodes the event stored under `key`, checking that it is the one
@@ -267,9 +280,10 @@ struct EventLog: Sendable {
         var result: [Event] = []
         var entry = try cursor.last()
         var encodedSet: [UInt8]?
+        let archived = try archivedRanges(in: transaction)
         while let current = entry, result.count < count {
-            // Walking back from the last event, each one must be one before the previous.
-            let expected = result.last.map { $0.seq - 1 }
+            // Walking back from the last event, each one must be one before the previous (or before what was archived).
+            let expected = result.last.flatMap { archived.before($0.seq) }
             result.append(try Self.decode(key: current.key, value: current.value, expecting: expected, encodedSet: &encodedSet))
             entry = try cursor.previous()
         }

@@ -19,6 +19,8 @@ final class Environment: @unchecked Sendable {
     let mapRange: (UInt, Int)?
     /// The data file this environment has open: its device and inode.
     private let dataFile: (dev_t, ino_t)?
+    /// The store's directory, where `data.mdb` should still be that file.
+    private let directory: String
     /// File-backed resident bytes right after the last `releaseMappedPages`.
     let residentFloor = Atomic<Int>(0)
     /// Whether write transactions build their pages in the map itself
@@ -71,6 +73,7 @@ final class Environment: @unchecked Sendable {
             throw error
         }
         self.handle = handle
+        self.directory = directory
         self.commits = CommitSignal(directory: directory)
         self.writesInPlace = writesInPlace && !readOnly
         self.mapRange = Self.mapRange(of: directory)
@@ -239,6 +242,12 @@ final class Environment: @unchecked Sendable {
             throw StoreError(.failure, "a store write was started inside another on the same thread: use the transaction at hand")
         }
         let transaction = try Transaction(environment: handle, readOnly: false)
+        // A shrink (`Store.shrinkDataFile`) swaps in a new file only while it holds the write lock: once this
+        // holds it, a file swapped since this environment opened is the store, and the open one is not.
+        guard dataFileState(in: directory) != .replaced else {
+            transaction.discard()
+            throw StoreError(.failure, "the data file of \(directory) was replaced since this process opened it (a shrink, or a restore): open the store again")
+        }
         writingThread.store(thread, ordering: .relaxed)
         defer { writingThread.store(0, ordering: .relaxed) }
         let result: T

@@ -163,6 +163,13 @@ final class Transaction {
         return (stat.ms_leaf_pages, stat.ms_branch_pages)
     }
 
+    /// The bytes of the pages `database`'s tree takes (branches, leaves and overflow pages), as this transaction sees it.
+    func bytes(of database: Database) throws(StorageError) -> Int {
+        var stat = MDB_stat()
+        try StorageError.check(evsync_mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
+        return (stat.ms_leaf_pages + stat.ms_branch_pages + stat.ms_overflow_pages) * Int(stat.ms_psize)
+    }
+
     /// How many entries `database` holds, as this transaction sees it.
     func entries(of database: Database) throws(StorageError) -> Int {
         var stat = MDB_stat()

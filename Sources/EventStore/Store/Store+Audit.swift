@@ -31,9 +31,10 @@ extension Store {
             return min(seq, last)
         case .time(let time) where try meta(MetaKey.stampsInOrder, in: transaction) != nil:
             var (low, high) = (UInt64(0), last)
+            let reader = try archiveReader(in: transaction)
             while low < high {
                 let middle = low + (high - low + 1) / 2
-                if let at = try log.at(seq: middle, in: transaction), at <= time { low = middle } else { high = middle - 1 }
+                if let at = try self.time(of: middle, reader: reader, in: transaction), at <= time { low = middle } else { high = middle - 1 }
             }
             return low
         case .time(let time):
@@ -47,11 +48,32 @@ extension Store {
         }
     }
 
+    /// The time of event `seq`, from the archive if it was moved there; with its segment missing, the time
+    /// of the next live event, so that a time inside an archived range names a point no later than the
+    /// archive would (a reading before the cut then says which segment it needs).
+    private func time(of seq: UInt64, reader: ArchiveReader, in transaction: Transaction) throws -> Int64? {
+        if let at = try log.at(seq: seq, in: transaction) { return at }
+        guard let sealed = reader.archived.sealed.first(where: { $0.archive.first <= seq && seq <= $0.archive.last }) else { return nil }
+        if let event = try? reader.events([seq], sealedBy: sealed.seal)?.first { return event.at }
+        let cursor = try transaction.cursor(log.events)
+        guard let next = try cursor.seek(atLeast: Keys.sequence(seq)) else { return nil }
+        return try log.at(seq: Keys.sequence(from: next.key), in: transaction)
+    }
+
     /// The record's events of `entity`, oldest first (through the `history` index), read through its
-    /// current schema: blame, diff, why and conflicts show a renamed field under its new name.
-    private func events(entity: String, id: String, in transaction: Transaction) throws -> [Event] {
+    /// current schema: blame, diff, why and conflicts show a renamed field under its new name. Baselines are
+    /// expanded from the archive where it is present (`ArchiveReader`): an answer that needs a point before
+    /// `point` checks `reader.missing`; one that can be given from the baselines does not.
+    private func events(entity: String, id: String, before point: UInt64 = 0, reader: ArchiveReader,
+                        in transaction: Transaction) throws -> [Event] {
         let schema = try? self.entity(entity)
-        return try log.history(of: id, in: transaction).filter { $0.entity == entity }.map { schema?.upcast($0) ?? $0 }
+        let events = try log.history(of: id, in: transaction).filter { $0.entity == entity }
+        return try reader.expand(events, before: point).map { schema?.upcast($0) ?? $0 }
+    }
+
+    /// The event that last set `field`, as `event` (a baseline: the archived event it remembers) says it.
+    private static func setter(of field: String, in event: Event) -> Event {
+        event.baseline?.setters[field]?.event(entity: event.entity, recordID: event.recordID) ?? event
     }
 
     // MARK: Blame
@@ -65,10 +87,10 @@ extension Store {
         return try snapshot { transaction in
             var projection = RecordProjection()
             var setters: [String: Event] = [:]
-            for event in try events(entity: schema.name, id: id, in: transaction) {
+            for event in try events(entity: schema.name, id: id, reader: try archiveReader(in: transaction), in: transaction) {
                 let before = projection.row
                 projection.apply(event)
-                for field in Self.changedFields(from: before, to: projection.row) { setters[field] = event }
+                for field in Self.changedFields(from: before, to: projection.row) { setters[field] = Self.setter(of: field, in: event) }
             }
             guard let row = projection.row else { return nil }
             let fields = row.keys.sorted().compactMap { field in
@@ -105,23 +127,47 @@ extension Store {
             let start = try seq(at: from, in: transaction)
             let end = try to.map { try seq(at: $0, in: transaction) } ?? log.lastSeq(in: transaction)
             guard start < end else { return (start, end) }
-            let history = try transaction.cursor(log.views.history)
-            try log.forEach(from: start + 1, in: transaction) { event in
-                guard event.seq <= end else { return false }
-                guard !event.kind.isNote, only == nil || event.entity == only,
-                      try isLastChange(event, before: end, cursor: history) else { return true }
-                // One fold of the record's events gives both states: at `start`, then at `end`.
+            let reader = try archiveReader(in: transaction)
+            // One fold of the record's events gives both states: at `start`, then at `end`.
+            func compare(entity: String, id: String) throws {
                 var projection = RecordProjection()
                 var before: JSONObject?
-                for earlier in try events(entity: event.entity, id: event.recordID, in: transaction) where earlier.seq <= end {
+                for earlier in try events(entity: entity, id: id, before: start, reader: reader, in: transaction) {
+                    let position = reader.position(of: earlier)
+                    guard position <= end else { break }
                     projection.apply(earlier)
-                    if earlier.seq <= start { before = projection.row }
+                    if position <= start { before = projection.row }
                 }
-                if let change = RecordDiff(entity: event.entity, id: event.recordID, old: before, new: projection.row) {
-                    try body(change)
+                try Self.requireArchives(reader, for: "diffing from event \(start)")
+                if let change = RecordDiff(entity: entity, id: id, old: before, new: projection.row) { try body(change) }
+            }
+            func isChange(_ event: Event) -> Bool {
+                !event.kind.isNote && event.kind != .baseline && (only == nil || event.entity == only)
+            }
+            let archived = reader.archived.segments(neededBefore: start).filter { $0.archive.first <= end }
+            guard !archived.isEmpty else {
+                // Streams: a record is compared at its last change in the range.
+                let history = try transaction.cursor(log.views.history)
+                try log.forEach(from: start + 1, in: transaction) { event in
+                    guard event.seq <= end else { return false }
+                    if isChange(event), try isLastChange(event, before: end, cursor: history) { try compare(entity: event.entity, id: event.recordID) }
+                    return true
                 }
+                return (start, end)
+            }
+            // Part of the range is archived: the records changed in it are gathered from the segments and the
+            // live log, then compared in the order of their last change, as above.
+            var lastChange: [RecordKey: UInt64] = [:]
+            func note(_ event: Event) -> Bool {
+                guard event.seq <= end else { return false }
+                if event.seq > start, isChange(event) { lastChange[RecordKey(entity: event.entity, id: event.recordID)] = event.seq }
                 return true
             }
+            for segment in archived where try !reader.forEach(sealedBy: segment.seal, note) {
+                try Self.requireArchives(reader, for: "diffing from event \(start)")
+            }
+            try log.forEach(from: start + 1, in: transaction, note)
+            for (record, _) in lastChange.sorted(by: { $0.value < $1.value }) { try compare(entity: record.entity, id: record.id) }
             return (start, end)
         }
     }
@@ -138,6 +184,11 @@ extension Store {
         return true
     }
 
+    struct RecordKey: Hashable {
+        let entity: String
+        let id: String
+    }
+
     // MARK: Conflicts
 
     /// Every conflict the log holds, oldest first: the fields both sides changed, each side's value and
@@ -145,10 +196,11 @@ extension Store {
     /// - Parameter openOnly: leave out the conflicts a later `resolve` decided.
     public func conflicts(openOnly: Bool = false) throws(StoreError) -> [Conflict] {
         try snapshot { transaction in
+            let reader = try archiveReader(in: transaction)
             var conflicts: [Conflict] = []
             // Only conflict events are decoded; what resolves one is a later change of the same record.
             try log.forEach(kind: .conflict, in: transaction) { event in
-                let events = try events(entity: event.entity, id: event.recordID, in: transaction)
+                let events = try events(entity: event.entity, id: event.recordID, reader: reader, in: transaction)
                 let resolution = events.last { $0.resolves == event.seq }  // the latest decision stands
                 if openOnly, resolution != nil { return }
                 conflicts.append(conflict(event, resolvedBy: resolution, among: events))
@@ -159,7 +211,8 @@ extension Store {
 
     /// A conflict event, read with the server state its merge was based on (the shadow before it).
     func conflict(_ event: Event, resolvedBy resolution: Event?, in transaction: Transaction) throws -> Conflict {
-        conflict(event, resolvedBy: resolution, among: try events(entity: event.entity, id: event.recordID, in: transaction))
+        conflict(event, resolvedBy: resolution,
+                 among: try events(entity: event.entity, id: event.recordID, reader: try archiveReader(in: transaction), in: transaction))
     }
 
     /// The same, from the record's events.
@@ -179,7 +232,7 @@ extension Store {
         let schema = try entity(entityName)
         try Self.checkID(id, fromServer: true)
         return try snapshot { transaction in
-            let events = try events(entity: schema.name, id: id, in: transaction)
+            let events = try events(entity: schema.name, id: id, reader: try archiveReader(in: transaction), in: transaction)
             guard !events.isEmpty else { return nil }
             var projection = RecordProjection()
             var setters: [String: Event] = [:]
@@ -188,18 +241,24 @@ extension Store {
             for event in events {
                 let before = projection
                 projection.apply(event)
-                for field in Self.changedFields(from: before.row, to: projection.row) { setters[field] = event }
+                for field in Self.changedFields(from: before.row, to: projection.row) { setters[field] = Self.setter(of: field, in: event) }
                 if !before.isPending, projection.isPending { pendingSince = event }
                 if !projection.isPending { pendingSince = nil }
-                if [.acknowledged, .conflict, .rejected].contains(event.kind) { lastPush = event }
+                if let baseline = event.baseline {
+                    lastPush = baseline.lastExchange?.event(entity: event.entity, recordID: event.recordID)
+                } else if [.acknowledged, .conflict, .rejected].contains(event.kind) {
+                    lastPush = event
+                }
             }
+            let last = events[events.count - 1]
+            let lastEvent = last.baseline?.lastEvent.event(entity: last.entity, recordID: last.recordID) ?? last
             let fields = projection.isPending
                 ? Self.changedFields(from: projection.shadow, to: projection.row).map { field in
                     PendingField(field: field, local: projection.row?[field], server: projection.shadow?[field], since: setters[field])
                 }
                 : []
             return PendingReason(entity: schema.name, id: id, projection: projection, fields: fields,
-                                 pendingSince: pendingSince, lastExchange: lastPush, lastEvent: events[events.count - 1])
+                                 pendingSince: pendingSince, lastExchange: lastPush, lastEvent: lastEvent)
         }
     }
 }

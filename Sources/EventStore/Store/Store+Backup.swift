@@ -7,7 +7,8 @@ extension Store {
     ///
     /// The copy is one read snapshot of the store, so other processes go on writing and syncing while it
     /// is made. It holds all that a store holds: the log, the views, and in `meta` the remembered remote,
-    /// the pull cursors and the last sync; free pages are left out. The schemas are not part of a store
+    /// the pull cursors and the last sync; free pages are left out. The archive segments of a compacted store
+    /// are copied too, into the backup's `archive/`. The schemas are not part of a store
     /// (they come from the directory given with `--schemas`, or are built in), nor is `lock.mdb` or `sync.lock`.
     ///
     /// It is written into a new sibling of `destination` (`.NAME.partial-XXXXXX`), flushed to disk, opened as a
@@ -87,7 +88,31 @@ extension Store {
         try environment.copyCompacted(to: descriptor)
         guard fsync(descriptor) == 0 else { throw StorageError(code: errno, operation: "flushing \(directory)/data.mdb") }
         var status = stat()
-        return fstat(descriptor, &status) == 0 ? Int(status.st_size) : 0
+        let bytes = fstat(descriptor, &status) == 0 ? Int(status.st_size) : 0
+        return bytes + (try copyArchive(into: directory))
+    }
+
+    /// Copies the archive segments, flushed, after the data file: a segment is in `archive/` before any commit
+    /// refers to it and never changes after, so those there now hold every event the copied log lacks.
+    private func copyArchive(into directory: String) throws -> Int {
+        let fileManager = FileManager.default
+        let names = ((try? fileManager.contentsOfDirectory(atPath: archiveDirectory)) ?? []).filter { $0.hasSuffix(".evarchive") }.sorted()
+        guard !names.isEmpty else { return 0 }
+        let destination = directory + "/archive"
+        try fileManager.createDirectory(atPath: destination, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        var bytes = 0
+        for name in names {
+            let target = destination + "/" + name
+            try fileManager.copyItem(atPath: (archiveDirectory as NSString).appendingPathComponent(name), toPath: target)
+            let descriptor = open(target, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw StorageError(code: errno, operation: "opening \(target)") }
+            defer { close(descriptor) }
+            guard fsync(descriptor) == 0 else { throw StorageError(code: errno, operation: "flushing \(target)") }
+            var status = stat()
+            if fstat(descriptor, &status) == 0 { bytes += Int(status.st_size) }
+        }
+        try Self.flush(directory: destination)
+        return bytes
     }
 
     /// Opens the copy as a store would be opened (which checks that its log ends where its last commit left
@@ -96,7 +121,7 @@ extension Store {
         try Store(directory: directory).lastSeq()
     }
 
-    private static func flush(directory: String) throws {
+    static func flush(directory: String) throws {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw StorageError(code: errno, operation: "opening \(directory)") }
         defer { close(descriptor) }

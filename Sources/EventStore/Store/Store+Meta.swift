@@ -14,6 +14,13 @@ extension Store {
         /// Set on a store created with events stamped in order (`EventLog.Appender.stamp`): a time is
         /// then found in its log by bisection (`Store.seq(at:in:)`).
         static let stampsInOrder = "stamps-in-order"
+        /// This store's id, made by its first compaction, which every archive segment carries (`ArchiveSegment`).
+        static let storeID = "store-id"
+        /// The seq of the `compacted` event whose records are still being moved (`Store.compact`).
+        static let compactionPending = "compaction-pending"
+        /// How many events compactions have deleted from the live log (each is in a segment), as decimal text:
+        /// the live log's count plus this is its last seq (`Store.checkLogEnd`).
+        static let movedEvents = "moved-events"
         /// Where a pull of one entity from one remote stopped.
         static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
         static func restored(remote: String, entity: String) -> String { "restored\u{0}\(remote)\u{0}\(entity.lowercased())" }

@@ -102,8 +102,9 @@ extension Store {
         throw failure
     }
 
-    /// Layouts opened as they are: a layout-2 or -3 store becomes layout 4 when it is next written.
-    private static let currentLayouts: Set<String> = ["2", "3", layoutVersion]
+    /// Layouts opened as they are: a layout-2 or -3 store becomes layout 4 when it is next written, and
+    /// layout 5 when it is compacted.
+    private static let currentLayouts: Set<String> = ["2", "3", layoutVersion, compactedLayout]
 
     /// - Returns: the log, `meta`, and how many events were replayed into the views (upgraded or repaired), if they were.
     static func openDatabases(in environment: Environment, directory: String, create: Bool,
@@ -115,8 +116,8 @@ extension Store {
             if let layout, !currentLayouts.contains(layout) {
                 guard layout == "1" else {
                     let store = "the store at \(directory)"
-                    if let number = Int(layout), number > Int(layoutVersion)! {
-                        throw StoreError(.corrupt, "\(store) was written by a newer evsync (layout \(layout); this one reads \(layoutVersion))",
+                    if let number = Int(layout), number > Int(compactedLayout) ?? 5 {
+                        throw StoreError(.corrupt, "\(store) was written by a newer evsync (layout \(layout); this one reads \(compactedLayout))",
                                          remedy: .useNewerVersion, directory: directory)
                     }
                     throw StoreError(.corrupt, "\(store) is damaged (its layout mark is '\(layout)', not one of an evsync store)",
@@ -125,9 +126,10 @@ extension Store {
                 guard create else { throw LayoutNeedsUpgrade() }
             }
             let events = try environment.openDatabase("events", flags: flag, in: transaction)
-            let log = EventLog(events: events, views: try ViewDatabases.open(in: environment, transaction: transaction, create: create, events: events))
+            let log = EventLog(events: events, views: try ViewDatabases.open(in: environment, transaction: transaction, create: create, events: events),
+                               meta: meta)
             let replayed = layout == "1" ? try upgradeLayout1(log, environment: environment, in: transaction) : nil
-            if create, layout != layoutVersion {
+            if create, layout != layoutVersion, layout != compactedLayout {
                 try transaction.put(Array("layout".utf8), Array(layoutVersion.utf8), in: meta)
             }
             // A new store's events are all stamped in order; an older store's may not be (`seq(at:in:)`).
@@ -166,7 +168,7 @@ extension Store {
             return try environment.write { transaction in
                 var opened = try open(transaction, create: true)
                 for database in opened.log.views.all { try transaction.empty(database) }
-                opened.replayed = try replay(opened.log.events, into: opened.log.views, environment: environment, in: transaction)
+                opened.replayed = try replay(opened.log, into: opened.log.views, environment: environment, in: transaction)
                 return opened
             }
         } catch is LayoutNeedsUpgrade {
@@ -178,14 +180,18 @@ extension Store {
     /// newest meta page was lost can open on an older tree whose pages later
     /// transactions reused: its databases are then found, but hold other pages' contents.
     /// Events are numbered from 1 without a gap, so the log's count and its last
-    /// number agree, and every commit that appends records the last number in `meta`.
+    /// number agree (less the events compactions moved out, which the commits that moved them count in
+    /// `meta`), and every commit that appends records the last number in `meta`.
     static func checkLogEnd(_ log: EventLog, meta: Database, directory: String, in transaction: Transaction) throws {
         let last = try log.lastSeq(in: transaction)
         let count = try transaction.entries(of: log.events)
         func damaged(_ reason: String) -> StorageError {
             StorageError(code: MDBErrors.corrupted, operation: "opening \(directory)", reason: reason)
         }
-        guard count == last else { throw damaged("its log holds \(count) events, but its last is event \(last)") }
+        let moved = try transaction.get(Array(MetaKey.movedEvents.utf8), in: meta).flatMap { UInt64(String(decoding: $0, as: UTF8.self)) } ?? 0
+        guard UInt64(count) + moved == last else {
+            throw damaged("its log holds \(count) events\(moved > 0 ? " and \(moved) archived" : ""), but its last is event \(last)")
+        }
         // A store written by an older evsync has no mark, or one left behind by the events it appended since.
         if let recorded = try transaction.get(Array(MetaKey.logEnd.utf8), in: meta) {
             guard let end = UInt64(String(decoding: recorded, as: UTF8.self)) else { throw damaged("its log's end mark is unreadable") }
@@ -199,7 +205,7 @@ extension Store {
             if let database = try environment.existingDatabase(name, in: transaction) { try transaction.drop(database) }
         }
         for database in log.views.all { try transaction.empty(database) }
-        return try replay(log.events, into: log.views, environment: environment, in: transaction)
+        return try replay(log, into: log.views, environment: environment, in: transaction)
     }
 }
 

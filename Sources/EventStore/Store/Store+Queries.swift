@@ -40,10 +40,13 @@ extension Store {
             if let point {
                 // The record's own events, from the history index, folded up to the point.
                 let through = try seq(at: point, in: transaction)
+                let reader = try archiveReader(in: transaction)
                 var projection = RecordProjection()
-                for event in try log.history(of: id, in: transaction) where event.entity == schema.name && event.seq <= through {
+                let events = try reader.expand(try log.history(of: id, in: transaction).filter { $0.entity == schema.name }, before: through)
+                for event in events where reader.position(of: event) <= through {
                     projection.apply(event)
                 }
+                try Self.requireArchives(reader, for: "reading \(schema.name)/\(id) as of event \(through)")
                 fields = projection.row
             } else {
                 fields = try log.views.projection(entity: schema.name, id: id, in: transaction).row
@@ -59,15 +62,39 @@ extension Store {
             guard let point else { return try records(of: schema, in: transaction) }
             let through = try seq(at: point, in: transaction)
             var projections: [String: RecordProjection] = [:]
-            try log.forEach(in: transaction) { event in
-                guard event.seq <= through else { return false }
-                if event.entity == schema.name { projections[event.recordID, default: RecordProjection()].apply(event) }
-                return true
+            let reader = try archiveReader(in: transaction)
+            if reader.archived.isEmpty {
+                try log.forEach(in: transaction) { event in
+                    guard event.seq <= through else { return false }
+                    if event.entity == schema.name { projections[event.recordID, default: RecordProjection()].apply(event) }
+                    return true
+                }
+            } else {
+                for event in try events(asOf: through, entity: schema.name, reader: reader, in: transaction) {
+                    projections[event.recordID, default: RecordProjection()].apply(event)
+                }
             }
             return projections.compactMap { id, projection in
                 projection.row.map { schema.record(id: id, fields: $0) }
             }.sorted { $0.id < $1.id }
         }
+    }
+
+    /// The events of `entity` that make its records as of `through` in a compacted log, in order: the live
+    /// log's and the needed segments' (an event in both counted once), each baseline at its cut
+    /// (`ArchiveReader`). Holds them all: only a reading of the past in a compacted log pays for it.
+    private func events(asOf through: UInt64, entity: String, reader: ArchiveReader, in transaction: Transaction) throws -> [Event] {
+        var events: [UInt64: Event] = [:]
+        func take(_ event: Event) -> Bool {
+            guard event.entity == entity else { return true }
+            if event.baseline != nil ? reader.position(of: event) <= through : event.seq <= through { events[event.seq] = event }
+            return true
+        }
+        for segment in reader.archived.segments(neededBefore: through) where try !reader.forEach(sealedBy: segment.seal, take) {
+            try Self.requireArchives(reader, for: "reading \(entity) as of event \(through)")
+        }
+        try log.forEach(in: transaction, take)
+        return events.keys.sorted().compactMap { events[$0] }
     }
 
     /// Calls `body` with each record of an entity in id order, from one read
@@ -132,10 +159,18 @@ extension Store {
     /// Every event of the record(s) with this id, oldest first, read through the current schemas (a renamed
     /// field under its new name, `EntitySchema.upcast`; the log keeps what was written).
     public func history(of id: String) throws(StoreError) -> [Event] {
+        try historyReport(of: id).events
+    }
+
+    /// The same, and the archive segments that hold older events of the record and are missing: where one
+    /// is, the record's `baseline` event stands in for the events it holds.
+    public func historyReport(of id: String) throws(StoreError) -> (events: [Event], missingArchives: [String]) {
         try Self.checkID(id, fromServer: true)
-        return try snapshot { try log.history(of: id, in: $0) }.map { event in
-            (try? entity(event.entity)).map { $0.upcast(event) } ?? event
+        let (events, missing) = try snapshot { transaction in
+            let reader = try archiveReader(in: transaction)
+            return (try reader.expand(try log.history(of: id, in: transaction), before: 0), reader.missing)
         }
+        return (events.map { event in (try? entity(event.entity)).map { $0.upcast(event) } ?? event }, missing)
     }
 
     /// The last `count` events, oldest first.

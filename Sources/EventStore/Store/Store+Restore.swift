@@ -50,11 +50,15 @@ extension Store {
         let schema = try entity(entityName)
         try Self.checkID(id, fromServer: true)
         func plan(_ transaction: Transaction) throws -> (JSONObject?, RecordProjection, UInt64) {
-            let events = try log.history(of: id, in: transaction).filter { $0.entity == schema.name }
-            guard !events.isEmpty else { throw StoreError(.notFound, "no \(schema.name) with id '\(id)' in the log") }
+            let live = try log.history(of: id, in: transaction).filter { $0.entity == schema.name }
+            guard !live.isEmpty else { throw StoreError(.notFound, "no \(schema.name) with id '\(id)' in the log") }
             let seq = try seq(at: point, in: transaction)
+            // Before a compaction's cut, the record's events are in its archive segment: read there, or name it.
+            let reader = try archiveReader(in: transaction)
+            let events = try reader.expand(live, before: seq)
+            try Self.requireArchives(reader, for: "reverting \(schema.name)/\(id) to event \(seq)")
             var then = RecordProjection()
-            for event in events where event.seq <= seq { then.apply(schema.upcast(event)) }
+            for event in events where reader.position(of: event) <= seq { then.apply(schema.upcast(event)) }
             return (then.row, try log.views.projection(entity: schema.name, id: id, in: transaction), seq)
         }
         if dryRun {

@@ -41,6 +41,7 @@ public final class Store: Sendable {
     /// it as "written by a newer evsync" instead of finding its events damaged.
     /// Layout 4 is layout 3 whose `records` may hold rows stored by reference
     /// to the event that set them (`RecordEntry`), marked likewise by the first write.
+    /// Layout 5 (`compactedLayout`) is layout 4 that a compaction marked: it is the newest this evsync reads.
     static let layoutVersion = "4"
 
     /// This store's share of the environment, which other `Store`s on the same file in this process
@@ -121,7 +122,8 @@ public final class Store: Sendable {
     func markLayout(in transaction: Transaction) throws {
         let key = Array("layout".utf8)
         let layout = Array(Self.layoutVersion.utf8)
-        if try transaction.get(key, in: meta) != layout { try transaction.put(key, layout, in: meta) }
+        let current = try transaction.get(key, in: meta).map(Array.init)
+        if current != layout, current != Array(Self.compactedLayout.utf8) { try transaction.put(key, layout, in: meta) }
     }
 
     func localEvent(_ kind: Event.Kind, entity: String, id: String, set: JSONObject = [:], unset: [String] = []) -> Event {

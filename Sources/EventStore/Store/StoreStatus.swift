@@ -1,3 +1,5 @@
+import Foundation
+
 /// What `evsync status` reports.
 public struct StoreStatus: Sendable, Equatable {
     /// Events in the log.
@@ -10,6 +12,14 @@ public struct StoreStatus: Sendable, Equatable {
     public var unacknowledgedEvents: Int
     /// Server records syncs have skipped, unable to store them (each a `skipped` event).
     public var skippedRecords = 0
+    /// Events in the live log: `events` less what compactions moved to archive segments.
+    public var liveEvents: UInt64 = 0
+    /// The bytes the live log's events take in the data file (the pages of its tree; the views take more).
+    public var liveBytes: UInt64 = 0
+    /// Events in archive segments, the segments, and their size (of those present).
+    public var archivedEvents: UInt64 = 0
+    public var archiveSegments = 0
+    public var archiveBytes: UInt64 = 0
 }
 
 extension Store {
@@ -17,6 +27,14 @@ extension Store {
         try snapshot { transaction in
             var status = StoreStatus(events: try log.lastSeq(in: transaction), records: [:], pendingRecords: 0, unacknowledgedEvents: 0)
             status.skippedRecords = try skippedCount(in: transaction)
+            status.liveEvents = UInt64(try transaction.entries(of: log.events))
+            status.liveBytes = UInt64(try transaction.bytes(of: log.events))
+            for sealed in try log.archivedRanges(in: transaction).sealed {
+                status.archiveSegments += 1
+                status.archivedEvents += sealed.archive.count
+                let path = (archiveDirectory as NSString).appendingPathComponent(sealed.archive.file)
+                if FileManager.default.fileExists(atPath: path) { status.archiveBytes += sealed.archive.bytes }
+            }
             for schema in schemas.entities { status.records[schema.name] = 0 }
             // Records are sorted by entity: count each run of one prefix, naming the entity once per run.
             let names = Dictionary(schemas.entities.map { ($0.name.lowercased(), $0.name) }, uniquingKeysWith: { first, _ in first })

@@ -1,7 +1,8 @@
 /// SHA-256 (FIPS 180-4), for the view keys of record ids too long to be keys
 /// themselves (`Keys`). Written out here because the toolchain on Linux has no
-/// digest in Foundation, and a key that two ids could share must not be forgeable.
-enum SHA256 {
+/// digest in Foundation, and a key that two ids could share must not be forgeable; and for the seals
+/// of archive segments, fed as they are written (`ArchiveSegmentWriter`).
+struct SHA256 {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -13,34 +14,61 @@ enum SHA256 {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
+    private var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+    private var pending: [UInt8] = []
+    private var length: UInt64 = 0
+    private var schedule = [UInt32](repeating: 0, count: 64)
+
+    /// A digest to feed piece by piece (an archive segment's seal is over more bytes than fit in memory at once).
+    init() {
+        pending.reserveCapacity(64)
+    }
+
+    mutating func update(_ bytes: some Collection<UInt8>) {
+        length &+= UInt64(bytes.count)
+        for byte in bytes {
+            pending.append(byte)
+            if pending.count == 64 {
+                compress(pending)
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    /// The 32-byte digest of everything fed so far.
+    consuming func finalize() -> [UInt8] {
+        let bitLength = length &* 8
+        var tail = pending
+        tail.append(0x80)
+        while tail.count % 64 != 56 { tail.append(0) }
+        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for block in stride(from: 0, to: tail.count, by: 64) { compress(tail[block..<block + 64]) }
+        return state.flatMap { word in stride(from: 24, through: 0, by: -8).map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
+    }
+
     /// The 32-byte digest of `message`.
     static func digest(_ message: some Collection<UInt8>) -> [UInt8] {
-        var hash: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        var padded = Array(message)
-        let bitLength = UInt64(padded.count) &* 8
-        padded.append(0x80)
-        while padded.count % 64 != 56 { padded.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { padded.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        var w = [UInt32](repeating: 0, count: 64)
-        for block in stride(from: 0, to: padded.count, by: 64) {
-            for t in 0..<16 {
-                let i = block + t * 4
-                w[t] = UInt32(padded[i]) << 24 | UInt32(padded[i + 1]) << 16 | UInt32(padded[i + 2]) << 8 | UInt32(padded[i + 3])
-            }
-            for t in 16..<64 {
-                let s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
-                let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
-                w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, h) = (hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7])
-            for t in 0..<64 {
-                let t1 = h &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ k[t] &+ w[t]
-                let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { hash[index] = hash[index] &+ value }
+        var hasher = SHA256()
+        hasher.update(message)
+        return hasher.finalize()
+    }
+
+    private mutating func compress(_ block: some Collection<UInt8>) {
+        var bytes = block.makeIterator()
+        func next() -> UInt32 { UInt32(bytes.next() ?? 0) }
+        for t in 0..<16 { schedule[t] = next() << 24 | next() << 16 | next() << 8 | next() }
+        for t in 16..<64 {
+            let s0 = Self.rotr(schedule[t - 15], 7) ^ Self.rotr(schedule[t - 15], 18) ^ (schedule[t - 15] >> 3)
+            let s1 = Self.rotr(schedule[t - 2], 17) ^ Self.rotr(schedule[t - 2], 19) ^ (schedule[t - 2] >> 10)
+            schedule[t] = schedule[t - 16] &+ s0 &+ schedule[t - 7] &+ s1
         }
-        return hash.flatMap { word in stride(from: 24, through: 0, by: -8).map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
+        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+        for t in 0..<64 {
+            let t1 = h &+ (Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ Self.k[t] &+ schedule[t]
+            let t2 = (Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
+            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+        }
+        for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { state[index] = state[index] &+ value }
     }
 
     /// The digest as 64 lower-case hex digits.

@@ -52,7 +52,13 @@ public struct RecordProjection: Sendable, Equatable, Codable {
             row = event.resolved?.fields
             shadow = event.server?.fields
             version = event.version
-        case (.skipped, _), (.rejected, _):
+        case (.baseline, _):
+            // The state at a compaction's cut, which stands for the events it archived; only records
+            // in step with the server are compacted, so the row is the shadow.
+            row = event.local == .absent ? nil : event.set
+            shadow = event.server.map(\.fields) ?? row
+            version = event.version
+        case (.skipped, _), (.rejected, _), (.compacted, _):
             break  // the record was not stored: nothing changes
         }
     }

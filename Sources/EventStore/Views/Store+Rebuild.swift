@@ -26,7 +26,7 @@ extension Store {
                 if let replayedAtOpening, try log.lastSeq(in: transaction) == replayedAtOpening { return replayedAtOpening }
                 try markLayout(in: transaction)
                 for database in log.views.all { try transaction.empty(database) }
-                return try Self.replay(log.events, into: log.views, environment: environment, in: transaction)
+                return try Self.replay(log, into: log.views, environment: environment, in: transaction)
             }
         } catch {
             throw wrap(error)
@@ -74,7 +74,7 @@ extension Store {
             try scratch.writeAndDiscard { transaction in
                 // Rows stored by reference are read from the store's log.
                 let fresh = try ViewDatabases.open(in: scratch, transaction: transaction, create: true, events: log.events)
-                try Self.replay(log.events, from: stored, into: fresh, in: transaction, releasing: [environment, scratch])
+                try Self.replay(log, from: stored, into: fresh, in: transaction, releasing: [environment, scratch])
                 try afterReplay(scratchDirectory)
                 var differences: [ViewDifference] = []
                 // A `records` entry of an earlier layout holds what a fresh one holds by reference: same fields, other bytes.
@@ -95,8 +95,8 @@ extension Store {
 
     /// Folds every event of the log into `views`, which must be empty; returns the number of events.
     @discardableResult
-    static func replay(_ events: Database, into views: ViewDatabases, environment: Environment, in transaction: Transaction) throws -> UInt64 {
-        try replay(events, from: transaction, into: views, in: transaction, releasing: [environment])
+    static func replay(_ log: EventLog, into views: ViewDatabases, environment: Environment, in transaction: Transaction) throws -> UInt64 {
+        try replay(log, from: transaction, into: views, in: transaction, releasing: [environment])
     }
 
     /// Folds every event of the log, read in `source`, into `views`, written
@@ -104,26 +104,28 @@ extension Store {
     /// returns the number of events.
     /// - Parameter environments: whose mapped pages to release as the replay goes.
     @discardableResult
-    static func replay(_ events: Database, from source: Transaction, into views: ViewDatabases, in target: Transaction,
+    static func replay(_ log: EventLog, from source: Transaction, into views: ViewDatabases, in target: Transaction,
                        releasing environments: [Environment]) throws -> UInt64 {
-        let log = source === target ? nil : source
+        let logTransaction = source === target ? nil : source
         var count: UInt64 = 0
+        var expectation = try log.expectation(from: 1, in: source)
         // Chunks of the log are folded in record order (stable, so each
         // record's events keep log order): a sweep over the view trees
         // instead of a random walk.
-        let cursor = try source.cursor(events)
+        let cursor = try source.cursor(log.events)
         var entry = try cursor.first()
         var chunk: [(event: Event, encodedSet: [UInt8]?)] = []
         while entry != nil || !chunk.isEmpty {
             if let current = entry, chunk.count < Self.importChunk {
                 var encodedSet: [UInt8]?
-                let event = try EventLog.decode(key: current.key, value: current.value, expecting: count + 1, encodedSet: &encodedSet)
+                let event = try EventLog.decode(key: current.key, value: current.value, expecting: expectation.next(current.key),
+                                                encodedSet: &encodedSet)
                 chunk.append((event, encodedSet))
                 count += 1
                 entry = try cursor.next()
                 continue
             }
-            try views.apply(sortedByRecord: chunk, in: target, log: log)
+            try views.apply(sortedByRecord: chunk, in: target, log: logTransaction)
             chunk.removeAll(keepingCapacity: true)
             for environment in environments { environment.releaseMappedPages() }
         }

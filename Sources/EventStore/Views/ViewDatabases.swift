@@ -111,7 +111,9 @@ struct ViewDatabases: Sendable {
         projection.apply(event)
 
         if projection != before {
-            let rowIsSet = event.kind == .created && before.row == nil && before.shadow == nil
+            // A creation's row is its `set`, and so is a baseline's (of a record that exists).
+            let rowIsSet = before.row == nil && before.shadow == nil
+                && (event.kind == .created || (event.kind == .baseline && event.local != .absent))
             let references = rowIsSet ? [event.seq] : try rowReferences(after: event, key: key, before: before, now: projection, in: transaction)
             if let entry = RecordEntry.encode(projection, encodedRow: rowIsSet ? encodedSet : nil, rowIsSetsOf: references) {
                 try transaction.put(key, entry, in: records)

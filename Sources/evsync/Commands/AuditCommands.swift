@@ -56,10 +56,10 @@ enum AuditCommands {
         let to = try arguments.value("--to").map { try point($0, option: "--to", store: store) }
         let json = arguments.has("--json")
         var counts: [RecordDiff.Kind: Int] = [:]
-        if json { print("[", terminator: "") }
+        // The array opens with its first entry, so that an error before it (an archive segment missing) leaves stdout empty.
         let (start, end) = try store.diff(from: from, to: to, entity: arguments.positionals.first) { change in
             if json {
-                print((counts.isEmpty ? "" : ",") + (try AuditJSON.text(AuditJSON.DiffEntry(change))), terminator: "")
+                print((counts.isEmpty ? "[" : ",") + (try AuditJSON.text(AuditJSON.DiffEntry(change))), terminator: "")
             } else {
                 let mark = switch change.kind { case .added: "+" case .changed: "~" case .deleted: "-" }
                 print("\(mark) \(Output.safe("\(change.entity)/\(change.id)"))  \(change.kind.rawValue)")
@@ -68,7 +68,7 @@ enum AuditCommands {
             counts[change.kind, default: 0] += 1
         }
         if json {
-            print("]")
+            print(counts.isEmpty ? "[]" : "]")
         } else {
             let total = counts.values.reduce(0, +)
             print("\(total == 0 ? "no change" : "\(counts[.added] ?? 0) added, \(counts[.changed] ?? 0) changed, \(counts[.deleted] ?? 0) deleted") between event \(start) and event \(end)")

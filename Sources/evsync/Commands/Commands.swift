@@ -13,6 +13,7 @@ enum Commands {
         LogCommands.history,
         LogCommands.tail,
         LogCommands.verify,
+        CompactCommand.compact,
         LogCommands.rebuildViews,
         LogCommands.status,
         BackupCommand.backup,

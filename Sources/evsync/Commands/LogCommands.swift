@@ -12,7 +12,10 @@ enum LogCommands {
         options: [Option("--json", help: "an array of events (seq, kind, origin, at, entity, id, set, unset, …)")]
     ) { arguments, global in
         let words = arguments.positionals
-        let events = try global.openStore(create: false).history(of: words[0])
+        let (events, missingArchives) = try global.openStore(create: false).historyReport(of: words[0])
+        for file in missingArchives {
+            printError("evsync: older events of '\(Output.safe(words[0]))' are in the archive segment \(Output.safe(file)), which is missing: its baseline stands in for them")
+        }
         if arguments.has("--json") {
             // Still `[]` for scripts that read it, and exit 66 as the text form.
             print("[" + events.map(Output.json).joined(separator: ",") + "]")
@@ -61,17 +64,30 @@ enum LogCommands {
 
     static let verify = Command(
         name: "log verify", section: .log,
-        usage: "evsync log verify [--json]",
+        usage: "evsync log verify [--archive FILE] [--json]",
         summary: "check every event for damage",
         description: """
         Reads every event of the log and checks its checksum, that it decodes, and that the events are
-        numbered without a gap. Prints a summary and exits 0, or names the first damaged event and exits 74.
+        numbered without a gap. Then checks each archive segment a compaction sealed against its seal, and
+        that every event of its range is in it or still live, so the whole history from event 1 is accounted
+        for. Prints a summary and exits 0, or names the first damaged event or segment and exits 74.
+        With --archive, checks one segment file on its own (moved to other media, say), without a store.
         Takes no write lock and changes nothing. Events written before events had a checksum
         (evsync's format 1) can only be checked to decode; the summary counts them.
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (store, events, withoutChecksum, damaged: null or {seq, problem})")]
+        options: [
+            Option("--archive", value: "FILE", help: "check this archive segment alone"),
+            Option("--json", help: "one object (store, events, withoutChecksum, damaged: null or {seq, problem}, archives: [{file, events, problem}])"),
+        ]
     ) { arguments, global in
+        if let file = arguments.value("--archive") {
+            let result = Store.verifyArchive(at: file)
+            if arguments.has("--json") { print(Output.json(try JSONValueEncoder.encode(result))) }
+            if let problem = result.problem { throw CLIError(result.events == 0 && !FileManager.default.fileExists(atPath: file) ? .noInput : .damaged, problem) }
+            if !arguments.has("--json") { print("archive segment is sound: \(Plural.count(Int(result.events), "event")) checked") }
+            return
+        }
         let store = try global.openStore(create: false)
         let result = try store.verifyLog()
         if arguments.has("--json") {
@@ -81,6 +97,7 @@ enum LogCommands {
                 "events": .number(JSONNumber(result.eventsChecked)),
                 "withoutChecksum": .number(JSONNumber(result.withoutChecksum)),
                 "damaged": damaged,
+                "archives": try JSONValueEncoder.encode(result.archives),
             ])))
         }
         if let damage = result.damage {
@@ -90,10 +107,16 @@ enum LogCommands {
                 : "is damaged (corrupt event \(damage.seq) in the log: \(damage.problem)): \(StoreError.restoreAdvice)"
             throw CLIError(.damaged, "the store at \(store.directory) \(what)")
         }
+        if let bad = result.archives.first(where: { $0.problem != nil }), let problem = bad.problem {
+            throw CLIError(.damaged, "the log is sound but its history is not whole: \(Output.safe(problem))")
+        }
         guard !arguments.has("--json") else { return }
         let unchecked = result.withoutChecksum == 0 ? ""
             : "; \(result.withoutChecksum) of them, written before events had a checksum, \(result.withoutChecksum == 1 ? "was" : "were") only checked to decode"
-        print("log is sound: \(Plural.count(result.eventsChecked, "event")) checked\(unchecked)")
+        let archived = result.archives.reduce(0) { $0 + $1.events }
+        let archives = result.archives.isEmpty ? ""
+            : "; \(Plural.count(Int(archived), "archived event")) in \(Plural.count(result.archives.count, "segment")) match their seals"
+        print("log is sound: \(Plural.count(result.eventsChecked, "event")) checked\(unchecked)\(archives)")
     }
 
     static let rebuildViews = Command(
@@ -138,7 +161,7 @@ enum LogCommands {
         the remote and the last sync (when it failed, why).
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status()
@@ -153,6 +176,11 @@ enum LogCommands {
                 "pendingRecords": .number(JSONNumber(status.pendingRecords)),
                 "unacknowledgedEvents": .number(JSONNumber(status.unacknowledgedEvents)),
                 "skippedRecords": .number(JSONNumber(status.skippedRecords)),
+                "liveEvents": .number(JSONNumber(status.liveEvents)),
+                "liveBytes": .number(JSONNumber(status.liveBytes)),
+                "archivedEvents": .number(JSONNumber(status.archivedEvents)),
+                "archiveSegments": .number(JSONNumber(status.archiveSegments)),
+                "archiveBytes": .number(JSONNumber(status.archiveBytes)),
                 "remote": remote.map(JSONValue.string) ?? .null,
                 "lastSync": lastSync.map(lastSyncJSON) ?? .null,
             ]
@@ -160,6 +188,10 @@ enum LogCommands {
             print(Output.json(.object(object)))
         } else {
             var rows = [["store", store.directory], ["events", "\(status.events)"]]
+            if status.archiveSegments > 0 {
+                rows.append(["live", "\(Plural.count(Int(status.liveEvents), "event")) in \(status.liveBytes) bytes"])
+                rows.append(["archived", "\(Plural.count(Int(status.archivedEvents), "event")) in \(Plural.count(status.archiveSegments, "segment")), \(status.archiveBytes) bytes present"])
+            }
             rows += status.records.keys.sorted().map { [$0, Plural.count(status.records[$0] ?? 0, "record")] }
             rows.append(["to push", "\(Plural.count(status.pendingRecords, "record")) (\(Plural.count(status.unacknowledgedEvents, "local event")) not yet acknowledged by a server)"])
             if status.skippedRecords > 0 {
