@@ -157,6 +157,18 @@ struct EventCodingTests {
         #expect(throws: (any Error).self) { try EventCoding.decode(Array(text.utf8)) }
     }
 
+    @Test("refuses a compaction's event whose baseline or archive is damaged, naming it")
+    func damagedCompactionMembers() throws {
+        for event in Self.samples where event.kind == .baseline || event.kind == .compacted {
+            let text = String(decoding: EventJSON.encode(event), as: UTF8.self)
+            let member = event.kind == .baseline ? "baseline" : "archive"
+            let start = try #require(text.range(of: #","\#(member)":"#))
+            let damaged = text[..<start.upperBound] + #"{"compaction":"one"}}"#
+            let error = try #require(throws: EventDecodingError.self) { try EventCoding.decode(Array(damaged.utf8)) }
+            #expect(error.description.contains("'\(member)'"), "\(error)")
+        }
+    }
+
     @Test("timestamps format and parse", arguments: [
         (Int64(0), "1970-01-01T00:00:00.000Z"),
         (1, "1970-01-01T00:00:00.001Z"),

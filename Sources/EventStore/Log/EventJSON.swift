@@ -89,7 +89,7 @@ package enum EventJSON {
         var format: Int64?, seq: Int64?, at: Int64?, version: RemoteVersion?
         var eventID: String?, entity: String?, recordID: String?, author: String?, policy: ConflictPolicy?, reason: String?
         var resolves: UInt64?
-        var baseline: Baseline?, archive: ArchiveInfo?
+        var baselineValue: JSONValue?, archiveValue: JSONValue?
         var kind: Event.Kind?, origin: Event.Origin?
         var set: JSONObject = [:], unset: [String] = []
         var server: RecordState?, local: RecordState?, resolved: RecordState?
@@ -124,8 +124,8 @@ package enum EventJSON {
                 else if key.equals("policy") { policy = value.stringValue.flatMap(ConflictPolicy.init(rawValue:)) }
                 else if key.equals("reason") { reason = value.stringValue }
                 else if key.equals("resolves") { resolves = value.int64Value.flatMap { UInt64(exactly: $0) } }
-                else if key.equals("baseline") { baseline = try? JSONValueDecoder().decode(Baseline.self, from: value) }
-                else if key.equals("archive") { archive = try? JSONValueDecoder().decode(ArchiveInfo.self, from: value) }
+                else if key.equals("baseline") { baselineValue = value }
+                else if key.equals("archive") { archiveValue = value }
                 // Anything else: a field added by a later minor revision of format 1.
             }
         } catch let error as JSONParseError {
@@ -143,6 +143,17 @@ package enum EventJSON {
         guard let origin else { throw EventDecodingError(reason: "event has an unknown origin") }
         guard let eventID, let entity, let recordID, let author else {
             throw EventDecodingError(reason: "event lacks one of event, entity, id, by")
+        }
+        // A compaction's members say what the log no longer holds: one that does not decode is damage, never dropped.
+        let baseline = try baselineValue.map { value in
+            do { return try JSONValueDecoder().decode(Baseline.self, from: value) } catch {
+                throw EventDecodingError(reason: "event has a bad 'baseline' (\(error))")
+            }
+        }
+        let archive = try archiveValue.map { value in
+            do { return try JSONValueDecoder().decode(ArchiveInfo.self, from: value) } catch {
+                throw EventDecodingError(reason: "event has a bad 'archive' (\(error))")
+            }
         }
         return Event(seq: UInt64(seq), eventID: eventID, at: at, entity: entity, recordID: recordID, kind: kind, origin: origin,
                      author: author, set: set, unset: unset, version: version, server: server, local: local,
