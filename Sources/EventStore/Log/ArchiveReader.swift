@@ -89,7 +89,8 @@ final class ArchiveReader {
             if !missing.contains(path) { missing.append(path) }
             return nil
         } catch {
-            throw StoreError(.corrupt, "\(error): run `log verify` on the store", cause: error)
+            // A damaged segment is the log's own bytes: only a copy of the segment (a backup holds `archive/`) brings it back.
+            throw StoreError(.corrupt, "\(error)", remedy: .restoreFromBackup, cause: error)
         }
     }
 
