@@ -40,11 +40,12 @@ extension Store {
         // Opened before the store and closed after it: closing a descriptor of `lock.mdb` drops every `fcntl`
         // lock this process holds on it, LMDB's included, and LMDB's must last as long as its environment.
         let lockFile = open(directory + "/lock.mdb", O_RDWR | O_CLOEXEC)
+        let lockFileError = lockFile < 0 ? errno : 0  // read now: opening the store below sets errno again
         defer { if lockFile >= 0 { close(lockFile) } }
         let before = fileSize(dataFile)
         var configuration = configuration
         configuration.create = false
-        let heldOpenBy = try swapInCompactCopy(in: directory, configuration: configuration, lockFile: lockFile)
+        let heldOpenBy = try swapInCompactCopy(in: directory, configuration: configuration, lockFile: lockFile, lockFileError: lockFileError)
         return Shrink(bytesBefore: before, bytesAfter: fileSize(dataFile), heldOpenBy: heldOpenBy)
     }
 
@@ -62,11 +63,11 @@ extension Store {
 
     /// Opens the store and, holding its write lock, swaps in a compact copy unless another process has it open
     /// (then returns that process); the store closes on return, before the caller closes `lockFile`.
-    private static func swapInCompactCopy(in directory: String, configuration: Configuration, lockFile: Int32) throws(StoreError) -> Int32? {
+    private static func swapInCompactCopy(in directory: String, configuration: Configuration, lockFile: Int32, lockFileError: Int32) throws(StoreError) -> Int32? {
         let store = try Store(directory: directory, configuration: configuration)
         do {
             return try store.environment.writeAndDiscard { _ throws -> Int32? in
-                guard lockFile >= 0 else { throw StorageError(code: errno, operation: "opening \(directory)/lock.mdb") }
+                guard lockFile >= 0 else { throw StorageError(code: lockFileError, operation: "opening \(directory)/lock.mdb") }
                 if let other = otherProcessHoldingOpen(lockFile) { return other }
                 try swapInCompactCopy(of: store.environment, in: directory)
                 return nil
