@@ -220,6 +220,10 @@ int evsync_mdb_cursor_put(MDB_cursor *cursor, MDB_val *key, MDB_val *data, unsig
     GUARDED(mdb_cursor_put(cursor, key, data, flags), (void)0, (void)0);
 }
 
+int evsync_mdb_cursor_del(MDB_cursor *cursor, unsigned int flags) {
+    GUARDED(mdb_cursor_del(cursor, flags), (void)0, (void)0);
+}
+
 int evsync_mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data) {
     GUARDED(mdb_del(txn, dbi, key, data), (void)0, (void)0);
 }

@@ -264,4 +264,35 @@ struct MultiProcessTests {
             #expect(stat(sandbox.store.appendingPathComponent("data.mdb").path, &file) == 0 && file.st_size < 64 << 20)
         }
     }
+
+    @Test("shrinks racing writers in other processes: each swaps in a whole copy or leaves the file; no add fails or is lost")
+    func shrinksRacingWriters() throws {
+        try withSandbox { sandbox in
+            let count = 3_000
+            let file = try sandbox.write("h.jsonl", (0..<count).map { #"{"id":"h\#($0)","name":"Holiday \#($0)","date":"2026-01-01"}"# }.joined(separator: "\n"))
+            try sandbox.succeed(["import", "Holiday", file])
+            let adds = 80
+            let writer = try sandbox.launchShell("""
+            i=0
+            while [ $i -lt \(adds) ]; do
+              "$EVSYNC_BINARY_PATH" add Holiday --id w$i name=Writer date=2026-02-01 >/dev/null || exit 1
+              i=$((i + 1))
+            done
+            """)
+            var outcomes: [String: Int] = [:]
+            while writer.process.isRunning {
+                let shrink = try sandbox.succeed(["log", "compact", "--before", "1", "--wait", "0", "--json"])
+                let dataFile = try #require(try JSONParser.parse(shrink.stdout).objectValue?["dataFile"]?.objectValue, "\(shrink)")
+                outcomes[dataFile["heldOpenBy"] == nil ? "swapped" : "left", default: 0] += 1
+            }
+            let written = writer.wait()
+            #expect(written.status == Exit.ok, "an add failed beside shrinks (\(outcomes)): \(written)")
+            let alone = try sandbox.succeed(["log", "compact", "--before", "1", "--json"])
+            #expect(try JSONParser.parse(alone.stdout).objectValue?["dataFile"]?.objectValue?["heldOpenBy"] == nil, "alone, it swaps: \(alone)")
+            #expect(Set(try sandbox.records("Holiday").keys) == Set((0..<count).map { "h\($0)" } + (0..<adds).map { "w\($0)" }))
+            #expect(try sandbox.eventCount() == Int64(count + adds))
+            #expect(try sandbox.succeed(["rebuild-views", "--verify"]).stdout == "views match the log (\(count + adds) events)\n")
+            #expect(try sandbox.run(["log", "verify"]).status == Exit.ok)
+        }
+    }
 }

@@ -47,6 +47,7 @@ int evsync_mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 int evsync_mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cursor);
 int evsync_mdb_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 int evsync_mdb_cursor_put(MDB_cursor *cursor, MDB_val *key, MDB_val *data, unsigned int flags);
+int evsync_mdb_cursor_del(MDB_cursor *cursor, unsigned int flags);
 int evsync_mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 int evsync_mdb_drop(MDB_txn *txn, MDB_dbi dbi, int del);
 int evsync_mdb_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *stat);

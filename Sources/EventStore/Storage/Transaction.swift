@@ -106,10 +106,12 @@ final class Transaction {
         }.get()
     }
 
+    /// `appendDuplicate` promises, in a sorted-duplicates database, that `value` sorts after the key's values.
     func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database, append: Bool = false,
-             noDuplicate: Bool = false) throws(StorageError) {
+             appendDuplicate: Bool = false, noDuplicate: Bool = false) throws(StorageError) {
         var flags: UInt32 = 0
         if append { flags |= UInt32(MDB_APPEND) }
+        if appendDuplicate { flags |= UInt32(MDB_APPENDDUP) }
         if noDuplicate { flags |= UInt32(MDB_NODUPDATA) }
         let code = try store(key, value, in: database, flags: flags)
         if code == MDB_KEYEXIST, noDuplicate { return }
@@ -142,6 +144,27 @@ final class Transaction {
         if code == MDB_NOTFOUND { return false }
         try StorageError.check(code, "deleting from \(database.name)")
         return true
+    }
+
+    /// Removes each of `keys` (in ascending order) that is there, through the database's write cursor:
+    /// where the next key is on the page of the last, LMDB finds it without a search from the root
+    /// (a compaction removes a million events in runs). Returns how many were there.
+    @discardableResult
+    func delete(sorted keys: some Sequence<[UInt8]>, in database: Database) throws(StorageError) -> Int {
+        let cursor = try writeCursor(database)
+        var deleted = 0
+        for key in keys {
+            let code = key.withUnsafeBytes { keyBytes in
+                var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var dataValue = MDB_val()
+                return evsync_mdb_cursor_get(cursor, &keyValue, &dataValue, MDB_SET)
+            }
+            if code == MDB_NOTFOUND { continue }
+            try StorageError.check(code, "finding a key in \(database.name)")
+            try StorageError.check(evsync_mdb_cursor_del(cursor, 0), "deleting from \(database.name)")
+            deleted += 1
+        }
+        return deleted
     }
 
     /// Removes every entry of `database`, keeping the database itself.
