@@ -323,4 +323,19 @@ struct RecordKeyTests {
         #expect(SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
+
+    @Test("fed in pieces of any size, across block edges, and as a collection that is not contiguous: the same digest")
+    func sha256FedInPieces() {
+        let message = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        var hasher = SHA256()
+        var offset = 0
+        for size in [1, 63, 64, 65, 0, 127, 128, 129, 1_000, 3] {
+            hasher.update(message[offset..<offset + size])
+            offset += size
+        }
+        hasher.update(message[offset..<offset + 100].reversed())  // all "a": the same bytes, not contiguous
+        hasher.update(message[(offset + 100)...])
+        #expect(hasher.finalize() == SHA256.digest(message))
+        #expect(SHA256.hex(message) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
 }

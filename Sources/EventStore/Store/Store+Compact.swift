@@ -152,13 +152,14 @@ extension Store {
             let chunk = records[start..<min(start + Self.moveChunk, records.count)]
             changed += try writeLog { appender in
                 var changed: UInt64 = 0
-                var moved: UInt64 = 0
+                var moved: [UInt64] = []
                 for record in chunk {
-                    if try move(record, sealedBy: seal, appender: &appender) { moved += UInt64(record.seqs.count) } else { changed += 1 }
+                    if try move(record, sealedBy: seal, appender: &appender) { moved += record.seqs } else { changed += 1 }
                 }
                 let transaction = appender.transaction
+                try transaction.delete(sorted: moved.sorted().lazy.map(Keys.sequence), in: log.events)
                 let before = try meta(MetaKey.movedEvents, in: transaction).flatMap(UInt64.init) ?? 0
-                try setMeta(MetaKey.movedEvents, String(before + moved), in: transaction)
+                try setMeta(MetaKey.movedEvents, String(before + UInt64(moved.count)), in: transaction)
                 return changed
             }
             start += Self.moveChunk
@@ -166,7 +167,8 @@ extension Store {
         return changed
     }
 
-    /// Moves one record, in the commit of `appender`; false, having written nothing, if it changed since it was planned.
+    /// Moves one record, in the commit of `appender`, but for the removal of its events, which the caller does
+    /// for all of the commit's records at once; false, having written nothing, if it changed since it was planned.
     private func move(_ record: CompactionPlan.Record, sealedBy seal: UInt64, appender: inout EventLog.Appender) throws -> Bool {
         let transaction = appender.transaction
         let history = try transaction.cursor(log.views.history)
@@ -176,7 +178,6 @@ extension Store {
         let recordKey = Keys.record(entity: record.entity, id: record.id)
         try transaction.delete(recordKey, in: log.views.records)
         try transaction.delete(recordKey, in: log.views.outbox)
-        for seq in record.seqs { try transaction.delete(Keys.sequence(seq), in: log.events) }
         let projection = record.projection
         let baseline = Baseline(compaction: seal, covers: record.seqs, setters: record.setters, lastExchange: record.lastExchange,
                                 lastEvent: record.lastEvent)
@@ -261,6 +262,9 @@ struct CompactionPlan {
         }
         try finish()
         plan.archived.sort()
+        // Moved in the order they were created, records changed together share the pages their events are on:
+        // in key order, each commit of `moveChunk` records rewrote a page per event.
+        plan.records.sort { $0.seqs[0] < $1.seqs[0] }
         return plan
     }
 
@@ -279,7 +283,6 @@ struct CompactionPlan {
             for field in Store.changedFields(from: before, to: projection.row) {
                 setters[field] = event.baseline?.setters[field] ?? EventSummary(event)
             }
-            setters = setters.filter { projection.row?[$0.key] != nil }
             if let baseline = event.baseline {
                 lastExchange = baseline.lastExchange
                 lastEvent = baseline.lastEvent
@@ -290,6 +293,8 @@ struct CompactionPlan {
         }
         guard let lastEvent, !id.isEmpty, !projection.isPending,
               try log.views.projection(entity: entity, id: id, in: transaction) == projection else { return nil }
+        // Only the fields the record still has: a field unset (or a record deleted) has no setter.
+        setters = setters.filter { projection.row?[$0.key] != nil }
         return Record(historyKey: key, entity: entity, id: id, seqs: seqs, projection: projection, setters: setters,
                       lastExchange: lastExchange, lastEvent: lastEvent)
     }

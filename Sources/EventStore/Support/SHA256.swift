@@ -15,9 +15,9 @@ struct SHA256 {
     ]
 
     private var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+    /// The bytes of a block not yet complete (fewer than 64).
     private var pending: [UInt8] = []
     private var length: UInt64 = 0
-    private var schedule = [UInt32](repeating: 0, count: 64)
 
     /// A digest to feed piece by piece (an archive segment's seal is over more bytes than fit in memory at once).
     init() {
@@ -25,14 +25,29 @@ struct SHA256 {
     }
 
     mutating func update(_ bytes: some Collection<UInt8>) {
-        length &+= UInt64(bytes.count)
-        for byte in bytes {
-            pending.append(byte)
-            if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
+        if bytes.withContiguousStorageIfAvailable({ update(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            Array(bytes).withUnsafeBytes { update(bytes: $0) }
         }
+    }
+
+    /// Whole blocks straight from `bytes`: a compaction seals a million events, and byte by byte this was a
+    /// fifth of its time.
+    mutating func update(bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress else { return }
+        length &+= UInt64(bytes.count)
+        var offset = 0
+        if !pending.isEmpty {
+            offset = min(64 - pending.count, bytes.count)
+            pending.append(contentsOf: bytes[0..<offset])
+            guard pending.count == 64 else { return }
+            pending.withUnsafeBytes { block in block.baseAddress.map { compress($0) } }
+            pending.removeAll(keepingCapacity: true)
+        }
+        while bytes.count - offset >= 64 {
+            compress(base + offset)
+            offset += 64
+        }
+        pending.append(contentsOf: bytes[offset...])
     }
 
     /// The 32-byte digest of everything fed so far.
@@ -42,7 +57,10 @@ struct SHA256 {
         tail.append(0x80)
         while tail.count % 64 != 56 { tail.append(0) }
         for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        for block in stride(from: 0, to: tail.count, by: 64) { compress(tail[block..<block + 64]) }
+        tail.withUnsafeBytes { blocks in
+            guard let base = blocks.baseAddress else { return }
+            for block in stride(from: 0, to: blocks.count, by: 64) { compress(base + block) }
+        }
         return state.flatMap { word in stride(from: 24, through: 0, by: -8).map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
     }
 
@@ -53,20 +71,23 @@ struct SHA256 {
         return hasher.finalize()
     }
 
-    private mutating func compress(_ block: some Collection<UInt8>) {
-        var bytes = block.makeIterator()
-        func next() -> UInt32 { UInt32(bytes.next() ?? 0) }
-        for t in 0..<16 { schedule[t] = next() << 24 | next() << 16 | next() << 8 | next() }
-        for t in 16..<64 {
-            let s0 = Self.rotr(schedule[t - 15], 7) ^ Self.rotr(schedule[t - 15], 18) ^ (schedule[t - 15] >> 3)
-            let s1 = Self.rotr(schedule[t - 2], 17) ^ Self.rotr(schedule[t - 2], 19) ^ (schedule[t - 2] >> 10)
-            schedule[t] = schedule[t - 16] &+ s0 &+ schedule[t - 7] &+ s1
-        }
+    /// One 64-byte block at `block`.
+    private mutating func compress(_ block: UnsafeRawPointer) {
         var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-        for t in 0..<64 {
-            let t1 = h &+ (Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ Self.k[t] &+ schedule[t]
-            let t2 = (Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            Self.k.withUnsafeBufferPointer { k in
+                for t in 0..<16 { w[t] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: t * 4, as: UInt32.self)) }
+                for t in 16..<64 {
+                    let s0 = Self.rotr(w[t - 15], 7) ^ Self.rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
+                    let s1 = Self.rotr(w[t - 2], 17) ^ Self.rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
+                    w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+                }
+                for t in 0..<64 {
+                    let t1 = h &+ (Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ k[t] &+ w[t]
+                    let t2 = (Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
+                    (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                }
+            }
         }
         for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { state[index] = state[index] &+ value }
     }
