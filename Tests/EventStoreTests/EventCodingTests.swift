@@ -169,6 +169,37 @@ struct EventCodingTests {
         }
     }
 
+    /// A baseline as evsync wrote it before `sharedBaseline` (tag 10), taken from a store of `Tools/bench` case 14,
+    /// and the same event as `log tail --json` printed it.
+    static let firstFormatBaseline = """
+        029650f8afe7a649c2b5bcc1c7681c03720db05ee3ba44549e3544c2b5482b3c07486f6c69646179ffb60561be1f4b55be5a237df37f0e
+        0e07726f6f7440766d9b027b2264617465223a22313937362d30392d3135222c2264657461696c73223a22656469742031303a20656469
+        7420393a206564697420383a206564697420373a206564697420363a206564697420353a206564697420343a206564697420333a206564
+        697420323a206564697420313a204570697068616e792c205765646e65736461792c2053657074656d6265722031352c20313937363a20
+        7075626c696320686f6c6964617920696e2044452e222c226e616d65223a224570697068616e792028444520393930353629222c226f62
+        7365727665644279223a5b224445225d2c2277696b6970656469614c696e6b223a2268747470733a2f2f656e2e77696b6970656469612e
+        6f72672f77696b692f4570697068616e79227d02fdb3dee0a3340ac999430b9e8d06a18d06a08d06a08d06a08d06a08d069f8d06899506
+        a08d06a08d06a08d06029e8d06b6b2cbc0c7680133687474703a2f2f3132372e302e302e313a383839372f76312f6275636b6574732f63
+        6f6d706163742d3137393633303335373101a5b7a1e0a334c79943809adcc0c7680533687474703a2f2f3132372e302e302e313a383839
+        372f76312f6275636b6574732f636f6d706163742d3137393633303335373101fdb3dee0a334050464617465000764657461696c730104
+        6e616d65000a6f627365727665644279000d77696b6970656469614c696e6b000001
+        """
+    static let firstFormatBaselineJSON = #"{"format":1,"seq":1200999,"event":"720db05e-e3ba-4454-9e35-44c2b5482b3c","at":"2026-12-03T13:28:26.209Z","entity":"Holiday","id":"ffb60561-be1f-4b55-be5a-237df37f0e0e","kind":"baseline","origin":"local","by":"root@vm","set":{"date":"1976-09-15","details":"edit 10: edit 9: edit 8: edit 7: edit 6: edit 5: edit 4: edit 3: edit 2: edit 1: Epiphany, Wednesday, September 15, 1976: public holiday in DE.","name":"Epiphany (DE 99056)","observedBy":["DE"],"wikipediaLink":"https://en.wikipedia.org/wiki/Epiphany"},"version":1796304509437,"baseline":{"compaction":1101001,"covers":[99998,199999,299999,399999,499999,599999,699998,800999,900999,1000999,1100999],"lastEvent":{"at":"2026-12-03T13:15:18.016Z","by":"http://127.0.0.1:8897/v1/buckets/compact-1796303571","kind":"updated","origin":"remote","seq":1100999,"version":1796304509437},"setters":{"date":{"at":"2026-12-03T13:13:00.315Z","by":"http://127.0.0.1:8897/v1/buckets/compact-1796303571","kind":"created","origin":"remote","seq":99998,"version":1796303510437},"details":{"at":"2026-12-03T13:15:18.016Z","by":"http://127.0.0.1:8897/v1/buckets/compact-1796303571","kind":"updated","origin":"remote","seq":1100999,"version":1796304509437},"name":{"at":"2026-12-03T13:13:00.315Z","by":"http://127.0.0.1:8897/v1/buckets/compact-1796303571","kind":"created","origin":"remote","seq":99998,"version":1796303510437},"observedBy":{"at":"2026-12-03T13:13:00.315Z","by":"http://127.0.0.1:8897/v1/buckets/compact-1796303571","kind":"created","origin":"remote","seq":99998,"version":1796303510437},"wikipediaLink":{"at":"2026-12-03T13:13:00.315Z","by":"http://127.0.0.1:8897/v1/buckets/compact-1796303571","kind":"created","origin":"remote","seq":99998,"version":1796303510437}}}}"#
+
+    @Test("a baseline in the first stored form (tag 10) still reads as it did; written again it takes the smaller form")
+    func firstFormatBaselineStillReads() throws {
+        let hex = Array(Self.firstFormatBaseline.utf8.filter { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: " ") })
+        let stored = try stride(from: 0, to: hex.count, by: 2).map { index in
+            try #require(UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16))
+        }
+        let event = try EventCoding.decode(stored)
+        #expect(event == (try EventCoding.decode(Array(Self.firstFormatBaselineJSON.utf8))))
+        #expect(event.baseline?.covers.count == 11 && event.baseline?.setters.count == 5)
+        let rewritten = EventCoding.encode(event)
+        #expect(try EventCoding.decode(rewritten) == event)
+        #expect(rewritten.count + 80 < stored.count, "\(rewritten.count) bytes, where the first form took \(stored.count)")
+    }
+
     @Test("timestamps format and parse", arguments: [
         (Int64(0), "1970-01-01T00:00:00.000Z"),
         (1, "1970-01-01T00:00:00.001Z"),

@@ -63,7 +63,9 @@ extension EventCoding {
             case .resolves:
                 event.resolves = try reader.varint()
             case .baseline:
-                event.baseline = try baseline(&reader)
+                event.baseline = try baseline(&reader, shared: false, fields: [])
+            case .sharedBaseline:
+                event.baseline = try baseline(&reader, shared: true, fields: event.set.keys.sorted())
             case .archive:
                 do {
                     event.archive = try JSONValueDecoder().decode(ArchiveInfo.self, from: json(reader.take(reader.count()), "archive"))
@@ -159,7 +161,8 @@ extension EventCoding {
         return flags
     }
 
-    private static func baseline(_ reader: inout Reader) throws -> Baseline {
+    /// A `baseline` (`shared`: a `sharedBaseline`, whose setters name the event's `fields` by position).
+    private static func baseline(_ reader: inout Reader, shared: Bool, fields: [String]) throws -> Baseline {
         let compaction = try reader.varint()
         var covers: [UInt64] = []
         var seq: UInt64 = 0
@@ -168,6 +171,13 @@ extension EventCoding {
             guard !overflow else { throw EventDecodingError(reason: "its baseline covers an event out of range") }
             seq = sum
             covers.append(seq)
+        }
+        let authors = shared ? try (0..<reader.count()).map { _ in try reader.string() } : []
+        func author() throws -> String {
+            guard shared else { return try reader.string() }
+            let index = try reader.varint()
+            guard index < UInt64(authors.count) else { throw EventDecodingError(reason: "its baseline names an author it does not hold") }
+            return authors[Int(index)]
         }
         var summaries: [EventSummary] = []
         for _ in 0..<(try reader.count()) {
@@ -179,7 +189,7 @@ extension EventCoding {
                 throw newer("its baseline has a kind or origin this evsync does not know (code \(kindAndOrigin))")
             }
             var summary = EventSummary(Event(seq: seq, eventID: "", at: at, entity: "", recordID: "", kind: kind, origin: origin,
-                                             author: try reader.string()))
+                                             author: try author()))
             switch try reader.byte() {
             case 0: break
             case 1:
@@ -197,7 +207,13 @@ extension EventCoding {
         }
         var setters: [String: EventSummary] = [:]
         for _ in 0..<(try reader.count()) {
-            let field = try reader.string()
+            let field: String
+            if shared, case let position = try reader.varint(), position > 0 {
+                guard position <= UInt64(fields.count) else { throw EventDecodingError(reason: "its baseline names a field it does not hold") }
+                field = fields[Int(position - 1)]
+            } else {
+                field = try reader.string()
+            }
             setters[field] = try summary(reader.varint())
         }
         let lastExchange = try reader.varint()

@@ -67,6 +67,12 @@ package enum EventCoding {
         case baseline = 10
         /// varint byte count, then an `ArchiveInfo` as JSON.
         case archive = 11
+        /// A `Baseline` as `baseline` writes it, but smaller (what evsync writes since): after the covers, varint
+        /// count then the authors (strings), each once; a summary's author is its varint index among them; a
+        /// field is its varint position + 1 in the event's `set` sorted by name (0: its name follows, a string).
+        /// Of a record pulled from Kinto, whose authors are the bucket's URL, a baseline took 584 bytes in the
+        /// first form and takes more than 80 fewer in this one (`EventCodingTests`).
+        case sharedBaseline = 12
     }
 
     // Internal, not private: EventCoding+Decoding.swift reads them.
@@ -124,7 +130,10 @@ package enum EventCoding {
         if let policy = event.policy { bytes.append(Tag.policy.rawValue); bytes.append(code(of: policy, in: policies)) }
         append(event.reason, tag: .reason, to: &bytes)
         if let resolves = event.resolves { bytes.append(Tag.resolves.rawValue); appendVarint(resolves, to: &bytes) }
-        if let baseline = event.baseline { bytes.append(Tag.baseline.rawValue); append(baseline, to: &bytes) }
+        if let baseline = event.baseline {
+            bytes.append(Tag.sharedBaseline.rawValue)
+            append(baseline, fields: event.set.keys.sorted(), to: &bytes)
+        }
         if let archive = event.archive {
             bytes.append(Tag.archive.rawValue)
             appendCounted(to: &bytes) { $0 += (try? JSONValueEncoder.encode(archive)).map(JSONWriter.encode) ?? [] }
@@ -206,7 +215,8 @@ package enum EventCoding {
         bytes.append(contentsOf: string.utf8)
     }
 
-    private static func append(_ baseline: Baseline, to bytes: inout [UInt8]) {
+    /// - Parameter fields: the event's fields, sorted: a setter's field is written as its position among them.
+    private static func append(_ baseline: Baseline, fields: [String], to bytes: inout [UInt8]) {
         appendVarint(baseline.compaction, to: &bytes)
         appendVarint(UInt64(baseline.covers.count), to: &bytes)
         var previous: UInt64 = 0
@@ -214,7 +224,7 @@ package enum EventCoding {
             appendVarint(seq &- previous, to: &bytes)
             previous = seq
         }
-        // Each event once, however many fields it set.
+        // Each event once, however many fields it set; each author once, however many events it wrote.
         var summaries: [EventSummary] = []
         var index: [UInt64: Int] = [:]
         func number(_ summary: EventSummary) -> Int {
@@ -223,24 +233,33 @@ package enum EventCoding {
             summaries.append(summary)
             return summaries.count - 1
         }
-        let fields = baseline.setters.sorted { $0.key < $1.key }.map { ($0.key, number($0.value)) }
+        let setters = baseline.setters.sorted { $0.key < $1.key }.map { ($0.key, number($0.value)) }
         let lastExchange = baseline.lastExchange.map(number)
         let lastEvent = number(baseline.lastEvent)
+        var authors: [String] = []
+        for summary in summaries where !authors.contains(summary.author) { authors.append(summary.author) }
+        appendVarint(UInt64(authors.count), to: &bytes)
+        for author in authors { append(author, to: &bytes) }
         appendVarint(UInt64(summaries.count), to: &bytes)
         for summary in summaries {
             appendVarint(summary.seq, to: &bytes)
             appendVarint(UInt64(bitPattern: (summary.at << 1) ^ (summary.at >> 63)), to: &bytes)
             bytes.append(code(of: summary.kind, in: kinds) << 2 | code(of: summary.origin, in: origins))
-            append(summary.author, to: &bytes)
+            appendVarint(UInt64(authors.firstIndex(of: summary.author) ?? 0), to: &bytes)
             switch summary.version?.storage {
             case nil: bytes.append(0)
             case .integer(let number)?: bytes.append(1); appendVarint(UInt64(number), to: &bytes)
             case .token(let token)?: bytes.append(2); append(token, to: &bytes)
             }
         }
-        appendVarint(UInt64(fields.count), to: &bytes)
-        for (field, setter) in fields {
-            append(field, to: &bytes)
+        appendVarint(UInt64(setters.count), to: &bytes)
+        for (field, setter) in setters {
+            if let position = fields.firstIndex(of: field) {
+                appendVarint(UInt64(position) + 1, to: &bytes)
+            } else {
+                bytes.append(0)
+                append(field, to: &bytes)
+            }
             appendVarint(UInt64(setter), to: &bytes)
         }
         appendVarint(lastExchange.map { UInt64($0) + 1 } ?? 0, to: &bytes)
