@@ -50,10 +50,12 @@ DATASET_VERSION = "v1"     # bump when the generator changes (invalidates cached
 # The 1M-record pull is ~1 min per run; peak RSS barely moves between runs: 1 run.
 DEFAULTS = dict(runs=3, import_records=1_000_000, pull_records=100_000, push_records=10_000,
                 history_small=1_000, history_large=None, rebuild_events=None,
-                memory_records=1_000_000, memory_runs=1, footprint_records=100_000)
+                memory_records=1_000_000, memory_runs=1, footprint_records=100_000,
+                compact_records=100_000)
 QUICK = dict(runs=3, import_records=20_000, pull_records=5_000, push_records=100,
              history_small=1_000, history_large=None, rebuild_events=None,
-             memory_records=20_000, memory_runs=None, footprint_records=5_000)
+             memory_records=20_000, memory_runs=None, footprint_records=5_000,
+             compact_records=2_000)
 
 METHOD_NOTES = [
     "Every case runs its contenders interleaved, every other round in reverse (A B C, C B A, …), so drift "
@@ -97,6 +99,7 @@ CASE_TITLES = {
     11: "propagation between two stores on sync --watch 1, edits at random phases",
     12: "peak memory of a first pull of large records (1,000 of 200 KB: one page of some 200 MB)",
     13: "the library an app embeds, against SQLite's C API (issue 24's numbers)",
+    14: "log compact of records changed 10 times each: sizes, time, adds beside it, history (issue 27's numbers)",
 }
 
 
@@ -698,10 +701,10 @@ class Kinto:
         self.seeded[bucket, collection] = n
         log(f"seeded {fmt_n(n)} records into {parent} via PostgreSQL COPY in {time.perf_counter() - t0:.1f} s")
 
-    def edit_all(self, bucket, collection, round_):
-        """Changes `details` of every record of the collection, straight in PostgreSQL, with a new
-        last_modified each (distinct, after every earlier one, one millisecond apart): what another
-        device editing every record once looks like to a pull."""
+    def edit_all(self, bucket, collection, round_, skip=()):
+        """Changes `details` of every record of the collection but those in `skip`, straight in PostgreSQL,
+        with a new last_modified each (distinct, after every earlier one, one millisecond apart): what
+        another device editing every record once looks like to a pull."""
         parent = f"/buckets/{bucket}/collections/{collection}"
         conn = self.pg_connect()
         try:
@@ -714,9 +717,10 @@ class Kinto:
                         "UPDATE objects o SET data = jsonb_set(o.data, '{details}', to_jsonb(%s || (o.data->>'details'))), "
                         "last_modified = TIMESTAMP '1970-01-01' + (%s + n.i) * INTERVAL '1 millisecond' "
                         "FROM (SELECT id, row_number() OVER (ORDER BY last_modified) - 1 AS i FROM objects "
-                        "      WHERE parent_id = %s AND resource_name = 'record' AND NOT deleted) n "
+                        "      WHERE parent_id = %s AND resource_name = 'record' AND NOT deleted "
+                        "      AND NOT (id = ANY(%s))) n "
                         "WHERE o.id = n.id AND o.parent_id = %s AND o.resource_name = 'record'",
-                        (f"edit {round_}: ", start, parent, parent))
+                        (f"edit {round_}: ", start, parent, list(skip), parent))
                     edited = cur.rowcount
                     cur.execute("ALTER TABLE objects ENABLE TRIGGER tgr_objects_last_modified")
                     cur.execute("DELETE FROM timestamps WHERE parent_id = %s AND resource_name = 'record'", (parent,))
@@ -1497,6 +1501,163 @@ COMMIT;
         self.rows.append(Row(9, title, eh, sh))
         self.series.update(list_ev=ev, list_audit=sq, history_ev=eh, history_audit=sh)
 
+    # ---- case 14
+    def case_compaction(self):
+        n, changes = self.a.compact_records, 10
+        local = max(1, min(1_000, n // 100))
+        title = f"14. log compact, {fmt_n(n)} records changed {changes} times each"
+        log(title)
+        k = self.need_kinto()
+        data = dataset(self.datadir, n)
+        ids = [json.loads(line)["id"] for line in data.read_text().splitlines()[:n]]
+        bucket = f"compact-{int(time.time())}"
+        k.seed(bucket, "holidays", data, n)
+        remote = f"{k.url}/buckets/{bucket}"
+        store = self.fresh(self.work / "compact-store")
+        sync = self.ev(store, "sync", "--remote", remote, "--auth-file", k.auth_file, "--json")
+
+        # The store, built untimed: a first pull, then ten rounds that change every record once. Most
+        # changes come from another device (straight in PostgreSQL, as in case 8: 1.1 million edits through
+        # Kinto's API would take hours at its 70-90 writes a second). In round 5, `local` records are edited
+        # here, with `evsync edit`, and pushed, instead of on the server.
+        t0 = time.perf_counter()
+        run_quiet(sync)
+        for round_ in range(1, changes + 1):
+            mine = ids[:local] if round_ == 5 else []
+            for rid in mine:
+                run_quiet(self.ev(store, "edit", "Holiday", rid, f"details=local edit {round_}"))
+            if k.edit_all(bucket, "holidays", round_, skip=mine) != n - len(mine):
+                raise CommandFailed(f"case 14: edit round {round_} did not change {n - len(mine)} records on the server")
+            out = json.loads(run_quiet(sync).stdout)
+            if out.get("pulled") != n - len(mine) or out.get("pushed") != len(mine):
+                raise CommandFailed(f"case 14: edit round {round_}: sync said {out}")
+        before = json.loads(run_quiet(self.ev(store, "status", "--json")).stdout)
+        last = before["events"]
+        log(f"built a store of {fmt_n(last)} events ({fmt_n(local)} of the changes local) in "
+            f"{time.perf_counter() - t0:.0f} s (untimed)")
+
+        rid = ids[n // 2]
+        runs = self.a.runs * 5
+        history_before = Series("history, before", "evsync history ID (before the compaction)")
+        history_after = Series("history, after", "evsync history ID (after it, its archive present)")
+
+        def history(series, at, label):
+            def eleven(s):
+                entries = sum(line.startswith("#") for line in s.stdout.splitlines())
+                return None if entries == changes + 1 else f"{entries} history entries, not {changes + 1}"
+            self.rounds(runs, [lambda r: self.measure(f"run {r + 1} history ({label})", series,
+                                                      self.ev(at, "history", rid), check=eleven)])
+        history(history_before, store, "before")
+
+        # Each compaction runs on a copy of the store; the rebuilds on the store itself, interleaved.
+        copy = self.work / "compact-copy"
+        rebuild = Series("evsync rebuild-views", f"evsync rebuild-views ({fmt_n(last)} events)")
+        compact = Series("evsync log compact", f"evsync log compact --before {last} --json (a copy of the store)")
+        report = {}
+
+        def run_rebuild(r):
+            self.measure(f"run {r + 1} rebuild-views", rebuild, self.ev(store, "rebuild-views"),
+                         check=lambda s: None if f"from {last} events" in s.stdout else "unexpected output")
+
+        def run_compact(r):
+            self.fresh(copy)
+            shutil.copytree(store, copy)
+
+            def check(s):
+                report.update(json.loads(s.stdout))
+                if report.get("records", 0) < n - 1 or "heldOpenBy" in report.get("dataFile", {"heldOpenBy": None}):
+                    return f"compact said {report}"
+                return None
+            self.measure(f"run {r + 1} log compact", compact, self.ev(copy, "log", "compact", "--before", last, "--json"),
+                         check=check)
+
+        self.rounds(self.a.runs, [run_rebuild, run_compact])
+        history(history_after, copy, "after")
+        self.rows += [Row(14, f"{title}: compaction vs rebuild-views", compact, rebuild),
+                      Row(14, f"{title}: history of one record, after vs before", history_after, history_before)]
+
+        # Local adds while one more compaction runs (not timed: the adds share the 2 cores with it).
+        failed = []
+
+        def add_walls(at, count=None, until=None, pause=0.02):
+            walls = []
+            while (count is not None and len(walls) < count) or (until is not None and not until.is_set()):
+                t = time.perf_counter()
+                r = run_quiet(self.ev(at, "add", "Holiday", "name=Added meanwhile", "date=2026-12-03"), check=False)
+                walls.append(time.perf_counter() - t)
+                if r.returncode != 0:
+                    failed.append(r.stderr.decode(errors="replace").strip())
+                time.sleep(pause)
+            return walls
+        busy = self.fresh(self.work / "compact-busy")
+        shutil.copytree(store, busy)
+        idle = add_walls(busy, count=30)
+        done, during = threading.Event(), []
+        adder = threading.Thread(target=lambda: during.extend(add_walls(busy, until=done)))
+        adder.start()
+        try:
+            out = json.loads(run_quiet(self.ev(busy, "log", "compact", "--before", last, "--json")).stdout)
+        finally:
+            done.set()
+            adder.join()
+        typical = statistics.median(idle)
+        during = during or [0.0]
+        wait = max(during) - typical
+        log(f"  {len(during)} adds during a compaction: slowest {fmt_t(max(during))}, an add alone "
+            f"{fmt_t(typical)} (median of {len(idle)}); the data file {'was left as it was' if 'heldOpenBy' in out.get('dataFile', {}) else 'shrank'}")
+
+        # The sizes: a store that imported the same records (as they are now) once, and SQLite with an audit
+        # table holding the same history.
+        once = self.fresh(self.work / "compact-once")
+        run_quiet(self.ev(once, "import", "Holiday", "-"), stdin_bytes=run_quiet(self.ev(store, "list", "Holiday", "--json")).stdout)
+        audit = self.work / "compact-audit.sqlite"
+        audit.unlink(missing_ok=True)
+        script = self.work / "compact.sql"
+        script.write_text(sqlite_import_script(SQLITE_AUDIT_SCHEMA, data))
+        with open(script, "rb") as f:
+            run_quiet(["sqlite3", audit], stdin_bytes=f.read())
+        edits = "".join(f"BEGIN; UPDATE holiday SET details = 'edit {r}: ' || details; COMMIT;\n" for r in range(1, changes + 1))
+        run_quiet(["sqlite3", audit], stdin_bytes=(edits + "PRAGMA wal_checkpoint(TRUNCATE);\n").encode())
+        compacted_file = disk_bytes(copy / "data.mdb")[0]
+        once_file = disk_bytes(once / "data.mdb")[0]
+        archive = disk_bytes(copy / "archive")[0]
+        archived_live = before["liveBytes"] * report["archivedEvents"] / before["liveEvents"]
+        wal = Path(str(audit) + "-wal")
+        whole, peer = disk_bytes(copy)[0], disk_bytes(audit)[0] + (disk_bytes(wal)[0] if wal.exists() else 0)
+        for what, path, records in (("evsync store before `log compact`", store, n),
+                                    ("evsync store after `log compact` (data file, lock file, archive/)", copy, n),
+                                    ("  of which archive/", copy / "archive", n),
+                                    ("evsync store that imported the same records, as they are now, once", once, n),
+                                    (f"SQLite with audit triggers after {changes} edits of every record", audit, n)):
+            on_disk, apparent = disk_bytes(path)
+            self.footprint.append((what, records, on_disk, apparent))
+
+        def add(name, ok, detail):
+            self.more_targets.append((name, "PASS" if ok else "FAIL", detail))
+        add("compacted data file ≤ 1.3× a store that imported the records once", compacted_file <= 1.3 * once_file,
+            f"{fmt_mib(compacted_file)} vs {fmt_mib(once_file)} ({compacted_file / once_file:.2f}×)")
+        add("archive ≤ 1/3 of the bytes its events took in the live log", archive <= archived_live / 3,
+            f"{fmt_mib(archive)} vs {fmt_mib(archived_live)} ({archive / archived_live:.2f}×)")
+        add("compaction no slower than rebuild-views of the same log", compact.wall <= rebuild.wall,
+            f"{fmt_t(compact.wall)} vs {fmt_t(rebuild.wall)} ({compact.wall / rebuild.wall:.2f}×)")
+        add("no local add waits > 100 ms behind a compaction (nor fails)", wait <= 0.1 and not failed,
+            f"slowest of {len(during)} adds {fmt_t(max(during))}, {fmt_t(wait)} more than an add alone ({fmt_t(typical)})"
+            + (f"; {len(failed)} failed: {failed[0]}" if failed else ""))
+        add("history with the archive present ≤ 2× before the compaction", history_after.wall <= 2 * history_before.wall,
+            f"{fmt_t(history_after.wall)} vs {fmt_t(history_before.wall)} ({history_after.wall / history_before.wall:.2f}×)")
+        add("compacted store and archive in fewer bytes than SQLite with an audit table", whole < peer,
+            f"{fmt_mib(whole)} vs {fmt_mib(peer)} ({whole / peer:.2f}×)")
+        self.notes.append(f"compaction (case 14): {fmt_n(n)} records, {fmt_n(last)} events: a first pull, then {changes} "
+                          f"rounds each changing every record once; {fmt_n(local)} changes of round 5 made here with "
+                          f"`evsync edit` and pushed, the rest made in Kinto's PostgreSQL and pulled. `--before {last}`: "
+                          f"every event but the last moves. The archive's share of the live log is the events tree's "
+                          f"bytes before (`status --json` liveBytes) × archived/live events. SQLite's audit table keeps "
+                          f"a whole row per change, evsync's log the fields that changed.")
+        for path in (store, copy, busy, once):
+            self.fresh(path)
+        for f in (audit, script):
+            f.unlink(missing_ok=True)
+
     # ---- targets
     def targets(self):
         s = self.series
@@ -1627,7 +1788,7 @@ COMMIT;
             "meta": meta,
             "sizes": {k: getattr(self.a, k) for k in ("runs", "import_records", "rebuild_events", "pull_records",
                                                        "push_records", "history_small", "history_large",
-                                                       "memory_records", "memory_runs", "footprint_records", "quick")},
+                                                       "memory_records", "memory_runs", "footprint_records", "compact_records", "quick")},
             "rows": [{"case": r.case, "title": r.title, "evsync": r.evsync.as_json(), "alternative": r.alt.as_json(),
                       "ratio": r.ratio, "ratio_of": r.by} for r in self.rows],
             "targets": [{"target": n, "result": v, "measured": d} for n, v, d in self.targets()],
@@ -1672,11 +1833,12 @@ def parse_args(argv):
         description="Benchmark evsync against side-by-side alternatives measured in the same run.",
         epilog="Cases: 1 import, 2 rebuild-views, 3 first pull, 4 push, 5 nothing-to-do sync, 6 history, "
                "7 peak memory of a pull, 8 bytes on disk, 9 reads against the SQLite-with-audit peer, 10 many stores "
-               "syncing at once, 11 propagation between two watching stores, 12 the library against SQLite's C API. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
+               "syncing at once, 11 propagation between two watching stores, 12 peak memory of a pull of large records, "
+               "13 the library against SQLite's C API, 14 log compact. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
                                                               DEFAULTS.items() if v is not None)
                + "; --quick: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in QUICK.items() if v is not None)
                + ". --rebuild-events and --history-large default to --import-records (the case-1 log is reused).")
-    ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run (< 1 min)")
+    ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run (a few minutes)")
     ap.add_argument("--runs", type=int, help="runs per case (default 3)")
     ap.add_argument("--import-records", type=int, help="case 1: lines imported (default 1,000,000)")
     ap.add_argument("--rebuild-events", type=int, help="case 2: events in the log (default: --import-records)")
@@ -1688,12 +1850,13 @@ def parse_args(argv):
     ap.add_argument("--memory-records", type=int, help="case 7: records in the large pull (default 1,000,000)")
     ap.add_argument("--memory-runs", type=int, help="case 7: runs of the large pull (default 1; --quick: --runs)")
     ap.add_argument("--footprint-records", type=int, help="cases 8 and 9: records (default 100,000)")
+    ap.add_argument("--compact-records", type=int, help="case 14: records, each changed 10 times (default 100,000)")
     ap.add_argument("--many-stores", type=int, default=20, help="case 10: stores syncing at once (default 20)")
     ap.add_argument("--propagation-edits", type=int, default=100, help="case 11: edits timed (default 100)")
     ap.add_argument("--wide-bytes", type=int, default=200_000,
                     help="case 12: bytes of each record's details (default 200,000; 280,000 makes the page of 1,000 "
                     "pass the 256 MiB response cap, so that the pull halves it)")
-    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11,12,13", help="comma-separated case numbers (default all)")
+    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14", help="comma-separated case numbers (default all)")
     ap.add_argument("--port", type=int, default=8897, help="Kinto port (PostgreSQL uses port+10000; default 8897)")
     ap.add_argument("--workdir", default=str(REPO / ".tools" / "bench"),
                     help="scratch space: generated data (kept as a cache), stores (removed); default .tools/bench")
@@ -1714,7 +1877,7 @@ def parse_args(argv):
     if not set(a.cases) <= set(CASE_TITLES):
         ap.error(f"cases are 1..{max(CASE_TITLES)}")
     for k in ("runs", "import_records", "rebuild_events", "pull_records", "push_records", "history_small",
-              "history_large", "memory_records", "memory_runs", "footprint_records"):
+              "history_large", "memory_records", "memory_runs", "footprint_records", "compact_records"):
         if getattr(a, k) < 1:
             ap.error(f"--{k.replace('_', '-')} must be at least 1")
     if a.history_large < a.history_small or a.history_small < 2:
@@ -1748,7 +1911,7 @@ def main(argv=None):
     order = [(1, b.case_import), (2, b.case_rebuild), (6, b.case_history),
              (3, b.case_pull), (5, b.case_noop), (4, b.case_push), (7, b.case_memory),
              (8, b.case_footprint), (9, b.case_reads), (10, b.case_many), (11, b.case_propagation),
-             (12, b.case_wide), (13, b.case_library)]
+             (12, b.case_wide), (13, b.case_library), (14, b.case_compaction)]
     try:
         for case, fn in order:
             if case in a.cases:
@@ -1768,7 +1931,7 @@ def main(argv=None):
         if b.kinto:
             b.kinto.stop()
         for store in ["pull-store", "pull-big-store", "push-store", "mdb-load-env", "dump-load-env", "footprint-import",
-                      "footprint-pulled",
+                      "footprint-pulled", "compact-store", "compact-copy", "compact-busy", "compact-once",
                       *[p.name for p in b.work.glob("log-*")]]:
             shutil.rmtree(b.work / store, ignore_errors=True)
         for f in ["events.dump", "holiday.sqlite", "holiday-audit.sqlite", "footprint-audit.sqlite",
