@@ -226,6 +226,7 @@ struct ArchiveSegmentWriter {
     private let descriptor: Int32
     private let storeID: String
     private var hasher = SHA256()
+    private let compressor: Compressor
     private var block = ByteWriter()
     private var blockFirst: UInt64 = 0
     private var blockCount: UInt32 = 0
@@ -238,6 +239,7 @@ struct ArchiveSegmentWriter {
     init(path: String, storeID: String) throws(StoreError) {
         self.path = path
         self.storeID = storeID
+        compressor = try Compressor(path: path)
         descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("creating", path) }
         var head = ByteWriter()
@@ -294,7 +296,7 @@ struct ArchiveSegmentWriter {
         let raw = block.bytes
         var compressed = [UInt8](repeating: 0, count: ZSTD_compressBound(raw.count))
         let size = compressed.withUnsafeMutableBytes { output in
-            raw.withUnsafeBytes { ZSTD_compress(output.baseAddress, output.count, $0.baseAddress, raw.count, 3) }
+            raw.withUnsafeBytes { ZSTD_compressCCtx(compressor.context, output.baseAddress, output.count, $0.baseAddress, raw.count, 3) }
         }
         guard ZSTD_isError(size) == 0 else {
             throw StoreError(.failure, "could not compress the archive segment \(path): \(String(cString: ZSTD_getErrorName(size)))")
@@ -326,6 +328,18 @@ struct ArchiveSegmentWriter {
         let kind: StoreError.Code = code == ENOSPC || code == EDQUOT ? .diskFull : code == EROFS || code == EACCES ? .readOnly : .failure
         return StoreError(kind, "\(doing) the archive segment \(path) failed: \(String(cString: strerror(code)))")
     }
+}
+
+/// One zstd compression context for all of a segment's blocks: `ZSTD_compress` makes and frees one for each.
+private final class Compressor {
+    let context: OpaquePointer
+
+    init(path: String) throws(StoreError) {
+        guard let context = ZSTD_createCCtx() else { throw StoreError(.failure, "could not compress the archive segment \(path): out of memory") }
+        self.context = context
+    }
+
+    deinit { ZSTD_freeCCtx(context) }
 }
 
 /// Big-endian integers in and out of byte arrays, for the segment's framing.
