@@ -1,5 +1,12 @@
-import Glibc
 import Foundation
+// `struct stat`: with MemberImportVisibility, its members count as declared by whichever of these modules the
+// compiler met it in first, which differs between builds (as in Store+Import.swift).
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(CDispatch)
+import CDispatch
+#endif
 
 /// Giving a compacted store's freed pages back to the disk: LMDB reuses free pages but never shortens its
 /// file, so the file is rewritten compactly, each database in key order into full pages
