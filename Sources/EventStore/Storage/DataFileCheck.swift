@@ -60,14 +60,15 @@ enum DataFileCheck {
     }
 }
 
-private struct Meta {
+struct Meta {
     let pageSize: Int
     let freeRoot: UInt64
     let lastPage: UInt64
     let transaction: UInt64
 }
 
-private struct DataFile {
+/// Plain reads of a data file (and, for `MetaPages`, its newest meta page).
+struct DataFile {
     let descriptor: Int32
 
     private static let invalidPage = UInt64.max
@@ -114,6 +115,12 @@ private struct DataFile {
             if newest.map({ meta.transaction > $0.transaction }) ?? true { newest = meta }
         }
         return newest
+    }
+
+    /// The newer meta page, whole, and the page size; nil if either is not one LMDB would accept.
+    func newestMetaPage() -> (page: [UInt8], pageSize: Int)? {
+        guard let meta = meta(), let first = read(0, meta.pageSize), let second = read(UInt64(meta.pageSize), meta.pageSize) else { return nil }
+        return (first.u64(144) < second.u64(144) ? second : first, meta.pageSize)
     }
 
     /// The pages past the end of the file that `meta` counts as used or free; nil if there are none.

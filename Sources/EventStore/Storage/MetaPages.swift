@@ -8,27 +8,17 @@ import Glibc
 /// environment's commits count from 1: swapped in under a lock file that says `t`, half the time its
 /// readers would open the other, older meta page (an empty store, at first). So both pages get the
 /// newest meta page's tree, page `t % 2` as commit `t` and the other as `t - 1`: what `DataFileCheck` expects.
-/// The layout is `DataFileCheck`'s: the page number at page + 0, the transaction id at page + 144.
+/// The layout is `DataFileCheck`'s (which reads the pages): the page number at page + 0, the transaction id at page + 144.
 enum MetaPages {
     static func stamp(_ path: String, asCommit commit: UInt64) throws(StorageError) {
         guard commit > 0 else { return }
         let descriptor = open(path, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { throw StorageError(code: errno, operation: "opening \(path)") }
         defer { close(descriptor) }
-        var header = [UInt8](repeating: 0, count: 160)
-        guard pread(descriptor, &header, header.count, 0) == header.count else { throw StorageError(code: errno, operation: "reading \(path)") }
-        let pageSize = Int(header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 40, as: UInt32.self) })
-        guard pageSize >= 256, pageSize <= 1 << 16, pageSize & (pageSize - 1) == 0 else {
-            throw StorageError(code: MDB_CORRUPTED, operation: "stamping \(path)", reason: "its first meta page gives no page size")
+        guard MemoryLayout<Int>.size == 8, 1.littleEndian == 1,
+              let (newest, pageSize) = DataFile(descriptor: descriptor).newestMetaPage() else {
+            throw StorageError(code: MDB_CORRUPTED, operation: "stamping \(path)", reason: "its meta pages are not LMDB 0.9's on a 64-bit little-endian machine")
         }
-        var pages = [[UInt8]](repeating: [UInt8](repeating: 0, count: pageSize), count: 2)
-        for index in 0..<2 {
-            guard pread(descriptor, &pages[index], pageSize, off_t(index * pageSize)) == pageSize else {
-                throw StorageError(code: errno, operation: "reading \(path)")
-            }
-        }
-        let newest = pages[0].withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 144, as: UInt64.self) }
-            < pages[1].withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 144, as: UInt64.self) } ? pages[1] : pages[0]
         for index in 0..<2 {
             var page = newest
             let number = UInt64(index), id = UInt64(index) == commit % 2 ? commit : commit - 1

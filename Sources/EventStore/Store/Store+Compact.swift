@@ -244,6 +244,7 @@ struct CompactionPlan: Sendable {
         return plan
     }
 
+    /// The plan of each half of the `history` index, joined (in no order: `make` sorts it).
     private static func halves(cut: UInt64, store: Store, in transaction: Transaction) throws -> CompactionPlan {
         guard cut > 0, let middle = try middleKey(of: store.log.views.history, in: transaction) else {
             return try make(cut: cut, store: store, in: transaction, from: nil, until: nil)
