@@ -1545,9 +1545,7 @@ COMMIT;
             def eleven(s):
                 entries = sum(line.startswith("#") for line in s.stdout.splitlines())
                 return None if entries == changes + 1 else f"{entries} history entries, not {changes + 1}"
-            self.rounds(runs, [lambda r: self.measure(f"run {r + 1} history ({label})", series,
-                                                      self.ev(at, "history", rid), check=eleven)])
-        history(history_before, store, "before")
+            return lambda r: self.measure(f"run {r + 1} history ({label})", series, self.ev(at, "history", rid), check=eleven)
 
         # Each compaction runs on a copy of the store; the rebuilds on the store itself, interleaved.
         copy = self.work / "compact-copy"
@@ -1572,7 +1570,8 @@ COMMIT;
                          check=check)
 
         self.rounds(self.a.runs, [run_rebuild, run_compact])
-        history(history_after, copy, "after")
+        # Before (the store) and after (the last compacted copy), interleaved.
+        self.rounds(runs, [history(history_before, store, "before"), history(history_after, copy, "after")])
         self.rows += [Row(14, f"{title}: compaction vs rebuild-views", compact, rebuild),
                       Row(14, f"{title}: history of one record, after vs before", history_after, history_before)]
 
