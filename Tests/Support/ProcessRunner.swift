@@ -28,14 +28,11 @@ public struct ProcessFailure: Error, CustomStringConvertible {
     }
 }
 
-/// A child process started with Foundation's `Process`. Its standard input,
-/// output and error are temporary files (never pipes), so a chatty child can
-/// never block on a full pipe and the output is read only after it exits.
-/// Waiting is asynchronous: no thread of the test runner blocks on it.
-public final class RunningProcess: @unchecked Sendable {
-    // `process` is touched only in `init` and, once it has exited, to read
-    // its status; everything shared with the termination handler is in `state`.
-    private let process = Process()
+/// A child process (`ChildSpawn`). Its standard input, output and error are
+/// temporary files (never pipes), so a chatty child can never block on a full
+/// pipe and the output is read only after it exits. Waiting is asynchronous: a
+/// thread of its own waits for this child alone, none of the test runner's.
+public final class RunningProcess: Sendable {
     private let files: URL
     private let state = ExitState()
 
@@ -46,39 +43,25 @@ public final class RunningProcess: @unchecked Sendable {
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
         let inURL = files.appendingPathComponent("stdin")
         try Data((stdin ?? "").utf8).write(to: inURL)
-        _ = FileManager.default.createFile(atPath: files.appendingPathComponent("stdout").path, contents: nil)
-        _ = FileManager.default.createFile(atPath: files.appendingPathComponent("stderr").path, contents: nil)
-        let input = try FileHandle(forReadingFrom: inURL)
-        let output = try FileHandle(forWritingTo: files.appendingPathComponent("stdout"))
-        let error = try FileHandle(forWritingTo: files.appendingPathComponent("stderr"))
-        defer {
-            try? input.close()
-            try? output.close()
-            try? error.close()
-        }
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        process.terminationHandler = { [state] _ in
+        pid = try ChildSpawn.spawn([executable] + arguments, environment: environment, stdin: inURL.path,
+                                   stdout: files.appendingPathComponent("stdout").path, stderr: files.appendingPathComponent("stderr").path)
+        let (pid, state) = (pid, state)
+        Thread.detachNewThread {
+            let ended = ChildSpawn.wait(for: pid)
             let waiters = state.mutex.withLock { state in
-                state.exited = true
+                state.ended = ended
                 defer { state.waiters = [] }
                 return state.waiters
             }
             for waiter in waiters { waiter.resume() }
         }
-        try process.run()
-        pid = process.processIdentifier
     }
 
     deinit {
         try? FileManager.default.removeItem(at: files)
     }
 
-    public var hasExited: Bool { state.mutex.withLock { $0.exited } }
+    public var hasExited: Bool { state.mutex.withLock { $0.ended != nil } }
 
     public func signal(_ signal: Int32) {
         if !hasExited { kill(pid, signal) }
@@ -95,21 +78,21 @@ public final class RunningProcess: @unchecked Sendable {
     /// Waits for the process to exit and collects its output.
     public func wait() async -> ProcessOutput {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = state.mutex.withLock { state in
-                if !state.exited { state.waiters.append(continuation) }
-                return state.exited
+            let ended = state.mutex.withLock { state in
+                if state.ended == nil { state.waiters.append(continuation) }
+                return state.ended != nil
             }
-            if done { continuation.resume() }
+            if ended { continuation.resume() }
         }
+        let (status, killedBySignal) = state.mutex.withLock { $0.ended } ?? (0, false)
         let (stdout, stderr) = outputSoFar()
-        return ProcessOutput(status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal,
-                             stdout: stdout, stderr: stderr)
+        return ProcessOutput(status: status, killedBySignal: killedBySignal, stdout: stdout, stderr: stderr)
     }
 }
 
 /// Whether the process has exited, and who waits for it.
 private final class ExitState: Sendable {
-    public let mutex = Mutex<(exited: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    let mutex = Mutex<(ended: (status: Int32, killedBySignal: Bool)?, waiters: [CheckedContinuation<Void, Never>])>((nil, []))
 }
 
 public enum ProcessRunner {

@@ -263,6 +263,61 @@ extension DAVSyncTests {
         #expect(held == (try await Self.names(a, "Holiday")))
         #expect(try await a.ok(["sync"], environment: environment).contains("already in sync"))
     }
+
+    @Test("through a server that sheds every 9th request (503, not applied) and one that loses the answer to every 11th (applied, answered 503): 500 creates, then edits and deletions both ways, converge with each UID once on the server and nothing lost",
+          arguments: ["radicale", "xandikos"])
+    func faults(server: String) async throws {
+        let dav = try OwnDAV(server)
+        let calendar = dav.base + (server == "radicale" ? "evsync/" : "evsync/calendars/") + "holidays/"
+        let directory = try TemporaryDirectory("dav-faults")
+        let a = Evsync(store: directory.file("a")), b = Evsync(store: directory.file("b"))
+        let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
+        let lines = (0..<500).map { #"{"name": "Day \#($0)", "date": "2027-01-01"}"# }.joined(separator: "\n") + "\n"
+        try await a.ok(["import", "Holiday", "-"], stdin: lines)
+        // Each fault costs a retry's backoff (about 0.4 s): fewer faults keep the test short, enough still to hit every kind of request.
+        let losing = try await SlowProxy(["--lost-answer-every", "11"], target: dav.base)
+        let shedding = try await SlowProxy(["--unavailable-every", "9"], target: dav.base)
+        func sync(_ evsync: Evsync, through proxy: SlowProxy) async throws {
+            let report = try JSONParser.parse(try await evsync.ok(["sync", "--json", "--protocol", "dav", "--remote", proxy.url], environment: environment))
+            let fields = report.objectValue ?? [:]
+            #expect(fields["result"]?.stringValue != "failed" && fields["conflicts"]?.int64Value == 0 && fields["rejected"]?.arrayValue?.isEmpty == true,
+                    "\(JSONWriter.string(report))")
+        }
+        let peer = Peer(collection: calendar, authFile: dav.authFile)
+        func expectConverged(_ count: Int) async throws {
+            #expect(try await peer.run(["list"]).stdoutLines.count == count)
+            #expect(try await peer.items().count == count)   // by UID: none twice
+            let held = try await Self.names(a, "Holiday")
+            #expect(held.count == count)
+            #expect(try await Self.names(b, "Holiday") == held)
+        }
+
+        // Creates whose answers are lost: each retry meets its own first copy (If-None-Match: * answered 412).
+        try await sync(a, through: losing)
+        try await sync(b, through: shedding)
+        try await expectConverged(500)
+
+        // Edits and deletions both ways: a lost answer to a PUT If-Match or a DELETE is retried against what it did.
+        let ids = try await Self.names(a, "Holiday").keys.sorted()
+        for id in ids[0..<30] { try await a.ok(["edit", "Holiday", id, "details=edited by a"]) }
+        for id in ids[30..<60] { try await a.ok(["delete", "Holiday", id]) }
+        for id in ids[60..<90] { try await b.ok(["edit", "Holiday", id, "name=renamed by b"]) }
+        for id in ids[90..<120] { try await b.ok(["delete", "Holiday", id]) }
+        try await sync(a, through: losing)
+        try await sync(b, through: shedding)
+        try await sync(a, through: losing)
+        try await expectConverged(440)
+        let held = try await a.json(["list", "Holiday", "--json"]).arrayValue ?? []
+        #expect(held.filter { $0.objectValue?["details"]?.stringValue == "edited by a" }.count == 30)
+        #expect(held.filter { $0.objectValue?["name"]?.stringValue == "renamed by b" }.count == 30)
+
+        // The faults happened: both proxies answered 503s, to writes and to reads.
+        let lost = losing.answered.filter { $0.hasSuffix(" 503") }, shed = shedding.answered.filter { $0.hasSuffix(" 503") }
+        #expect(lost.contains { $0.hasPrefix("PUT ") } && lost.contains { $0.hasPrefix("DELETE ") }, "\(lost)")
+        #expect(shed.contains { $0.hasPrefix("REPORT ") } && shed.contains { $0.hasPrefix("PUT ") || $0.hasPrefix("DELETE ") }, "\(shed)")
+        #expect(try await a.ok(["sync"], environment: environment).contains("already in sync"))
+        #expect(try await b.ok(["sync"], environment: environment).contains("already in sync"))
+    }
 }
 
 /// DAVRemote's push against the real servers, operation by operation: what the engine folds.

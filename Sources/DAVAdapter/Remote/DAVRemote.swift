@@ -184,6 +184,23 @@ public final class DAVRemote: SyncRemote {
             throw DAVError(.invalidData, "\(entity.name)'s collection name '\(name)' cannot be a URL")
         }
         var collection = Collection(entity: entity.name, url: url, isCalendar: isCalendar, supportsSync: true, created: false)
+        if try !look(at: &collection) {
+            do {
+                try make(collection, name: name)
+            } catch let error as DAVError where error.status != nil {
+                // Made all the same when its answer was lost on the way and the retry refused (Radicale 409, Xandikos
+                // 403), or when another client made it in between: either way it is there now.
+                guard try look(at: &collection) else { throw error }
+            }
+            collection.created = true
+        }
+        collections[entity.name] = collection
+        return collection
+    }
+
+    /// Whether the collection exists, and what it supports (`supportsSync`); one that is not of the wanted kind is an error.
+    private func look(at collection: inout Collection) throws -> Bool {
+        let url = collection.url
         let answer = try send(HTTPRequest(method: "PROPFIND", url: url, headers: [("Depth", "0")], body: Self.collectionPropfind, contentType: Self.xml),
                               doing: "looking for the collection \(url.path)")
         let properties = answer.status == 207 ? try multistatus(answer, doing: "looking for the collection \(url.path)").responses.first : nil
@@ -196,18 +213,16 @@ public final class DAVRemote: SyncRemote {
                 collection.supportsSync = Self.contains(reports, DAVNamespace.dav, "sync-collection")
             }
             let types = properties?.property(DAVNamespace.dav, "resourcetype")
-            let wanted = isCalendar ? (DAVNamespace.caldav, "calendar") : (DAVNamespace.carddav, "addressbook")
+            let wanted = collection.isCalendar ? (DAVNamespace.caldav, "calendar") : (DAVNamespace.carddav, "addressbook")
             guard let types, types.child(wanted.0, wanted.1) != nil else {
-                throw DAVError(.invalidRemote, "\(url.path) on the server is not \(isCalendar ? "a calendar" : "an address book")")
+                throw DAVError(.invalidRemote, "\(url.path) on the server is not \(collection.isCalendar ? "a calendar" : "an address book")")
             }
+            return true
         case 404:
-            try make(collection, name: name)
-            collection.created = true
+            return false
         default:
             throw DAVError(.server, "the server answered HTTP \(answer.status) when asked for the collection \(url.path)", status: answer.status)
         }
-        collections[entity.name] = collection
-        return collection
     }
 
     private func make(_ collection: Collection, name: String) throws {
