@@ -38,10 +38,20 @@ struct DAVCursor {
     }
 }
 
+/// A member of a collection as a listing names it: its href, its ETag, and its body when the listing carried it
+/// (a sync-collection answer may; a PROPFIND never does).
+struct DAVMember {
+    var href: String
+    var etag: String
+    var body: String?
+}
+
 extension DAVRemote {
     /// Changes since the cursor's sync token: a sync-collection REPORT (sync-level 1, never DAV:limit, which
-    /// Xandikos answers with a cut list and the newest token), its changed members' bodies by multiget in
-    /// batches, its removed members (404) as tombstones; a truncated answer (507 on the collection) followed with
+    /// Xandikos answers with a cut list and the newest token) asking for the changed members' bodies too (RFC 6578
+    /// lets a client ask for any property: Radicale sends them, so a first sync is one request where it was one
+    /// and a multiget per 100 items; Xandikos answers them 404, and they are read by multiget in batches; an
+    /// answer past `maximumAnswerBytes` is asked for again without them), its removed members (404) as tombstones; a truncated answer (507 on the collection) followed with
     /// the token it gave. The token goes with the last page of its answer only, so a crash re-reads the answer
     /// and never skips one. An invalid or expired token (Radicale 403, Xandikos 412 or 500) starts again from
     /// an empty token: every member, and `liveIDs` then names them all, so what the server lost in between is a
@@ -53,6 +63,7 @@ extension DAVRemote {
         var token = since.map { DAVCursor($0).token } ?? ""
         if collection.created { token = "" }
         var first = true
+        var withBodies = true
         guard collection.supportsSync else {
             let members = try propfindMembers(collection)
             listed[entity.name] = []
@@ -62,7 +73,7 @@ extension DAVRemote {
         }
         while true {
             let request = HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "0")],
-                                      body: Array(Self.syncCollection(token: token).utf8), contentType: Self.xml)
+                                      body: Array(Self.syncCollection(token: token, bodies: withBodies ? collection : nil).utf8), contentType: Self.xml)
             let sent = Result { () throws(DAVError) in try send(request, doing: "listing the changes of \(collection.url.path)") }
             if case .failure(let error) = sent, error.status == 500, !token.isEmpty {
                 // Xandikos has answered a token it no longer has with 500: retried as any 5xx, then taken for invalid.
@@ -86,9 +97,13 @@ extension DAVRemote {
                 token = ""
                 continue
             }
+            if withBodies, answer.body.count > maximumAnswerBytes {
+                withBodies = false
+                continue
+            }
             let status = try multistatus(answer, doing: "listing the changes of \(collection.url.path)")
             if token.isEmpty { listed[entity.name] = listed[entity.name] ?? [] }
-            var changed: [(href: String, etag: String)] = []
+            var changed: [DAVMember] = []
             var removed: [String] = []
             var truncated = false
             for response in status.responses {
@@ -100,7 +115,7 @@ extension DAVRemote {
                 if response.status == 404 {
                     removed.append(response.href)
                 } else if let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed, !key.hasSuffix("/") {
-                    changed.append((response.href, etag))
+                    changed.append(DAVMember(href: response.href, etag: etag, body: response.property(collection.dataProperty.0, collection.dataProperty.1)?.text))
                 }
             }
             guard let newToken = status.syncToken, !newToken.isEmpty else {
@@ -119,12 +134,14 @@ extension DAVRemote {
         }
     }
 
-    static func syncCollection(token: String) -> String {
-        #"<sync-collection xmlns="DAV:"><sync-token>\#(escape(token))</sync-token><sync-level>1</sync-level><prop><getetag/></prop></sync-collection>"#
+    /// The sync-collection REPORT's body; with a collection, its members' bodies are asked for too.
+    static func syncCollection(token: String, bodies collection: Collection? = nil) -> String {
+        let data = collection.map { #"<\#($0.dataElement) xmlns="\#($0.dataProperty.0)"/>"# } ?? ""
+        return #"<sync-collection xmlns="DAV:"><sync-token>\#(escape(token))</sync-token><sync-level>1</sync-level><prop><getetag/>\#(data)</prop></sync-collection>"#
     }
 
     /// Every member and its ETag (PROPFIND Depth 1), for a collection without sync-collection.
-    func propfindMembers(_ collection: Collection) throws -> [(href: String, etag: String)] {
+    func propfindMembers(_ collection: Collection) throws -> [DAVMember] {
         let body = Array(#"<propfind xmlns="DAV:"><prop><getetag/><resourcetype/></prop></propfind>"#.utf8)
         let answer = try send(HTTPRequest(method: "PROPFIND", url: collection.url, headers: [("Depth", "1")], body: body, contentType: Self.xml),
                               doing: "listing \(collection.url.path)")
@@ -135,13 +152,13 @@ extension DAVRemote {
             let key = DAVIDs.key(response.href)
             guard key != collection.key, !key.hasSuffix("/"), response.property(DAVNamespace.dav, "resourcetype")?.children.isEmpty != false,
                   let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed else { return nil }
-            return (response.href, etag)
+            return DAVMember(href: response.href, etag: etag)
         }
     }
 
     /// Hands the engine the removals and the changed members' bodies, a multiget batch a page, the cursor on the last.
     /// - Returns: false when `onPage` asked to stop.
-    private func emit(_ changed: [(href: String, etag: String)], removed: [String], token: String, entity: EntitySchema,
+    private func emit(_ changed: [DAVMember], removed: [String], token: String, entity: EntitySchema,
                       mapping: any DAVMapping, collection: Collection, markRecreated: Bool,
                       onPage: (RemotePage) throws -> Bool) throws -> Bool {
         var foreign = self.foreign[entity.name] ?? [:]
@@ -178,48 +195,77 @@ extension DAVRemote {
         return !stopped
     }
 
-    /// One multiget of these members: each body read by the mapping, or skipped with its reason.
-    func bodies(_ members: [(href: String, etag: String)], entity: EntitySchema, mapping: any DAVMapping, collection: Collection,
-                        foreign: inout [String: String], seen: inout Set<String>) throws -> RemotePage {
-        guard !members.isEmpty else { return RemotePage(records: [], cursor: nil) }
-        var records: [RemoteRecord] = []
-        var skipped: [SkippedRecord] = []
+    /// These members' records: the bodies a listing carried, and the others read by one multiget; an item that
+    /// cannot be held is skipped with its reason.
+    func bodies(_ members: [DAVMember], entity: EntitySchema, mapping: any DAVMapping, collection: Collection,
+                foreign: inout [String: String], seen: inout Set<String>) throws -> RemotePage {
+        var page = RemotePage(records: [], cursor: nil)
+        let carried = members.filter { $0.body != nil }
+        if !carried.isEmpty {
+            page.append(contentsOf: read(carried.map { Fetched(href: $0.href, body: $0.body) }, listed: carried, entity: entity, mapping: mapping,
+                                         collection: collection, foreign: &foreign, seen: &seen))
+        }
+        let missing = members.filter { $0.body == nil }
+        guard !missing.isEmpty else { return page }
         let answer: Multistatus
         do {
-            answer = try multiget(members.map(\.href), collection: collection)
+            answer = try multiget(missing.map(\.href), collection: collection)
         } catch let error as DAVError where error.isTooLarge {
             // Past the size bound: halves, down to the one item that is too large, skipped with the reason.
-            guard members.count > 1 else {
-                let hrefID = foreign[DAVIDs.key(members[0].href)] ?? DAVIDs.uid(inHref: members[0].href).map(DAVIDs.id(forUID:))
+            guard missing.count > 1 else {
+                let hrefID = foreign[DAVIDs.key(missing[0].href)] ?? DAVIDs.uid(inHref: missing[0].href).map(DAVIDs.id(forUID:))
                 if let hrefID { listed[entity.name]?.insert(hrefID) }
-                return RemotePage(records: [], skipped: [SkippedRecord(id: hrefID, version: RemoteVersion(members[0].etag),
-                                                                       reason: "\(members[0].href) is too large: \(error)")], cursor: nil)
+                page.append(contentsOf: RemotePage(records: [], skipped: [SkippedRecord(id: hrefID, version: RemoteVersion(missing[0].etag),
+                                                                                        reason: "\(missing[0].href) is too large: \(error)")], cursor: nil))
+                return page
             }
-            let half = members.count / 2
-            var page = try bodies(Array(members[..<half]), entity: entity, mapping: mapping, collection: collection, foreign: &foreign, seen: &seen)
-            page.append(contentsOf: try bodies(Array(members[half...]), entity: entity, mapping: mapping, collection: collection,
+            let half = missing.count / 2
+            page.append(contentsOf: try bodies(Array(missing[..<half]), entity: entity, mapping: mapping, collection: collection,
+                                               foreign: &foreign, seen: &seen))
+            page.append(contentsOf: try bodies(Array(missing[half...]), entity: entity, mapping: mapping, collection: collection,
                                                foreign: &foreign, seen: &seen))
             return page
         }
-        let etags = Dictionary(members.map { (DAVIDs.key($0.href), $0.etag) }, uniquingKeysWith: { first, _ in first })
-        let dataName = collection.isCalendar ? (DAVNamespace.caldav, "calendar-data") : (DAVNamespace.carddav, "address-data")
-        for response in answer.responses {
-            let key = DAVIDs.key(response.href)
-            guard let listedETag = etags[key] else { continue }
-            let hrefID = foreign[key] ?? DAVIDs.uid(inHref: response.href).map(DAVIDs.id(forUID:))
-            if response.status == 404 {
-                // Removed between the listing and the multiget.
+        let fetched = answer.responses.map { response in
+            Fetched(href: response.href, body: response.property(collection.dataProperty.0, collection.dataProperty.1)?.text,
+                    etag: response.property(DAVNamespace.dav, "getetag")?.text.trimmed, isGone: response.status == 404)
+        }
+        page.append(contentsOf: read(fetched, listed: missing, entity: entity, mapping: mapping, collection: collection,
+                                     foreign: &foreign, seen: &seen))
+        return page
+    }
+
+    /// An item as a listing or a multiget gave it: its body (nil when none was sent), its ETag when the answer gave
+    /// one, or gone (404: removed since the listing).
+    private struct Fetched {
+        var href: String
+        var body: String?
+        var etag: String? = nil
+        var isGone = false
+    }
+
+    /// The records of the items fetched, in their order, of the members `listed` (an item not listed is ignored).
+    private func read(_ items: [Fetched], listed members: [DAVMember], entity: EntitySchema, mapping: any DAVMapping,
+                      collection: Collection, foreign: inout [String: String], seen: inout Set<String>) -> RemotePage {
+        var records: [RemoteRecord] = []
+        var skipped: [SkippedRecord] = []
+        let listedETags = Dictionary(members.map { (DAVIDs.key($0.href), $0.etag) }, uniquingKeysWith: { first, _ in first })
+        for item in items {
+            let href = item.href
+            let key = DAVIDs.key(href)
+            guard let listedETag = listedETags[key] else { continue }
+            let hrefID = foreign[key] ?? DAVIDs.uid(inHref: href).map(DAVIDs.id(forUID:))
+            if item.isGone {
                 if let hrefID { records.append(RemoteRecord(id: hrefID, version: deletionVersion, fields: nil)) }
                 foreign[key] = nil
                 continue
             }
-            let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed ?? listedETag
-            guard let data = response.property(dataName.0, dataName.1)?.text else {
-                skipped.append(SkippedRecord(id: hrefID, version: RemoteVersion(etag), reason: "the server sent no body for \(response.href)"))
+            let etag = item.etag ?? listedETag
+            guard let body = item.body else {
+                skipped.append(SkippedRecord(id: hrefID, version: RemoteVersion(etag), reason: "the server sent no body for \(href)"))
                 continue
             }
-            let record = self.record(from: Array(data.utf8), href: response.href, etag: etag, mapping: mapping, collection: collection)
-            switch record {
+            switch record(from: Array(body.utf8), href: href, etag: etag, mapping: mapping, collection: collection) {
             case .failure(let skip):
                 if let hrefID { listed[entity.name]?.insert(hrefID) }
                 skipped.append(SkippedRecord(id: hrefID, version: RemoteVersion(etag), reason: "\(skip.kind.rawValue): \(skip.reason)"))
@@ -227,7 +273,7 @@ extension DAVRemote {
                 listed[entity.name]?.insert(record.id)
                 guard seen.insert(record.id).inserted else {
                     skipped.append(SkippedRecord(id: record.id, version: record.version,
-                                                 reason: "another item of \(collection.url.path) has the same UID; \(response.href) is left as it is"))
+                                                 reason: "another item of \(collection.url.path) has the same UID; \(href) is left as it is"))
                     continue
                 }
                 if DAVVersion(record.version).href != nil { foreign[key] = record.id } else { foreign[key] = nil }
@@ -259,9 +305,8 @@ extension DAVRemote {
     }
 
     func multiget(_ hrefs: [String], collection: Collection) throws -> Multistatus {
-        let (report, data) = collection.isCalendar ? ("C:calendar-multiget", "C:calendar-data") : ("C:addressbook-multiget", "C:address-data")
-        let namespace = collection.isCalendar ? DAVNamespace.caldav : DAVNamespace.carddav
-        let body = #"<\#(report) xmlns="DAV:" xmlns:C="\#(namespace)"><prop><getetag/><\#(data)/></prop>"#
+        let report = collection.isCalendar ? "C:calendar-multiget" : "C:addressbook-multiget"
+        let body = #"<\#(report) xmlns="DAV:" xmlns:C="\#(collection.dataProperty.0)"><prop><getetag/><C:\#(collection.dataElement)/></prop>"#
             + hrefs.map { "<href>\(Self.escape($0))</href>" }.joined() + "</\(report)>"
         let answer = try send(HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "1")], body: Array(body.utf8), contentType: Self.xml),
                               doing: "reading items of \(collection.url.path)")

@@ -136,7 +136,7 @@ extension DAVRemote {
         let answer = try send(HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "1")], body: Array(body.utf8), contentType: Self.xml),
                               doing: "looking for the item with UID \(uid)")
         guard answer.status == 207 else { return nil }
-        let data = collection.isCalendar ? (DAVNamespace.caldav, "calendar-data") : (DAVNamespace.carddav, "address-data")
+        let data = collection.dataProperty
         for response in try multistatus(answer, doing: "looking for the item with UID \(uid)").responses {
             guard let text = response.property(data.0, data.1)?.text, let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed,
                   case .success(let record) = record(from: Array(text.utf8), href: response.href, etag: etag, mapping: mapping, collection: collection),

@@ -70,6 +70,9 @@ public final class DAVRemote: SyncRemote {
         var key: String { DAVIDs.key(url.path.hasSuffix("/") ? url.path : url.path + "/") }
         var fileExtension: String { isCalendar ? "ics" : "vcf" }
         var contentType: String { isCalendar ? "text/calendar; charset=utf-8" : "text/vcard; charset=utf-8" }
+        /// The property that carries an item's body: CalDAV's `calendar-data`, CardDAV's `address-data`.
+        var dataElement: String { isCalendar ? "calendar-data" : "address-data" }
+        var dataProperty: (String, String) { (isCalendar ? DAVNamespace.caldav : DAVNamespace.carddav, dataElement) }
     }
 
     /// The mapping of each entity evsync can sync with DAV: the built-in Holiday and Birthday.
