@@ -48,7 +48,7 @@ extension DAVRemote {
     /// deletion, reconciled by the engine (never a wipe: `MissingRecords`). A collection without sync-collection
     /// is listed whole (PROPFIND Depth 1) at every pull.
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
-        guard let mapping = mapping(of: entity) else { return }
+        guard let mapping = try mapping(of: entity) else { return }
         var collection = try collection(for: entity)
         var token = since.map { DAVCursor($0).token } ?? ""
         if collection.created { token = "" }
@@ -281,7 +281,7 @@ extension DAVRemote {
     /// Every member by PROPFIND Depth 1, read by multiget: an id is the UID inside, as a pull reads it (an href
     /// does not always say it), and an item evsync cannot hold is listed by its href's id, never taken for gone.
     public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
-        guard let mapping = mapping(of: entity) else { return }
+        guard let mapping = try mapping(of: entity) else { return }
         let collection = try collection(for: entity)
         let members = try propfindMembers(collection)
         var foreign = self.foreign[entity.name] ?? [:]
@@ -299,7 +299,7 @@ extension DAVRemote {
     }
 
     public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
-        guard let mapping = mapping(of: entity) else { return nil }
+        guard let mapping = try mapping(of: entity) else { return nil }
         let collection = try collection(for: entity)
         // A key is a decoded path: encoded again to be sent.
         let known = (foreign[entity.name] ?? [:]).first { $0.value == id }?.key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)
