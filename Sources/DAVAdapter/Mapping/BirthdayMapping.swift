@@ -28,6 +28,8 @@ public struct BirthdayMapping: DAVMapping {
 
     public var component: String { "VCARD" }
 
+    public var mappedFields: Set<String> { ["name", "date", "giftIdeas", "facebook", "image"] }
+
     public func read(_ document: VDocument) throws(DAVSkip) -> DAVMappedItem {
         let card = try MappingSupport.single("VCARD", in: document)
         _ = try MappingSupport.vCardVersion(of: card)

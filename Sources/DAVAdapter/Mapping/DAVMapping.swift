@@ -21,6 +21,9 @@ public protocol DAVMapping: Sendable {
     /// The component an item of this entity is: `VEVENT`, `VTODO` or `VJOURNAL` (in a calendar) or `VCARD` (in an address book).
     var component: String { get }
 
+    /// The fields the mapping reads and writes; the entity's others stay local (`RemoteRecord.localFields`).
+    var mappedFields: Set<String> { get }
+
     /// The record an item holds, or why it cannot be held.
     func read(_ document: VDocument) throws(DAVSkip) -> DAVMappedItem
 

@@ -28,6 +28,8 @@ public struct HolidayMapping: DAVMapping {
 
     public var component: String { "VEVENT" }
 
+    public var mappedFields: Set<String> { ["name", "date", "details", "wikipediaLink", "observedBy", "image"] }
+
     public func read(_ document: VDocument) throws(DAVSkip) -> DAVMappedItem {
         let event = try MappingSupport.master("VEVENT", in: MappingSupport.single("VCALENDAR", in: document))
         let uid = try MappingSupport.uid(of: event)

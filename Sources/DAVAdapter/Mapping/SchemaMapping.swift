@@ -134,6 +134,8 @@ public struct SchemaMapping: DAVMapping {
         }
     }
 
+    public var mappedFields: Set<String> { Set(fields.map(\.name)) }
+
     var isCard: Bool { component == "VCARD" }
 
     // MARK: Reading

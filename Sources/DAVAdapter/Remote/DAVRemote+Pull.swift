@@ -250,7 +250,8 @@ extension DAVRemote {
             return .failure(DAVSkip(.noUID, "the UID is longer than evsync holds (\(RecordID.maxServerLength) bytes escaped)"))
         }
         let atOwnHref = DAVIDs.key(href) == DAVIDs.key(self.href(forUID: item.uid, in: collection))
-        return .success(RemoteRecord(id: id, version: DAVVersion(etag: etag, href: atOwnHref ? nil : href).remoteVersion, fields: item.fields))
+        return .success(RemoteRecord(id: id, version: DAVVersion(etag: etag, href: atOwnHref ? nil : href).remoteVersion, fields: item.fields,
+                                     localFields: localFields[collection.entity] ?? []))
     }
 
     /// Where an item with this UID is written when evsync makes it.

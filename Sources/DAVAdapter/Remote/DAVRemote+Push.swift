@@ -102,7 +102,9 @@ extension DAVRemote {
             guard let stored = try fetch(href, mapping: mapping, collection: collection), let record = stored.record else {
                 return .rejected(status: answer.status, message: "the server took \(href) but gives back nothing evsync can read")
             }
-            return record.fields == fields ? .applied(version: record.version) : .appliedDifferently(current: record)
+            // Compared on what the server holds: the fields the mapping leaves out are never there.
+            let sent = fields.filter { !record.localFields.contains($0.key) }
+            return record.fields == sent ? .applied(version: record.version) : .appliedDifferently(current: record)
         case 409, 412:
             let current = try fetch(href, mapping: mapping, collection: collection)
             if let current { return changed(current, at: href) }

@@ -50,6 +50,8 @@ public final class DAVRemote: SyncRemote {
     let http: RetryingClient
     /// The mapping of each entity used so far (`mapping(of:)`).
     private var mappings: [String: any DAVMapping] = [:]
+    /// The fields of each entity its mapping leaves out, by entity (`RemoteRecord.localFields`).
+    var localFields: [String: Set<String>] = [:]
     /// Resolved collections, by entity name.
     var collections: [String: Collection] = [:]
     /// Another client's items at an href their id does not give, by entity: href key → id. Kept in the cursor.
@@ -182,6 +184,7 @@ public final class DAVRemote: SyncRemote {
         if let known = mappings[entity.name] { return known }
         let mapping = try Self.mapping(for: entity)
         mappings[entity.name] = mapping
+        localFields[entity.name] = mapping.map { Set(entity.fieldNames).subtracting($0.mappedFields) } ?? []
         return mapping
     }
 
