@@ -115,6 +115,19 @@ struct SchemaMappingTests {
         #expect(try mapping.read(text: patched).fields == fields)
     }
 
+    @Test("a number with an exponent is written in digits, which iCalendar's INTEGER and FLOAT require, and read back so", arguments: [
+        ("1e3", "1000"), ("1.5E-3", "0.0015"), ("-2.5e1", "-25"),
+    ])
+    func exponent(given: String, written: String) throws {
+        let mapping = try Self.chores()
+        let fields: JSONObject = ["title": "t", "effort": .number(try #require(JSONNumber(given)))]
+        let document = try mapping.write(uid: "u", fields: fields, onto: nil, now: Self.now)
+        #expect(document.serialized().contains("\r\nX-EFFORT:\(written)\r\n"))
+        #expect(try mapping.read(document).fields == ["title": "t", "effort": .number(try #require(JSONNumber(written)))])
+        // Written again onto itself: nothing changed.
+        #expect(try mapping.write(uid: "u", fields: fields, onto: document, now: Self.now.addingTimeInterval(60)) == document)
+    }
+
     @Test("a record whose mapped fields did not change gives back the server's item unchanged, even when an unmapped field did")
     func unchanged() throws {
         let mapping = try Self.chores()

@@ -294,7 +294,14 @@ public struct SchemaMapping: DAVMapping {
                 // As read: no line is no list, and an empty text is none.
                 if !texts.isEmpty || field.isRequired { wanted[field.name] = .list(texts) }
             case .number:
-                guard let number = given.numberValue else { throw DAVMappingError("'\(field.name)' is not a number") }
+                guard var number = given.numberValue else { throw DAVMappingError("'\(field.name)' is not a number") }
+                // iCalendar's INTEGER and FLOAT have no exponent: 1e3 is written, and read back, as 1000.
+                if number.text.contains(where: { $0 == "e" || $0 == "E" }) {
+                    guard let plain = Decimal(string: number.text, locale: Locale(identifier: "en_US_POSIX")).flatMap({ JSONNumber($0.description) }) else {
+                        throw DAVMappingError("'\(field.name)' (\(number)) cannot be written without an exponent")
+                    }
+                    number = plain
+                }
                 wanted[field.name] = .number(number)
             case .boolean:
                 guard case .bool(let flag) = given else { throw DAVMappingError("'\(field.name)' is not true or false") }
