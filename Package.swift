@@ -57,7 +57,7 @@ let package = Package(
         // The adapters' decisions without a server (KintoPull's and ParsePull's steps as table rows).
         .testTarget(name: "AdapterTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter"]),
         // The DAV codec and mappings without a server: folding, escaping, round trips of other clients' items.
-        .testTarget(name: "DAVAdapterTests", dependencies: ["EventStore", "DAVAdapter", "TestSupport"]),
+        .testTarget(name: "DAVAdapterTests", dependencies: ["EventStore", "EventSync", "DAVAdapter", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "EventSync", "evsync", "evsync-fuzz", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport",
                                                    "evsync", "TestSupport"]),

@@ -120,7 +120,7 @@ struct GlobalOptions {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CLIError(.noInput, "no schema directory at \(directory)")
         }
-        return try SchemaRegistry(directory: directory)
+        return try SchemaRegistry(directory: directory, remoteProtocols: RemoteFactory.schemaProtocols)
     }
 
     /// Opens the store; commands that only read pass `create: false`, so a missing store is exit 66.

@@ -28,11 +28,17 @@ struct RemoteFactory: Sendable {
     }
 
     let type: String
+    /// The word of the schema keyword `x-evsync-<word>` this remote reads (`dav`), if any: a schema with one no
+    /// factory reads is refused (`GlobalOptions.schemaRegistry`), so that a typo is not kept unread.
+    var schemaProtocol: String? = nil
     let recognises: @Sendable (String) -> Bool
     let address: @Sendable (String) throws -> String
     let make: @Sendable (String, Options) throws -> any SyncRemote
 
     static let all: [RemoteFactory] = [kinto, parse, dav]
+
+    /// The `x-evsync-<word>` schema keywords some remote reads, by word.
+    static var schemaProtocols: Set<String> { Set(all.compactMap(\.schemaProtocol)) }
 
     static let kinto = RemoteFactory(type: "kinto", recognises: { url in
         let segments = URLComponents(string: url)?.path.split(separator: "/") ?? []
@@ -57,7 +63,7 @@ struct RemoteFactory: Sendable {
     })
 
     /// CalDAV/CardDAV (docs/dav.md): the server's or the principal's URL, remembered as `dav+https://…`.
-    static let dav = RemoteFactory(type: "dav", recognises: { url in
+    static let dav = RemoteFactory(type: "dav", schemaProtocol: DAVRemote.schemaProtocol, recognises: { url in
         URLComponents(string: url)?.scheme?.lowercased().hasPrefix("dav+") == true
     }, address: { url in
         DAVRemote.address(of: try DAVRemote.checkedServer(url, sendsCredentials: false))

@@ -185,6 +185,48 @@ struct SchemaTests {
         }
     }
 
+    @Test("a top-level x-evsync-<protocol> is kept unread for the remote of that protocol; one no remote reads, a typo, is refused naming the file")
+    func remoteOptions() throws {
+        try withTemporaryDirectory { directory in
+            let chore = #"""
+                {"title": "Chore", "properties": {"title": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+                 "x-evsync-collection": "chores",
+                 "x-evsync-dav": {"component": "VTODO", "properties": {"title": "SUMMARY", "tags": "CATEGORIES"}}}
+                """#
+            try chore.write(to: directory.appendingPathComponent("chore.schema.json"), atomically: true, encoding: .utf8)
+            // The store reads none of it, whatever it holds: only the remote of that protocol does.
+            let schema = try SchemaRegistry(directory: directory.path, remoteProtocols: ["dav"]).schema(named: "Chore")
+            #expect(schema.remoteOptions == ["dav": ["component": "VTODO", "properties": ["title": "SUMMARY", "tags": "CATEGORIES"]]])
+            #expect(schema.remoteName == "chores")
+            #expect(schema.types(of: "tags") == ["array"])
+            #expect(schema.itemTypes(of: "tags") == ["string"])
+            #expect(schema.itemTypes(of: "title") == nil)
+            #expect(try SchemaRegistry().schema(named: "Holiday").remoteOptions.isEmpty)
+            // Without a list of protocols (a library user's registry), any is kept.
+            #expect(try SchemaRegistry(directory: directory.path).schema(named: "Chore").remoteOptions.keys.sorted() == ["dav"])
+
+            let typo = chore.replacingOccurrences(of: "x-evsync-dav", with: "x-evsync-caldav")
+            try typo.write(to: directory.appendingPathComponent("chore.schema.json"), atomically: true, encoding: .utf8)
+            let error = try #require(throws: SchemaError.self) { try SchemaRegistry(directory: directory.path, remoteProtocols: ["dav"]) }
+            #expect(error.description.contains("chore.schema.json"), "\(error)")
+            #expect(error.description.contains("keyword 'x-evsync-caldav' is read by no remote (evsync's: x-evsync-dav"), "\(error)")
+            let misspelt = chore.replacingOccurrences(of: "x-evsync-collection", with: "x-evsync-colection")
+            try misspelt.write(to: directory.appendingPathComponent("chore.schema.json"), atomically: true, encoding: .utf8)
+            let again = try #require(throws: SchemaError.self) { try SchemaRegistry(directory: directory.path, remoteProtocols: ["dav"]) }
+            #expect(again.description.contains("keyword 'x-evsync-colection' is read by no remote"), "\(again)")
+        }
+    }
+
+    @Test("a root x-evsync- keyword that is no protocol word is refused like any unknown keyword", arguments: [
+        #"{"title": "Book", "properties": {}, "x-evsync-renamed-from": "Shelf"}"#,
+        #"{"title": "Book", "properties": {}, "x-evsync-DAV": {}}"#,
+        #"{"title": "Book", "properties": {}, "x-evsync-": {}}"#,
+    ])
+    func notARemoteKeyword(text: String) throws {
+        let error = try #require(throws: SchemaError.self) { try EntitySchema(json: text, source: "book.schema.json") }
+        #expect(error.description.contains("is not supported"), "\(error)")
+    }
+
     @Test("numeric bounds and integers are exact, however long the literals")
     func exactBounds() throws {
         let schema = try EntitySchema(json: #"""

@@ -66,6 +66,26 @@ struct SyncEngineTests {
         #expect(remote.records(in: "Holiday")["r"]?["details"] == "edited")
     }
 
+    @Test func aFieldTheServerDoesNotHoldKeepsItsLocalValueThroughAServerChange() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory)
+        let remote = InMemoryRemote(pageSize: 2)
+        try store.add("Holiday", id: "r", fields: holiday("Local", details: "kept here"))
+        let engine = SyncEngine(store: store) { remote }
+        #expect(try await engine.sync().pushed == 1)
+
+        // A server that holds no `details` (a DAV item's unmapped field) changes the name: `details` is not unset.
+        remote.put("r", holiday("Renamed there"), in: "Holiday", localFields: ["details"])
+        #expect(try await engine.sync().pulled == 1)
+        #expect(try store.record("Holiday", id: "r")?.fields == holiday("Renamed there", details: "kept here"))
+        // Nothing is pending: the next sync has nothing to push.
+        #expect(try await engine.sync().result == .noData)
+        // Without the mark, the same record unsets it, as a server holding every field means.
+        remote.put("r", holiday("Again"), in: "Holiday")
+        _ = try await engine.sync()
+        #expect(try store.record("Holiday", id: "r")?.fields == holiday("Again"))
+    }
+
     @Test func aFailedSyncStillFinishesItsStatusUpdatesAndWritesNothing() async throws {
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory)

@@ -118,6 +118,9 @@ struct SchemaDirectoryCLITests {
         #"{"title": "Book", "properties": {"pages": {"enum": "one"}}}"#,
         #"{"title": "Book", "properties": {"pages": {"type": "string", "maxLength": "5"}}}"#,
         #"{"title": "B\#(String(repeating: "o", count: 600))k", "properties": {}}"#,
+        // A remote's keyword no remote reads: a typo of x-evsync-collection, or of x-evsync-dav.
+        #"{"title": "Book", "properties": {}, "x-evsync-colection": "books"}"#,
+        #"{"title": "Book", "properties": {}, "x-evsync-caldav": {"component": "VTODO"}}"#,
     ])
     func brokenSchema(text: String) throws {
         try withSandbox { sandbox in
@@ -132,9 +135,25 @@ struct SchemaDirectoryCLITests {
                 for keyword in ["$ref", "pattern", "properties", "enum", "maxLength"] where text.contains("\"\(keyword)\": ") && keyword != "properties" {
                     #expect(result.stderr.contains("'\(keyword)'"), "names the keyword: \(result)")
                 }
+                for keyword in ["x-evsync-colection", "x-evsync-caldav"] where text.contains(keyword) {
+                    #expect(result.stderr.contains("keyword '\(keyword)' is read by no remote (evsync's: x-evsync-dav, and x-evsync-collection)"), "\(result)")
+                }
                 #expect(result.stderr.split(separator: "\n").count == 1, "\(result)")
             }
             #expect(try sandbox.eventCount() == 1)
+        }
+    }
+
+    @Test("a schema's x-evsync-dav is taken and left to the DAV remote: the entity works locally as any other")
+    func remoteKeyword() throws {
+        try withSandbox { sandbox in
+            let schemas = sandbox.root.appendingPathComponent("schemas").path
+            try sandbox.write("schemas/chore.schema.json", #"""
+                {"title": "Chore", "properties": {"title": {"type": "string"}}, "required": ["title"],
+                 "x-evsync-dav": {"component": "VTODO", "properties": {"title": "SUMMARY"}}}
+                """#)
+            try sandbox.succeed(["--schemas", schemas, "add", "Chore", "--id", "c", "title=Sweep"])
+            #expect(try sandbox.succeed(["--schemas", schemas, "show", "Chore", "c", "--json"]).json() == ["id": "c", "title": "Sweep"])
         }
     }
 

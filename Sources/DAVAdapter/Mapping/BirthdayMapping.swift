@@ -28,9 +28,11 @@ public struct BirthdayMapping: DAVMapping {
 
     public var component: String { "VCARD" }
 
+    public var mappedFields: Set<String> { ["name", "date", "giftIdeas", "facebook", "image"] }
+
     public func read(_ document: VDocument) throws(DAVSkip) -> DAVMappedItem {
         let card = try MappingSupport.single("VCARD", in: document)
-        _ = try Self.version(of: card)
+        _ = try MappingSupport.vCardVersion(of: card)
         let uid = try MappingSupport.uid(of: card)
         guard let name = Self.name(of: card) else { throw DAVSkip(.missingProperty, "vCard \(uid) has no FN") }
         guard let birthday = card.line(named: "BDAY") else { throw DAVSkip(.missingProperty, "vCard \(uid) (\(name)) has no BDAY") }
@@ -51,7 +53,7 @@ public struct BirthdayMapping: DAVMapping {
         let changed = try MappingSupport.changedFields(self, base: base, uid: uid, wanted: wanted.fields)
         guard !changed.isEmpty else { return base }
         // read() found exactly one VCARD, of version 3.0 or 4.0.
-        let version = (try? Self.version(of: MappingSupport.single("VCARD", in: base))) ?? .three
+        let version = (try? MappingSupport.vCardVersion(of: MappingSupport.single("VCARD", in: base))) ?? .three
         var document = base
         for index in document.components.indices where document.components[index].isNamed("VCARD") {
             patch(&document.components[index], changed: changed, wanted, version: version, now: now)
@@ -61,7 +63,7 @@ public struct BirthdayMapping: DAVMapping {
 
     // MARK: Writing
 
-    enum Version { case three, four }
+    typealias Version = VCardVersion
 
     /// A record's mapped fields, checked, as they are compared with an item's and written.
     private struct Wanted {
@@ -87,13 +89,7 @@ public struct BirthdayMapping: DAVMapping {
 
         var fn: ContentLine { ContentLine("FN", text: name) }
 
-        /// N from the one name evsync has: the last word is the family name, the words before it the given name.
-        var n: ContentLine {
-            let words = name.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-            let family = words.count > 1 ? words.last ?? "" : ""
-            let given = words.count > 1 ? words.dropLast().joined(separator: " ") : name
-            return ContentLine("N", value: VText.joinStructured([[family], [given], [""], [""], [""]]))
-        }
+        var n: ContentLine { MappingSupport.structuredName(from: name) }
 
         func bday(_ version: Version) -> ContentLine {
             switch (version, date.isYearless) {
@@ -122,23 +118,12 @@ public struct BirthdayMapping: DAVMapping {
             }
         }
 
-        func photo(_ version: Version) -> ContentLine? {
-            image.map { data in
-                switch version {
-                case .three:
-                    var parameters: [ContentLineParameter] = [.init("ENCODING", "b")]
-                    if let type = InlineImage.vCard3Type(ofBase64: data) { parameters.append(.init("TYPE", type)) }
-                    return ContentLine("PHOTO", parameters: parameters, value: data)
-                case .four:
-                    return ContentLine("PHOTO", value: InlineImage.dataURI(base64: data))
-                }
-            }
-        }
+        func photo(_ version: Version) -> ContentLine? { image.map { InlineImage.vCardLine("PHOTO", base64: $0, version: version) } }
     }
 
     private func new(uid: String, _ wanted: Wanted, now: Date) -> VDocument {
         let lines: [ContentLine?] = [
-            ContentLine("VERSION", value: "3.0"), ContentLine("PRODID", value: HolidayMapping.productID), ContentLine("UID", text: uid),
+            ContentLine("VERSION", value: "3.0"), ContentLine("PRODID", value: MappingSupport.productID), ContentLine("UID", text: uid),
             wanted.fn, wanted.n, wanted.bday(.three), wanted.note, wanted.socialProfile(.three, group: nil), wanted.photo(.three),
             ContentLine("REV", value: DAVDate.utcStamp(now)),
         ]
@@ -160,19 +145,10 @@ public struct BirthdayMapping: DAVMapping {
         if changed.contains("image") {
             card.replaceFirstLine(where: { Self.photoData($0) != nil }, with: wanted.photo(version))
         }
-        card.replaceLines(named: "REV", with: [ContentLine("REV", value: DAVDate.utcStamp(now))])
+        MappingSupport.stampCard(&card, now: now)
     }
 
     // MARK: Reading
-
-    private static func version(of card: VComponent) throws(DAVSkip) -> Version {
-        switch card.line(named: "VERSION")?.value.trimmingSpaces {
-        case "3.0": return .three
-        case "4.0": return .four
-        case let other?: throw DAVSkip(.unsupportedVersion, "vCard \(other) (evsync reads 3.0 and 4.0)")
-        case nil: throw DAVSkip(.unsupportedVersion, "a vCard with no VERSION")
-        }
-    }
 
     /// FN, or the name N spells (given, additional, family) when FN is empty.
     private static func name(of card: VComponent) -> String? {
@@ -209,8 +185,6 @@ public struct BirthdayMapping: DAVMapping {
     /// The base64 bytes of a PHOTO that carries them: a `data:` URI (vCard 4, and some vCard 3 writers), or
     /// vCard 3's ENCODING=b (or BASE64); nil for a PHOTO that links to an image, or another property.
     static func photoData(_ line: ContentLine) -> String? {
-        guard line.isNamed("PHOTO") else { return nil }
-        if line.value.prefix(5).lowercased() == "data:" { return InlineImage.base64(fromDataURI: line.value) }
-        return line.hasParameter("ENCODING", value: "b") || line.hasParameter("ENCODING", value: "BASE64") ? line.value : nil
+        line.isNamed("PHOTO") ? InlineImage.vCardData(line) : nil
     }
 }

@@ -18,8 +18,11 @@ public struct DAVMappedItem: Sendable, Hashable {
 /// from a record, or patches the server's item: only the properties of the fields that changed are written
 /// again, every other line staying as it was, and an item whose fields did not change comes back as it was.
 public protocol DAVMapping: Sendable {
-    /// The component an item of this entity is: `VEVENT` or `VCARD`.
+    /// The component an item of this entity is: `VEVENT`, `VTODO` or `VJOURNAL` (in a calendar) or `VCARD` (in an address book).
     var component: String { get }
+
+    /// The fields the mapping reads and writes; the entity's others stay local (`RemoteRecord.localFields`).
+    var mappedFields: Set<String> { get }
 
     /// The record an item holds, or why it cannot be held.
     func read(_ document: VDocument) throws(DAVSkip) -> DAVMappedItem

@@ -28,10 +28,10 @@ public struct HolidayMapping: DAVMapping {
 
     public var component: String { "VEVENT" }
 
-    static let productID = "-//evsync//evsync//EN"
+    public var mappedFields: Set<String> { ["name", "date", "details", "wikipediaLink", "observedBy", "image"] }
 
     public func read(_ document: VDocument) throws(DAVSkip) -> DAVMappedItem {
-        let event = try Self.master(in: MappingSupport.single("VCALENDAR", in: document))
+        let event = try MappingSupport.master("VEVENT", in: MappingSupport.single("VCALENDAR", in: document))
         let uid = try MappingSupport.uid(of: event)
         guard let startLine = event.line(named: "DTSTART") else { throw DAVSkip(.missingProperty, "VEVENT \(uid) has no DTSTART") }
         let start = try Self.day(startLine)
@@ -62,13 +62,7 @@ public struct HolidayMapping: DAVMapping {
         let changed = try MappingSupport.changedFields(self, base: base, uid: uid, wanted: wanted.fields)
         guard !changed.isEmpty else { return base }
         var document = base
-        // read() found exactly one VCALENDAR, with one master VEVENT.
-        for index in document.components.indices where document.components[index].isNamed("VCALENDAR") {
-            document.components[index].updateComponents(named: "VEVENT") { event in
-                guard event.line(named: "RECURRENCE-ID") == nil else { return }
-                patch(&event, changed: changed, wanted, now: now)
-            }
-        }
+        MappingSupport.patchMaster("VEVENT", in: &document) { patch(&$0, changed: changed, wanted, now: now) }
         return document
     }
 
@@ -118,13 +112,7 @@ public struct HolidayMapping: DAVMapping {
             let texts = observedBy.filter { !$0.isEmpty }
             return texts.isEmpty ? nil : ContentLine("CATEGORIES", value: VText.joinList(texts))
         }
-        var attach: ContentLine? {
-            image.map { data in
-                var parameters: [ContentLineParameter] = [.init("ENCODING", "BASE64"), .init("VALUE", "BINARY")]
-                if let type = InlineImage.mediaType(ofBase64: data) { parameters.append(.init("FMTTYPE", type)) }
-                return ContentLine("ATTACH", parameters: parameters, value: data)
-            }
-        }
+        var attach: ContentLine? { image.map { InlineImage.iCalendarLine("ATTACH", base64: $0) } }
     }
 
     private func new(uid: String, _ wanted: Wanted, now: Date) -> VDocument {
@@ -132,11 +120,7 @@ public struct HolidayMapping: DAVMapping {
             ContentLine("UID", text: uid), ContentLine("DTSTAMP", value: DAVDate.utcStamp(now)), wanted.start, wanted.endLine,
             wanted.summary, wanted.description, wanted.url, wanted.categories, wanted.attach, ContentLine("TRANSP", value: "TRANSPARENT"),
         ]
-        let event = VComponent("VEVENT", children: lines.compactMap { $0.map(VComponent.Child.line) })
-        let calendar = VComponent("VCALENDAR", children: [
-            .line(ContentLine("VERSION", value: "2.0")), .line(ContentLine("PRODID", value: Self.productID)), .component(event),
-        ])
-        return VDocument([calendar])
+        return MappingSupport.calendar(VComponent("VEVENT", children: lines.compactMap { $0.map(VComponent.Child.line) }))
     }
 
     private func patch(_ event: inout VComponent, changed: Set<String>, _ wanted: Wanted, now: Date) {
@@ -152,26 +136,10 @@ public struct HolidayMapping: DAVMapping {
         if changed.contains("wikipediaLink") { event.replaceLines(named: "URL", with: wanted.url.map { [$0] } ?? []) }
         if changed.contains("observedBy") { event.replaceLines(named: "CATEGORIES", with: wanted.categories.map { [$0] } ?? []) }
         if changed.contains("image") { event.replaceFirstLine(where: Self.isInlineAttach, with: wanted.attach) }
-        let stamp = DAVDate.utcStamp(now)
-        event.replaceLines(named: "DTSTAMP", with: [ContentLine("DTSTAMP", value: stamp)])
-        event.replaceLines(named: "LAST-MODIFIED", with: [ContentLine("LAST-MODIFIED", value: stamp)])
+        MappingSupport.stampCalendarComponent(&event, now: now)
     }
 
     // MARK: Reading
-
-    /// The one VEVENT that is not a recurrence override.
-    private static func master(in calendar: VComponent) throws(DAVSkip) -> VComponent {
-        let events = calendar.components(named: "VEVENT")
-        guard !events.isEmpty else {
-            let other = calendar.components.first { !$0.isNamed("VTIMEZONE") }
-            throw DAVSkip(.wrongComponent, other.map { "a \($0.name), not a VEVENT" } ?? "no VEVENT")
-        }
-        let masters = events.filter { $0.line(named: "RECURRENCE-ID") == nil }
-        guard masters.count == 1, let master = masters.first else {
-            throw DAVSkip(.wrongComponent, masters.isEmpty ? "only recurrence overrides, no VEVENT they override" : "\(masters.count) VEVENTs in one item")
-        }
-        return master
-    }
 
     /// The day of a DTSTART or DTEND that is a DATE (VALUE=DATE, or eight digits with no VALUE).
     private static func day(_ line: ContentLine) throws(DAVSkip) -> DAVDate {
@@ -186,6 +154,6 @@ public struct HolidayMapping: DAVMapping {
 
     /// An ATTACH that carries its bytes (ENCODING=BASE64 or VALUE=BINARY), not a link.
     static func isInlineAttach(_ line: ContentLine) -> Bool {
-        line.isNamed("ATTACH") && (line.hasParameter("VALUE", value: "BINARY") || line.hasParameter("ENCODING", value: "BASE64"))
+        line.isNamed("ATTACH") && InlineImage.isICalendarInline(line)
     }
 }

@@ -58,7 +58,7 @@ extension DAVRemote {
     /// deletion, reconciled by the engine (never a wipe: `MissingRecords`). A collection without sync-collection
     /// is listed whole (PROPFIND Depth 1) at every pull.
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
-        guard let mapping = mapping(of: entity) else { return }
+        guard let mapping = try mapping(of: entity) else { return }
         var collection = try collection(for: entity)
         var token = since.map { DAVCursor($0).token } ?? ""
         if collection.created { token = "" }
@@ -296,7 +296,8 @@ extension DAVRemote {
             return .failure(DAVSkip(.noUID, "the UID is longer than evsync holds (\(RecordID.maxServerLength) bytes escaped)"))
         }
         let atOwnHref = DAVIDs.key(href) == DAVIDs.key(self.href(forUID: item.uid, in: collection))
-        return .success(RemoteRecord(id: id, version: DAVVersion(etag: etag, href: atOwnHref ? nil : href).remoteVersion, fields: item.fields))
+        return .success(RemoteRecord(id: id, version: DAVVersion(etag: etag, href: atOwnHref ? nil : href).remoteVersion, fields: item.fields,
+                                     localFields: localFields[collection.entity] ?? []))
     }
 
     /// Where an item with this UID is written when evsync makes it.
@@ -326,7 +327,7 @@ extension DAVRemote {
     /// Every member by PROPFIND Depth 1, read by multiget: an id is the UID inside, as a pull reads it (an href
     /// does not always say it), and an item evsync cannot hold is listed by its href's id, never taken for gone.
     public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
-        guard let mapping = mapping(of: entity) else { return }
+        guard let mapping = try mapping(of: entity) else { return }
         let collection = try collection(for: entity)
         let members = try propfindMembers(collection)
         var foreign = self.foreign[entity.name] ?? [:]
@@ -344,7 +345,7 @@ extension DAVRemote {
     }
 
     public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
-        guard let mapping = mapping(of: entity) else { return nil }
+        guard let mapping = try mapping(of: entity) else { return nil }
         let collection = try collection(for: entity)
         // A key is a decoded path: encoded again to be sent.
         let known = (foreign[entity.name] ?? [:]).first { $0.value == id }?.key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)

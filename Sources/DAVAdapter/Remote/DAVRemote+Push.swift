@@ -16,7 +16,7 @@ import HTTPTransport
 ///   item's record, when the server names it, as a failed precondition (a conflict, folded once); else a refusal.
 extension DAVRemote {
     public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
-        guard let mapping = mapping(of: entity) else {
+        guard let mapping = try mapping(of: entity) else {
             return operations.map { _ in .rejected(status: 0, message: "\(entity.name) has no CalDAV/CardDAV mapping") }
         }
         let collection = try collection(for: entity)
@@ -102,7 +102,9 @@ extension DAVRemote {
             guard let stored = try fetch(href, mapping: mapping, collection: collection), let record = stored.record else {
                 return .rejected(status: answer.status, message: "the server took \(href) but gives back nothing evsync can read")
             }
-            return record.fields == fields ? .applied(version: record.version) : .appliedDifferently(current: record)
+            // Compared on what the server holds: the fields the mapping leaves out are never there.
+            let sent = fields.filter { !record.localFields.contains($0.key) }
+            return record.fields == sent ? .applied(version: record.version) : .appliedDifferently(current: record)
         case 409, 412:
             let current = try fetch(href, mapping: mapping, collection: collection)
             if let current { return changed(current, at: href) }
@@ -131,7 +133,7 @@ extension DAVRemote {
     func findByUID(_ uid: String, mapping: any DAVMapping, collection: Collection) throws -> RemoteRecord? {
         let match = #"<C:prop-filter name="UID"><C:text-match collation="i;octet">\#(Self.escape(uid))</C:text-match></C:prop-filter>"#
         let body = collection.isCalendar
-            ? #"<C:calendar-query xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><prop><getetag/><C:calendar-data/></prop><C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT">\#(match)</C:comp-filter></C:comp-filter></C:filter></C:calendar-query>"#
+            ? #"<C:calendar-query xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><prop><getetag/><C:calendar-data/></prop><C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="\#(collection.component)">\#(match)</C:comp-filter></C:comp-filter></C:filter></C:calendar-query>"#
             : #"<C:addressbook-query xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:carddav"><prop><getetag/><C:address-data/></prop><C:filter>\#(match)</C:filter></C:addressbook-query>"#
         let answer = try send(HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "1")], body: Array(body.utf8), contentType: Self.xml),
                               doing: "looking for the item with UID \(uid)")

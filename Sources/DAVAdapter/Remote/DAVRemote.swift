@@ -4,7 +4,8 @@ public import Foundation
 public import HTTPTransport
 
 /// A CalDAV (RFC 4791) and CardDAV (RFC 6352) server as a `SyncRemote`: each entity with a mapping is one
-/// collection, a calendar (Holiday) or an address book (Birthday), named by the schema's `x-evsync-collection`.
+/// collection, a calendar (Holiday, an entity mapped to VEVENT, VTODO or VJOURNAL) or an address book (Birthday,
+/// one mapped to VCARD), named by the schema's `x-evsync-collection`.
 ///
 /// - **Discovery** (RFC 6764, RFC 5397): the remote URL (a server root or a principal) is asked for
 ///   `current-user-principal`, else `/.well-known/caldav` and `/.well-known/carddav` are followed; the principal
@@ -49,6 +50,8 @@ public final class DAVRemote: SyncRemote {
     let http: RetryingClient
     /// The mapping of each entity used so far (`mapping(of:)`).
     private var mappings: [String: any DAVMapping] = [:]
+    /// The fields of each entity its mapping leaves out, by entity (`RemoteRecord.localFields`).
+    var localFields: [String: Set<String>] = [:]
     /// Resolved collections, by entity name.
     var collections: [String: Collection] = [:]
     /// Another client's items at an href their id does not give, by entity: href key → id. Kept in the cursor.
@@ -61,12 +64,14 @@ public final class DAVRemote: SyncRemote {
     struct Collection {
         var entity: String
         var url: URL
-        var isCalendar: Bool
+        /// The mapping's component: VCARD in an address book, VEVENT, VTODO or VJOURNAL in a calendar.
+        var component: String
         var supportsSync: Bool
         /// Made by this sync: the server had no such collection.
         var created: Bool
         /// Taken from the cursor, unchecked: a 404 sends the pull to discovery.
         var isFromCursor = false
+        var isCalendar: Bool { component != "VCARD" }
         var key: String { DAVIDs.key(url.path.hasSuffix("/") ? url.path : url.path + "/") }
         var fileExtension: String { isCalendar ? "ics" : "vcf" }
         var contentType: String { isCalendar ? "text/calendar; charset=utf-8" : "text/vcard; charset=utf-8" }
@@ -75,8 +80,23 @@ public final class DAVRemote: SyncRemote {
         var dataProperty: (String, String) { (isCalendar ? DAVNamespace.caldav : DAVNamespace.carddav, dataElement) }
     }
 
-    /// The mapping of each entity evsync can sync with DAV: the built-in Holiday and Birthday.
-    public static func mapping(for schema: EntitySchema) -> (any DAVMapping)? {
+    /// The schema keyword DAV reads: `x-evsync-dav` (`EntitySchema.remoteOptions`).
+    public static let schemaProtocol = "dav"
+
+    /// The entity's mapping: the schema's own `x-evsync-dav` (`SchemaMapping`; for any entity, so that a user's
+    /// mapping of Holiday or Birthday wins), else the built-in Holiday's and Birthday's, else nil (left out of a
+    /// DAV sync). An `x-evsync-dav` that cannot be used is an error naming the entity and what is wrong.
+    public static func mapping(for schema: EntitySchema) throws(DAVError) -> (any DAVMapping)? {
+        do {
+            if let declared = try SchemaMapping.declared(by: schema) { return declared }
+        } catch {
+            throw DAVError(.invalidData, error.reason)
+        }
+        return builtInMapping(for: schema)
+    }
+
+    /// The built-in Holiday and Birthday mappings.
+    static func builtInMapping(for schema: EntitySchema) -> (any DAVMapping)? {
         switch schema.name {
         case "Holiday": HolidayMapping(schema: schema)
         case "Birthday": BirthdayMapping(schema: schema)
@@ -130,17 +150,19 @@ public final class DAVRemote: SyncRemote {
 
     // MARK: SyncRemote
 
-    /// Entities without a mapping are left out (the CLI says so in one line).
+    /// Entities without a mapping are left out (the CLI says so in one line). One with an `x-evsync-dav` is held even
+    /// when that cannot be used: `prepare` then fails the sync saying why, where leaving it out would hide the mistake.
     public func holds(_ entity: EntitySchema) -> Bool {
-        Self.mapping(for: entity) != nil
+        entity.remoteOptions[Self.schemaProtocol] != nil || Self.builtInMapping(for: entity) != nil
     }
 
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
         for (schema, since) in entities {
             let cursor = since.map(DAVCursor.init)
             foreign[schema.name] = cursor?.foreign ?? [:]
-            if let url = cursor?.collection, let mapping = mapping(of: schema), collections[schema.name] == nil {
-                collections[schema.name] = Collection(entity: schema.name, url: url, isCalendar: mapping.component == "VEVENT",
+            guard let mapping = try mapping(of: schema) else { continue }
+            if let url = cursor?.collection, collections[schema.name] == nil {
+                collections[schema.name] = Collection(entity: schema.name, url: url, component: mapping.component,
                                                       supportsSync: true, created: false, isFromCursor: true)
             }
         }
@@ -161,10 +183,11 @@ public final class DAVRemote: SyncRemote {
     }
 
     /// The entity's mapping, made once: `verify --remote` lists without a `prepare`.
-    func mapping(of entity: EntitySchema) -> (any DAVMapping)? {
+    func mapping(of entity: EntitySchema) throws(DAVError) -> (any DAVMapping)? {
         if let known = mappings[entity.name] { return known }
-        let mapping = Self.mapping(for: entity)
+        let mapping = try Self.mapping(for: entity)
         mappings[entity.name] = mapping
+        localFields[entity.name] = mapping.map { Set(entity.fieldNames).subtracting($0.mappedFields) } ?? []
         return mapping
     }
 
@@ -173,10 +196,10 @@ public final class DAVRemote: SyncRemote {
     /// The entity's collection, found (discovery on first use) or made.
     func collection(for entity: EntitySchema) throws -> Collection {
         if let known = collections[entity.name] { return known }
-        guard let mapping = mapping(of: entity) else {
+        guard let mapping = try mapping(of: entity) else {
             throw DAVError(.invalidData, "\(entity.name) has no CalDAV/CardDAV mapping")
         }
-        let isCalendar = mapping.component == "VEVENT"
+        let isCalendar = mapping.component != "VCARD"
         let (calendarHome, addressBookHome) = try discoverHomes()
         guard let home = isCalendar ? calendarHome : addressBookHome else {
             throw DAVError(.invalidRemote, "the server at \(server.absoluteString) names no \(isCalendar ? "calendar-home-set (CalDAV)" : "addressbook-home-set (CardDAV)") for this account")
@@ -186,7 +209,7 @@ public final class DAVRemote: SyncRemote {
         guard let url = URL(string: segment + "/", relativeTo: home)?.absoluteURL else {
             throw DAVError(.invalidData, "\(entity.name)'s collection name '\(name)' cannot be a URL")
         }
-        var collection = Collection(entity: entity.name, url: url, isCalendar: isCalendar, supportsSync: true, created: false)
+        var collection = Collection(entity: entity.name, url: url, component: mapping.component, supportsSync: true, created: false)
         if try !look(at: &collection) {
             do {
                 try make(collection, name: name)
@@ -230,7 +253,7 @@ public final class DAVRemote: SyncRemote {
 
     private func make(_ collection: Collection, name: String) throws {
         let body = collection.isCalendar
-            ? #"<C:mkcalendar xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><set><prop><displayname>\#(Self.escape(name))</displayname><C:supported-calendar-component-set><C:comp name="VEVENT"/></C:supported-calendar-component-set></prop></set></C:mkcalendar>"#
+            ? #"<C:mkcalendar xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><set><prop><displayname>\#(Self.escape(name))</displayname><C:supported-calendar-component-set><C:comp name="\#(collection.component)"/></C:supported-calendar-component-set></prop></set></C:mkcalendar>"#
             : #"<mkcol xmlns="DAV:" xmlns:A="urn:ietf:params:xml:ns:carddav"><set><prop><resourcetype><collection/><A:addressbook/></resourcetype><displayname>\#(Self.escape(name))</displayname></prop></set></mkcol>"#
         let answer = try send(HTTPRequest(method: collection.isCalendar ? "MKCALENDAR" : "MKCOL", url: collection.url, body: Array(body.utf8),
                                           contentType: Self.xml), doing: "creating \(collection.url.path)")

@@ -15,6 +15,8 @@ public struct RemotePage: Sendable {
         package let fields: Range<Int>?
         /// Who made this version on the server, when the server says (Kinto's history plugin).
         package var author: String? = nil
+        /// `RemoteRecord.localFields` (one shared set for a page's records, empty for most remotes).
+        package var localFields: Set<String> = []
     }
 
     package private(set) var bytes: [UInt8] = []
@@ -56,6 +58,7 @@ public struct RemotePage: Sendable {
                 return (record.version, record.fields == nil)
             }
             entries[entries.count - 1].author = record.author
+            entries[entries.count - 1].localFields = record.localFields
         }
     }
 
@@ -113,7 +116,8 @@ public struct RemotePage: Sendable {
         entries.reserveCapacity(entries.count + other.entries.count)
         for entry in other.entries {
             let shift = { (range: Range<Int>) in range.lowerBound + offset..<range.upperBound + offset }
-            entries.append(Entry(id: shift(entry.id), version: entry.version, fields: entry.fields.map(shift), author: entry.author))
+            entries.append(Entry(id: shift(entry.id), version: entry.version, fields: entry.fields.map(shift), author: entry.author,
+                                 localFields: entry.localFields))
         }
     }
 
@@ -129,7 +133,8 @@ public struct RemotePage: Sendable {
             let fields = entry.fields == nil ? nil : start..<kept.bytes.count
             let idStart = kept.bytes.count
             kept.bytes.append(contentsOf: bytes[entry.id])
-            kept.entries.append(Entry(id: idStart..<kept.bytes.count, version: entry.version, fields: fields, author: entry.author))
+            kept.entries.append(Entry(id: idStart..<kept.bytes.count, version: entry.version, fields: fields, author: entry.author,
+                                      localFields: entry.localFields))
         }
         return kept
     }
@@ -149,6 +154,6 @@ public struct RemotePage: Sendable {
                 return fields
             }
         }
-        return RemoteRecord(id: id(of: entry), version: entry.version, fields: fields, author: entry.author)
+        return RemoteRecord(id: id(of: entry), version: entry.version, fields: fields, author: entry.author, localFields: entry.localFields)
     }
 }

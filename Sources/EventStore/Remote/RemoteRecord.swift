@@ -9,12 +9,16 @@ public struct RemoteRecord: Sendable, Equatable {
     /// Who made this version on the server (`account:bob`), when the server
     /// says; nil credits the change to the remote's address.
     public var author: String?
+    /// Fields of the entity the server does not hold (a DAV item's unmapped fields): the record says nothing of
+    /// them, so a sync keeps the local row's values instead of reading their absence as the server unsetting them.
+    public var localFields: Set<String>
 
-    public init(id: String, version: RemoteVersion, fields: JSONObject?, author: String? = nil) {
+    public init(id: String, version: RemoteVersion, fields: JSONObject?, author: String? = nil, localFields: Set<String> = []) {
         self.id = id
         self.version = version
         self.fields = fields
         self.author = author
+        self.localFields = localFields
     }
 }
 

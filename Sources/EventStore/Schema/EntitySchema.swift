@@ -14,7 +14,9 @@ import Foundation
 /// (`$ref`, `pattern`, nested `properties`, …) refuses the schema: evsync
 /// would otherwise accept values the schema's author meant to refuse.
 /// Annotations that constrain nothing (`title`, `description`, `$comment`,
-/// `examples`, and `$schema`/`$id` at the top) are allowed.
+/// `examples`, and `$schema`/`$id` at the top) are allowed, and so is a top-level
+/// `x-evsync-<protocol>` (`x-evsync-dav`): a remote's own options, kept unread
+/// in `remoteOptions`.
 public struct EntitySchema: Sendable {
     /// The entity's name as the schema's `title` spells it, e.g. `Holiday`.
     public let name: String
@@ -33,6 +35,11 @@ public struct EntitySchema: Sendable {
     /// old event, a server record, a view built before the rename: `upcast`); the server keeps the old one
     /// (`wire`), the name the apps already installed read.
     public let renames: [String: String]
+    /// The schema's top-level `x-evsync-<protocol>` keywords, by protocol word (`remoteOptions["dav"]` is
+    /// `x-evsync-dav`), as written: read by the remote of that protocol; the store reads none of it, so that
+    /// no protocol's rules live here. Which words are known is the caller's to check
+    /// (`SchemaRegistry(directory:remoteProtocols:)`).
+    public let remoteOptions: [String: JSONValue]
     let rules: [String: Rule]
 
     /// Parses a schema document. `source` names it in errors.
@@ -44,8 +51,8 @@ public struct EntitySchema: Sendable {
             throw SchemaError("\(source): \(error)")
         }
         guard case .object(let root) = document else { throw SchemaError("\(source): a schema must be a JSON object") }
-        if let keyword = root.keys.sorted().first(where: { !Self.rootKeywords.contains($0) }) {
-            throw SchemaError("\(source): keyword '\(keyword)' is not supported (evsync reads \(Self.rootKeywords.sorted().joined(separator: ", ")))")
+        if let keyword = root.keys.sorted().first(where: { !Self.rootKeywords.contains($0) && Self.remoteProtocol(of: $0) == nil }) {
+            throw SchemaError("\(source): keyword '\(keyword)' is not supported (evsync reads \(Self.rootKeywords.sorted().joined(separator: ", ")), and x-evsync-<protocol> for a remote)")
         }
         guard let title = root["title"]?.stringValue, Self.isValidName(title) else {
             throw SchemaError("\(source): 'title' must name the entity (letters, digits, '_', starting with a letter, at most \(Self.maxNameLength) characters)")
@@ -107,6 +114,7 @@ public struct EntitySchema: Sendable {
         self.required = required
         self.defaults = defaults
         self.renames = renames
+        self.remoteOptions = Dictionary(uniqueKeysWithValues: root.compactMap { key, value in Self.remoteProtocol(of: key).map { ($0, value) } })
         self.fieldNames = Self.declarationOrder(of: properties.keys, in: text)
     }
 
@@ -115,6 +123,15 @@ public struct EntitySchema: Sendable {
         "$schema", "$id", "$comment", "title", "description", "examples", "type", "properties", "required",
         "additionalProperties", "x-evsync-collection",
     ]
+
+    /// `dav` for `x-evsync-dav`: a keyword of a remote's, not one the store reads (`x-evsync-collection`).
+    static func remoteProtocol(of keyword: String) -> String? {
+        let prefix = "x-evsync-"
+        guard keyword.hasPrefix(prefix), !rootKeywords.contains(keyword) else { return nil }
+        let word = keyword.dropFirst(prefix.count)
+        guard !word.isEmpty, word.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) }) else { return nil }
+        return String(word)
+    }
 
     /// The longest entity name: it is part of LMDB keys (at most 511 bytes, with a record's id or a remote's URL).
     public static let maxNameLength = 100
@@ -244,6 +261,12 @@ public struct EntitySchema: Sendable {
 
     /// Whether the field is base64 text (`contentEncoding`): a remote with a binary type maps it.
     public func isBase64(_ field: String) -> Bool { wireRule(field)?.base64 ?? false }
+
+    /// The JSON types the field's `type` allows (`string`, `integer`, …); empty when it names none (any value).
+    public func types(of field: String) -> Set<String> { wireRule(field)?.types ?? [] }
+
+    /// The types an array field's `items` allow; nil when the field gives no `items` (any element).
+    public func itemTypes(of field: String) -> Set<String>? { wireRule(field)?.items?.types }
 
     /// Whether the schema declares the field under this name or under its former one (`wire`).
     package func hasWireField(_ field: String) -> Bool { wireRule(field) != nil }

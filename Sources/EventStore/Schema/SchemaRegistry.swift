@@ -17,7 +17,11 @@ public struct SchemaRegistry: Sendable {
 
     /// The built-ins plus the entity schemas found in `directory`.
     /// `event.schema.json`, the log's own envelope, is not an entity.
-    public init(directory: String) throws(SchemaError) {
+    ///
+    /// - Parameter remoteProtocols: the protocol words of the `x-evsync-<protocol>` keywords the caller's
+    ///   remotes read (`dav`); a schema with another is refused, naming its file, so that a typo such as
+    ///   `x-evsync-colection` is not kept unread. nil keeps any (the store itself reads none of them).
+    public init(directory: String, remoteProtocols: Set<String>? = nil) throws(SchemaError) {
         self.init()
         let files: [String]
         do {
@@ -28,7 +32,12 @@ public struct SchemaRegistry: Sendable {
         for file in files.sorted() where file.hasSuffix(".schema.json") && file != "event.schema.json" {
             let path = (directory as NSString).appendingPathComponent(file)
             guard let data = FileManager.default.contents(atPath: path) else { throw SchemaError("cannot read \(path)") }
-            register(try EntitySchema(json: String(decoding: data, as: UTF8.self), source: path))
+            let schema = try EntitySchema(json: String(decoding: data, as: UTF8.self), source: path)
+            if let remoteProtocols, let unread = schema.remoteOptions.keys.sorted().first(where: { !remoteProtocols.contains($0) }) {
+                let known = remoteProtocols.sorted().map { "x-evsync-\($0)" }.joined(separator: ", ")
+                throw SchemaError("\(path): keyword 'x-evsync-\(unread)' is read by no remote (evsync's: \(known.isEmpty ? "none" : known), and x-evsync-collection)")
+            }
+            register(schema)
         }
     }
 

@@ -35,13 +35,14 @@ public final class InMemoryRemote: SyncRemote, Sendable {
     /// The counter behind a version or cursor token (`v1001`); 0 for a token not of this remote.
     private static func clock(of token: String) -> Int64 { Int64(token.dropFirst()) ?? 0 }
 
-    /// Changes a record as another client (a web app) would; returns its new version.
+    /// Changes a record as another client (a web app) would; returns its new version. `localFields`: fields the
+    /// record says nothing of, as a server that holds only some of the entity's (`RemoteRecord.localFields`).
     @discardableResult
-    public func put(_ id: String, _ fields: JSONObject?, in entity: String) -> RemoteVersion {
+    public func put(_ id: String, _ fields: JSONObject?, in entity: String, localFields: Set<String> = []) -> RemoteVersion {
         state.withLock { state in
             state.clock += 1
             let version = Self.version(state.clock)
-            state.entities[entity, default: [:]][id] = RemoteRecord(id: id, version: version, fields: fields)
+            state.entities[entity, default: [:]][id] = RemoteRecord(id: id, version: version, fields: fields, localFields: localFields)
             return version
         }
     }

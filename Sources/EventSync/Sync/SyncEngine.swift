@@ -328,6 +328,11 @@ public final class SyncEngine: Sendable {
         (read.row, read.shadow) = (projection.row.map(schema.upcast), projection.shadow.map(schema.upcast))
         var record = record
         record.fields = record.fields.map(schema.upcast)
+        // Fields the server does not hold are as the row has them: their absence there is no change of the server's.
+        if !record.localFields.isEmpty, var fields = record.fields {
+            for field in record.localFields { fields[field] = read.row?[field] }
+            record.fields = fields
+        }
         let outcome = try RemoteFold.fold(record, into: read, policy: policy, checkVersion: checkVersion) {
             try writer.unacknowledgedLocalStates(entity: entity, id: record.id).map { $0.map(schema.upcast) }
         }
