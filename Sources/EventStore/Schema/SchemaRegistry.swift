@@ -18,9 +18,11 @@ public struct SchemaRegistry: Sendable {
     /// The built-ins plus the entity schemas found in `directory`.
     /// `event.schema.json`, the log's own envelope, is not an entity.
     ///
-    /// - Parameter remoteProtocols: the protocol words of the `x-evsync-<protocol>` keywords the caller's
-    ///   remotes read (`dav`); a schema with another is refused, naming its file, so that a typo such as
-    ///   `x-evsync-colection` is not kept unread. nil keeps any (the store itself reads none of them).
+    /// - Parameters:
+    ///   - directory: the folder of `*.schema.json` files.
+    ///   - remoteProtocols: the protocol words of the `x-evsync-<protocol>` keywords the caller's
+    ///     remotes read (`dav`); a schema with another is refused, naming its file, so that a typo such as
+    ///     `x-evsync-colection` is not kept unread. nil keeps any (the store itself reads none of them).
     public init(directory: String, remoteProtocols: Set<String>? = nil) throws(SchemaError) {
         self.init()
         let files: [String]
