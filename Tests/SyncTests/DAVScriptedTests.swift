@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// DAVRemote's pull against a scripted server, for what neither real server does on demand: a truncated answer
-/// (507 on the collection) and Xandikos's 500 for a token it no longer has.
+/// (507 on the collection), Xandikos's 500 for a token it no longer has, a server refusing bodies in sync-collection.
 @Suite("DAV scripted pull")
 struct DAVScriptedTests {
     static func multistatus(_ inner: String) -> ScriptedServer.Answer {
@@ -52,6 +52,41 @@ struct DAVScriptedTests {
         #expect(reports[1].contains("<sync-token></sync-token>"))
         #expect(reports[3].contains("<sync-token>t2</sync-token>"))
         #expect(!reports.contains { $0.contains("limit") })
+    }
+
+    @Test("bodies in the sync-collection answer need no multiget; a server that refuses a sync-collection asking for them is asked again without")
+    func bodiesInTheListing() throws {
+        func item(_ uid: String) -> String {
+            ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:x", "BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20270101T000000Z",
+             "DTSTART;VALUE=DATE:20270301", "SUMMARY:\(uid.uppercased())", "END:VEVENT", "END:VCALENDAR", ""].joined(separator: "&#13;\n")
+        }
+        let server = try ScriptedServer([
+            Self.multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            ScriptedServer.Answer(400, body: "calendar-data is not a property for sync-collection here"),
+            Self.multistatus(Self.member("/p/holidays/a.ics", etag: "1") + "<d:sync-token>t2</d:sync-token>"),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/a.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item("a"))</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/b.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item("b"))</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response><d:sync-token>t3</d:sync-token>"#),
+        ], then: ScriptedServer.Answer(500))
+        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
+        remote.retry.attempts = 1
+        let holiday = try SchemaRegistry().schema(named: "Holiday")
+        let since = DAVCursor(token: "t1", foreign: [:]).cursor
+        try remote.prepare([(holiday, since)])
+        var pages: [RemotePage] = []
+        try remote.changes(of: holiday, since: since) { pages.append($0); return true }
+        try remote.changes(of: holiday, since: pages.last?.cursor) { pages.append($0); return true }
+        let records = try pages.flatMap { page in try page.entries.map { try page.record($0) } }
+        #expect(records.map(\.id) == ["a", "b"])
+        #expect(records.map { $0.fields?["name"] } == ["A", "B"])
+        #expect(pages.map { $0.cursor.map { DAVCursor($0).token } } == ["t2", "t3"])
+        let reports = server.requests.filter { $0.line.hasPrefix("REPORT") }.map(\.body)
+        #expect(reports.count == 4)
+        #expect(reports[0].contains("<sync-token>t1</sync-token>") && reports[0].contains("calendar-data"))
+        #expect(reports[1].contains("<sync-token>t1</sync-token>") && !reports[1].contains("calendar-data"))
+        #expect(reports[2].contains("calendar-multiget"))
+        #expect(reports[3].contains("<sync-token>t2</sync-token>") && reports[3].contains("calendar-data"))
     }
 
     @Test("an item the server refuses to show (403 to the GET before an update) refuses that write alone; the next is pushed")

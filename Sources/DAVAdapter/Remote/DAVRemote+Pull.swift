@@ -75,6 +75,10 @@ extension DAVRemote {
             let request = HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "0")],
                                       body: Array(Self.syncCollection(token: token, bodies: withBodies ? collection : nil).utf8), contentType: Self.xml)
             let sent = Result { () throws(DAVError) in try send(request, doing: "listing the changes of \(collection.url.path)") }
+            if case .failure(let error) = sent, error.isTooLarge, withBodies {
+                withBodies = false
+                continue
+            }
             if case .failure(let error) = sent, error.status == 500, !token.isEmpty {
                 // Xandikos has answered a token it no longer has with 500: retried as any 5xx, then taken for invalid.
                 token = ""
@@ -88,6 +92,12 @@ extension DAVRemote {
                 token = ""
                 continue
             }
+            if withBodies, answer.status != 207 || answer.body.count > maximumAnswerBytes {
+                // Asked again without the bodies before the answer is judged: a server may refuse a property in
+                // sync-collection that RFC 6578 allows, and an answer too large to read has a smaller form.
+                withBodies = false
+                continue
+            }
             if answer.status != 207 {
                 guard !token.isEmpty, [403, 409, 412, 500].contains(answer.status) else {
                     throw DAVError(.server, "the server answered HTTP \(answer.status) to a sync-collection REPORT on \(collection.url.path)",
@@ -95,10 +105,6 @@ extension DAVRemote {
                 }
                 // The token is no longer valid: every member again, from an empty token.
                 token = ""
-                continue
-            }
-            if withBodies, answer.body.count > maximumAnswerBytes {
-                withBodies = false
                 continue
             }
             let status = try multistatus(answer, doing: "listing the changes of \(collection.url.path)")
