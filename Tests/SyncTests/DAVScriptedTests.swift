@@ -15,6 +15,19 @@ struct DAVScriptedTests {
                               body: #"<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:a="urn:ietf:params:xml:ns:carddav">"# + inner + "</d:multistatus>")
     }
 
+    /// The answers of a discovery: the principal `/p/`, its homes, and the calendar `/p/holidays/` (listing
+    /// sync-collection among its reports, or no reports).
+    static func discovery(listingReports: Bool = false) -> [ScriptedServer.Answer] {
+        let reports = listingReports
+            ? "<d:supported-report-set><d:supported-report><d:report><d:sync-collection/></d:report></d:supported-report></d:supported-report-set>" : ""
+        return [
+            multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+            multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype>"# + reports
+                         + "</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"),
+        ]
+    }
+
     static func member(_ href: String, etag: String) -> String {
         #"<d:response><d:href>\#(href)</d:href><d:propstat><d:prop><d:getetag>"\#(etag)"</d:getetag></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#
     }
@@ -23,10 +36,7 @@ struct DAVScriptedTests {
     func truncatedAndExpired() throws {
         let item = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:x", "BEGIN:VEVENT", "UID:a", "DTSTAMP:20270101T000000Z",
                     "DTSTART;VALUE=DATE:20270301", "SUMMARY:A &amp; B", "END:VEVENT", "END:VCALENDAR", ""].joined(separator: "&#13;\n")
-        let server = try ScriptedServer([
-            Self.multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
-            Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
-            Self.multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype><d:supported-report-set><d:supported-report><d:report><d:sync-collection/></d:report></d:supported-report></d:supported-report-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+        let server = try ScriptedServer(Self.discovery(listingReports: true) + [
             ScriptedServer.Answer(500, body: "token not found"),
             Self.multistatus(Self.member("/p/holidays/a.ics", etag: "1") + Self.member("/p/holidays/b.ics", etag: "2")
                              + #"<d:response><d:href>/p/holidays/</d:href><d:status>HTTP/1.1 507 Insufficient Storage</d:status></d:response><d:sync-token>t2</d:sync-token>"#),
@@ -60,10 +70,7 @@ struct DAVScriptedTests {
             ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:x", "BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20270101T000000Z",
              "DTSTART;VALUE=DATE:20270301", "SUMMARY:\(uid.uppercased())", "END:VEVENT", "END:VCALENDAR", ""].joined(separator: "&#13;\n")
         }
-        let server = try ScriptedServer([
-            Self.multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
-            Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
-            Self.multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+        let server = try ScriptedServer(Self.discovery() + [
             ScriptedServer.Answer(400, body: "calendar-data is not a property for sync-collection here"),
             Self.multistatus(Self.member("/p/holidays/a.ics", etag: "1") + "<d:sync-token>t2</d:sync-token>"),
             Self.multistatus(#"<d:response><d:href>/p/holidays/a.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item("a"))</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
@@ -91,10 +98,7 @@ struct DAVScriptedTests {
 
     @Test("an item the server refuses to show (403 to the GET before an update) refuses that write alone; the next is pushed")
     func oneRefusedItemDoesNotStopThePush() throws {
-        let server = try ScriptedServer([
-            Self.multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
-            Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
-            Self.multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+        let server = try ScriptedServer(Self.discovery() + [
             ScriptedServer.Answer(403, body: "not yours"),
             ScriptedServer.Answer(201, headers: ["ETag": #""2""#]),
         ], then: ScriptedServer.Answer(500))
@@ -123,10 +127,7 @@ struct DAVScriptedTests {
                 + "</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
         }
         let huge = String(repeating: "x", count: 3000)
-        let server = try ScriptedServer([
-            Self.multistatus(#"<d:response><d:href>/</d:href><d:propstat><d:prop><d:current-user-principal><d:href>/p/</d:href></d:current-user-principal></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
-            Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
-            Self.multistatus(#"<d:response><d:href>/p/holidays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+        let server = try ScriptedServer(Self.discovery() + [
             Self.multistatus(Self.member("/p/holidays/a.ics", etag: "1") + Self.member("/p/holidays/b.ics", etag: "1") + "<d:sync-token>t1</d:sync-token>"),
             Self.multistatus(item("a", "A") + item("b", huge)),
             Self.multistatus(item("a", "A")),
