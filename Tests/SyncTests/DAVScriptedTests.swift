@@ -28,6 +28,26 @@ struct DAVScriptedTests {
         ]
     }
 
+    /// A DAVRemote of the scripted server that tries each request once, prepared for Holiday (from `since`).
+    static func holidayRemote(_ server: ScriptedServer, since: RemoteCursor? = nil) throws -> (DAVRemote, EntitySchema) {
+        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
+        remote.retry.attempts = 1
+        let holiday = try SchemaRegistry().schema(named: "Holiday")
+        try remote.prepare([(holiday, since)])
+        return (remote, holiday)
+    }
+
+    /// The pages of one pull of Holiday since `since`.
+    static func pull(_ remote: DAVRemote, _ holiday: EntitySchema, since: RemoteCursor?) throws -> [RemotePage] {
+        var pages: [RemotePage] = []
+        try remote.changes(of: holiday, since: since) { pages.append($0); return true }
+        return pages
+    }
+
+    static func records(_ pages: [RemotePage]) throws -> [RemoteRecord] {
+        try pages.flatMap { page in try page.entries.map { try page.record($0) } }
+    }
+
     static func member(_ href: String, etag: String) -> String {
         #"<d:response><d:href>\#(href)</d:href><d:propstat><d:prop><d:getetag>"\#(etag)"</d:getetag></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#
     }
@@ -44,14 +64,10 @@ struct DAVScriptedTests {
                              + #"<d:response><d:href>/p/holidays/b.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>"#),
             Self.multistatus(#"<d:response><d:href>/p/holidays/c.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response><d:sync-token>t3</d:sync-token>"#),
         ], then: ScriptedServer.Answer(500))
-        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
-        remote.retry.attempts = 1
-        let holiday = try SchemaRegistry().schema(named: "Holiday")
         let since = DAVCursor(token: "t1", foreign: [:]).cursor
-        try remote.prepare([(holiday, since)])
-        var pages: [RemotePage] = []
-        try remote.changes(of: holiday, since: since) { pages.append($0); return true }
-        let records = try pages.flatMap { page in try page.entries.map { try page.record($0) } }
+        let (remote, holiday) = try Self.holidayRemote(server, since: since)
+        let pages = try Self.pull(remote, holiday, since: since)
+        let records = try Self.records(pages)
         #expect(records.map(\.id) == ["a", "b", "c"])
         #expect(records.map { $0.fields?["name"] } == ["A & B", nil, nil])
         #expect(pages.map { $0.cursor.map { DAVCursor($0).token } } == ["t2", "t3"])
@@ -64,7 +80,7 @@ struct DAVScriptedTests {
         #expect(!reports.contains { $0.contains("limit") })
     }
 
-    @Test("bodies in the sync-collection answer need no multiget; a server that refuses a sync-collection asking for them is asked again without")
+    @Test("bodies in the sync-collection answer need no multiget; a sync-collection asking for them that is refused, or answered unreadably, is asked again without")
     func bodiesInTheListing() throws {
         func item(_ uid: String) -> String {
             ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:x", "BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20270101T000000Z",
@@ -75,25 +91,29 @@ struct DAVScriptedTests {
             Self.multistatus(Self.member("/p/holidays/a.ics", etag: "1") + "<d:sync-token>t2</d:sync-token>"),
             Self.multistatus(#"<d:response><d:href>/p/holidays/a.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item("a"))</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
             Self.multistatus(#"<d:response><d:href>/p/holidays/b.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item("b"))</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response><d:sync-token>t3</d:sync-token>"#),
+            // An answer whose bodies make it unreadable: the listing again without them, then a multiget.
+            Self.multistatus(#"<d:response><d:href>/p/holidays/c.ics</d:href><d:propstat><d:prop><c:calendar-data>\#u{1}</c:calendar-data>"#),
+            Self.multistatus(Self.member("/p/holidays/c.ics", etag: "1") + "<d:sync-token>t4</d:sync-token>"),
+            Self.multistatus(#"<d:response><d:href>/p/holidays/c.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item("c"))</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
         ], then: ScriptedServer.Answer(500))
-        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
-        remote.retry.attempts = 1
-        let holiday = try SchemaRegistry().schema(named: "Holiday")
         let since = DAVCursor(token: "t1", foreign: [:]).cursor
-        try remote.prepare([(holiday, since)])
-        var pages: [RemotePage] = []
-        try remote.changes(of: holiday, since: since) { pages.append($0); return true }
-        try remote.changes(of: holiday, since: pages.last?.cursor) { pages.append($0); return true }
-        let records = try pages.flatMap { page in try page.entries.map { try page.record($0) } }
-        #expect(records.map(\.id) == ["a", "b"])
-        #expect(records.map { $0.fields?["name"] } == ["A", "B"])
-        #expect(pages.map { $0.cursor.map { DAVCursor($0).token } } == ["t2", "t3"])
+        let (remote, holiday) = try Self.holidayRemote(server, since: since)
+        var pages = try Self.pull(remote, holiday, since: since)
+        pages += try Self.pull(remote, holiday, since: pages.last?.cursor)
+        pages += try Self.pull(remote, holiday, since: pages.last?.cursor)
+        let records = try Self.records(pages)
+        #expect(records.map(\.id) == ["a", "b", "c"])
+        #expect(records.map { $0.fields?["name"] } == ["A", "B", "C"])
+        #expect(pages.map { $0.cursor.map { DAVCursor($0).token } } == ["t2", "t3", "t4"])
         let reports = server.requests.filter { $0.line.hasPrefix("REPORT") }.map(\.body)
-        #expect(reports.count == 4)
+        #expect(reports.count == 7)
         #expect(reports[0].contains("<sync-token>t1</sync-token>") && reports[0].contains("calendar-data"))
         #expect(reports[1].contains("<sync-token>t1</sync-token>") && !reports[1].contains("calendar-data"))
         #expect(reports[2].contains("calendar-multiget"))
         #expect(reports[3].contains("<sync-token>t2</sync-token>") && reports[3].contains("calendar-data"))
+        #expect(reports[4].contains("<sync-token>t3</sync-token>") && reports[4].contains("calendar-data"))
+        #expect(reports[5].contains("<sync-token>t3</sync-token>") && !reports[5].contains("calendar-data"))
+        #expect(reports[6].contains("calendar-multiget"))
     }
 
     @Test("an item the server refuses to show (403 to the GET before an update) refuses that write alone; the next is pushed")
@@ -102,10 +122,7 @@ struct DAVScriptedTests {
             ScriptedServer.Answer(403, body: "not yours"),
             ScriptedServer.Answer(201, headers: ["ETag": #""2""#]),
         ], then: ScriptedServer.Answer(500))
-        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
-        remote.retry.attempts = 1
-        let holiday = try SchemaRegistry().schema(named: "Holiday")
-        try remote.prepare([(holiday, nil)])
+        let (remote, holiday) = try Self.holidayRemote(server)
         let outcomes = try remote.push([
             .update(id: "a", fields: ["name": "A", "date": "2027-03-01"], version: RemoteVersion(#""1""#)),
             .create(id: "b", fields: ["name": "B", "date": "2027-03-02"]),
@@ -133,14 +150,10 @@ struct DAVScriptedTests {
             Self.multistatus(item("a", "A")),
             Self.multistatus(item("b", huge)),
         ], then: ScriptedServer.Answer(500))
-        let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
-        remote.retry.attempts = 1
+        let (remote, holiday) = try Self.holidayRemote(server)
         if byResponseCap { remote.transferLimits.maximumResponseBytes = 2000 } else { remote.maximumAnswerBytes = 2000 }
-        let holiday = try SchemaRegistry().schema(named: "Holiday")
-        try remote.prepare([(holiday, nil)])
-        var pages: [RemotePage] = []
-        try remote.changes(of: holiday, since: nil) { pages.append($0); return true }
-        let records = try pages.flatMap { page in try page.entries.map { try page.record($0) } }
+        let pages = try Self.pull(remote, holiday, since: nil)
+        let records = try Self.records(pages)
         #expect(records.map(\.id) == ["a"])
         #expect(pages.flatMap(\.skipped).map(\.id) == ["b"])
         #expect(pages.flatMap(\.skipped).first?.reason.contains("too large") == true)

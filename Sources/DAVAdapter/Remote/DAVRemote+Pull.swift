@@ -51,7 +51,8 @@ extension DAVRemote {
     /// Xandikos answers with a cut list and the newest token) asking for the changed members' bodies too (RFC 6578
     /// lets a client ask for any property: Radicale sends them, so a first sync is one request where it was one
     /// and a multiget per 100 items; Xandikos answers them 404, and they are read by multiget in batches; an
-    /// answer past `maximumAnswerBytes` is asked for again without them), its removed members (404) as tombstones; a truncated answer (507 on the collection) followed with
+    /// answer with them that is refused, past `maximumAnswerBytes` or unreadable is asked for again without
+    /// them), its removed members (404) as tombstones; a truncated answer (507 on the collection) followed with
     /// the token it gave. The token goes with the last page of its answer only, so a crash re-reads the answer
     /// and never skips one. An invalid or expired token (Radicale 403, Xandikos 412 or 500) starts again from
     /// an empty token: every member, and `liveIDs` then names them all, so what the server lost in between is a
@@ -107,7 +108,14 @@ extension DAVRemote {
                 token = ""
                 continue
             }
-            let status = try multistatus(answer, doing: "listing the changes of \(collection.url.path)")
+            let read = Result { () throws(DAVError) in try multistatus(answer, doing: "listing the changes of \(collection.url.path)") }
+            if case .failure = read, withBodies {
+                // One item's bytes can make the whole answer unreadable: the listing alone, and the bodies by
+                // multiget, where an unreadable batch is the same failure it always was.
+                withBodies = false
+                continue
+            }
+            let status = try read.get()
             if token.isEmpty { listed[entity.name] = listed[entity.name] ?? [] }
             var changed: [DAVMember] = []
             var removed: [String] = []
