@@ -19,28 +19,48 @@ import Foundation
 /// in `remoteOptions`.
 public struct EntitySchema: Sendable {
     /// The entity's name as the schema's `title` spells it, e.g. `Holiday`.
-    public let name: String
+    public var name: String { parts.name }
     /// The name the schema asks servers to use for the entity
     /// (`x-evsync-collection`), if it asks: each remote decides what to do
     /// with it and what to use without it (Kinto: a collection named after
     /// the entity, lower-cased and pluralised).
-    public let remoteName: String?
+    public var remoteName: String? { parts.remoteName }
     /// Field names in the order the schema declares them (for tables).
-    public let fieldNames: [String]
-    public let required: Set<String>
+    public var fieldNames: [String] { parts.fieldNames }
+    public var required: Set<String> { parts.required }
     /// The fields whose schema gives a `default`, with it: a record written before the field was added (or
     /// without it) reads as holding it. Only reads see it; the log and what is pushed keep what was written.
-    public let defaults: JSONObject
+    public var defaults: JSONObject { parts.defaults }
     /// Fields renamed by `x-evsync-renamed-from`, old name → new name. Every read shows the new name (an
     /// old event, a server record, a view built before the rename: `upcast`); the server keeps the old one
     /// (`wire`), the name the apps already installed read.
-    public let renames: [String: String]
+    public var renames: [String: String] { parts.renames }
     /// The schema's top-level `x-evsync-<protocol>` keywords, by protocol word (`remoteOptions["dav"]` is
     /// `x-evsync-dav`), as written: read by the remote of that protocol; the store reads none of it, so that
     /// no protocol's rules live here. Which words are known is the caller's to check
     /// (`SchemaRegistry(directory:remoteProtocols:)`).
-    public let remoteOptions: [String: JSONValue]
-    let rules: [String: Rule]
+    public var remoteOptions: [String: JSONValue] { parts.remoteOptions }
+    var rules: [String: Rule] { parts.rules }
+
+    /// What the schema says, shared by every copy of it: a schema is looked up for each record read
+    /// or written, and a copy of eight collections retained each of them.
+    private final class Parts: Sendable {
+        let name: String
+        let remoteName: String?
+        let fieldNames: [String]
+        let required: Set<String>
+        let defaults: JSONObject
+        let renames: [String: String]
+        let remoteOptions: [String: JSONValue]
+        let rules: [String: Rule]
+
+        init(name: String, remoteName: String?, fieldNames: [String], required: Set<String>, defaults: JSONObject,
+             renames: [String: String], remoteOptions: [String: JSONValue], rules: [String: Rule]) {
+            (self.name, self.remoteName, self.fieldNames, self.required) = (name, remoteName, fieldNames, required)
+            (self.defaults, self.renames, self.remoteOptions, self.rules) = (defaults, renames, remoteOptions, rules)
+        }
+    }
+    private let parts: Parts
 
     /// Parses a schema document. `source` names it in errors.
     public init(json text: String, source: String) throws(SchemaError) {
@@ -108,14 +128,12 @@ public struct EntitySchema: Sendable {
         if let given = root["x-evsync-collection"], given.stringValue?.isEmpty != false {
             throw SchemaError("\(source): 'x-evsync-collection' must be a non-empty string")
         }
-        self.name = title
-        self.remoteName = root["x-evsync-collection"]?.stringValue
-        self.rules = rules
-        self.required = required
-        self.defaults = defaults
-        self.renames = renames
-        self.remoteOptions = Dictionary(uniqueKeysWithValues: root.compactMap { key, value in Self.remoteProtocol(of: key).map { ($0, value) } })
-        self.fieldNames = Self.declarationOrder(of: properties.keys, in: text)
+        parts = Parts(
+            name: title, remoteName: root["x-evsync-collection"]?.stringValue,
+            fieldNames: Self.declarationOrder(of: properties.keys, in: text), required: required, defaults: defaults,
+            renames: renames,
+            remoteOptions: Dictionary(uniqueKeysWithValues: root.compactMap { key, value in Self.remoteProtocol(of: key).map { ($0, value) } }),
+            rules: rules)
     }
 
     /// What a schema's top level may hold.
