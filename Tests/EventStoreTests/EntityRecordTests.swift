@@ -80,6 +80,70 @@ struct EntityRecordTests {
         #expect(unreadable?.message.contains("details") == true, "\(String(describing: unreadable))")
     }
 
+    @Test("a typed read by id, decoded from the stored bytes in place, equals the record read as JSON, however its row is stored")
+    func typedReadInPlace() throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let store = try Store(directory: directory.file("store"), create: true)
+        // By reference to its creation; to its creation and two edits; inline after an unset; escapes and non-ASCII.
+        let created = Holiday(name: "Created", date: try Self.day(2027, 1, 1), details: "as added")
+        var edited = Holiday(name: "Edited", date: try Self.day(2027, 2, 2), details: "first")
+        var unset = Holiday(name: "Unset", date: try Self.day(2027, 3, 3), details: "to go")
+        let escaped = Holiday(name: "Quote \" back\\slash é 😀", date: try Self.day(2027, 4, 4), details: "line\nbreak\ttab\u{1}")
+        for holiday in [created, edited, unset, escaped] { try store.add(holiday) }
+        try store.edit("Holiday", id: edited.id, set: ["details": "second"])
+        try store.edit("Holiday", id: edited.id, set: ["name": "Edited twice"])
+        (edited.name, edited.details) = ("Edited twice", "second")
+        unset.details = nil
+        try store.update(unset)
+        let lines = directory.file("imported.jsonl")
+        try #"{"id": "imported", "name": "Imported", "date": "2027-05-05"}"#.write(toFile: lines, atomically: true, encoding: .utf8)
+        let descriptor = open(lines, O_RDONLY)
+        defer { close(descriptor) }
+        #expect(try store.importRecords("Holiday", from: descriptor) == 1)
+
+        let asJSON = try store.records(Holiday.self)   // decoded from each record's parsed fields
+        #expect(asJSON.count == 5)
+        for holiday in asJSON {
+            #expect(try store.record(Holiday.self, id: holiday.id) == holiday)
+            #expect(try store.read { try $0.record(Holiday.self, id: holiday.id) } == holiday)
+        }
+        #expect(Set(asJSON.map(\.id)).isSuperset(of: [created.id, edited.id, unset.id, escaped.id]))
+        #expect(try store.record(Holiday.self, id: edited.id) == edited)
+        #expect(try store.record(Holiday.self, id: unset.id)?.details == nil)
+        #expect(try store.record(Holiday.self, id: escaped.id) == escaped)
+        // A stored record the type cannot read is the same error either way.
+        let unreadable = #expect(throws: StoreError.self) { try store.record(StrictHoliday.self, id: unset.id) }
+        #expect(unreadable?.code == .invalidData)
+        #expect(unreadable?.message.contains("Holiday '\(unset.id)'") == true && unreadable?.message.contains("details") == true,
+                "\(String(describing: unreadable))")
+    }
+
+    @Test("a typed read in place reads a renamed field under its new name and a missing field as its default")
+    func typedReadInPlaceThroughTheSchema() throws {
+        struct Book: EntityRecord, Equatable {
+            static let entityName = "Book"
+            var id: String
+            var title: String
+            var pageCount: Int
+            var format: String
+        }
+        try withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("book.schema.json")
+            try #"{"title": "Book", "properties": {"title": {"type": "string"}, "pages": {"type": "integer"}}}"#.write(to: file, atomically: true, encoding: .utf8)
+            let path = directory.appendingPathComponent("store").path
+            do {
+                let old = try Store(directory: path, configuration: .init(schemas: try SchemaRegistry(directory: directory.path), create: true))
+                try old.add("Book", id: "dune", fields: ["title": "Dune", "pages": 412])
+            }
+            try #"{"title": "Book", "properties": {"title": {"type": "string"}, "pageCount": {"type": "integer", "x-evsync-renamed-from": "pages"}, "format": {"type": "string", "default": "paper"}}}"#
+                .write(to: file, atomically: true, encoding: .utf8)
+            let new = try Store(directory: path, configuration: .init(schemas: try SchemaRegistry(directory: directory.path)))
+            let dune = Book(id: "dune", title: "Dune", pageCount: 412, format: "paper")
+            #expect(try new.record(Book.self, id: "dune") == dune)
+            #expect(try new.records(Book.self) == [dune])
+        }
+    }
+
     @Test("dates: a date field is the calendar day, a date-time ISO 8601 in UTC; both read back")
     func dates() throws {
         let moment = Date(timeIntervalSince1970: 1_798_761_600.25)   // 2027-01-01T00:00:00.250Z

@@ -11,11 +11,11 @@ import Foundation
 /// `date`, or, without it, as `Date`'s own `Codable` form.
 struct JSONValueDecoder {
     /// How a `Date` is read from its string; nil if it is not one.
-    var date: ((String) -> Date?)?
+    var date: (@Sendable (String) -> Date?)?
     /// Why a string is not a `Date`, for the error.
-    var dateProblem: (String) -> String = { "'\($0)' is not a date" }
+    var dateProblem: @Sendable (String) -> String = { "'\($0)' is not a date" }
 
-    init(date: ((String) -> Date?)? = nil) { self.date = date }
+    init(date: (@Sendable (String) -> Date?)? = nil) { self.date = date }
 
     func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
         try decode(type, from: value, at: [])
@@ -25,6 +25,11 @@ struct JSONValueDecoder {
     /// without copying the fields into a new dictionary for it.
     func decode<T: Decodable>(_ type: T.Type, from members: JSONObject, adding extra: (key: String, value: JSONValue)) throws -> T {
         try T(from: ValueDecoder(value: .object(members), codingPath: [], options: self, extra: extra))
+    }
+
+    /// `type` from an object's `members` read where they are (`JSONMembersInPlace`), with one more, `extra`.
+    func decode<T: Decodable>(_ type: T.Type, from members: any JSONMembers, adding extra: (key: String, value: JSONValue)) throws -> T {
+        try T(from: ValueDecoder(value: .null, members: members, codingPath: [], options: self, extra: extra))
     }
 
     /// `path` is built only for an error or a type that decodes itself: a date field needs none.
@@ -127,6 +132,8 @@ struct IndexKey: CodingKey {
 /// The decoder at one value.
 private struct ValueDecoder: Decoder {
     let value: JSONValue
+    /// The object's members when they are not parsed into `value` (a record read in place).
+    var members: (any JSONMembers)? = nil
     let codingPath: [any CodingKey]
     let options: JSONValueDecoder
     /// A member the object has besides its own (`decode(_:from:adding:)`).
@@ -134,34 +141,50 @@ private struct ValueDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        if let members { return KeyedDecodingContainer(Keyed(members: members, extra: extra, codingPath: codingPath, options: options)) }
         guard case .object(let members) = value else { throw JSONValueDecoder.mismatch([String: Any].self, value, codingPath) }
         return KeyedDecodingContainer(Keyed(members: members, extra: extra, codingPath: codingPath, options: options))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let value = try whole()
         guard case .array(let elements) = value else { throw JSONValueDecoder.mismatch([Any].self, value, codingPath) }
         return Unkeyed(elements: elements, codingPath: codingPath, options: options)
     }
 
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { Single(value: value, codingPath: codingPath, options: options) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        Single(value: try whole(), codingPath: codingPath, options: options)
+    }
+
+    /// The value as one, members read in place parsed after all (with `extra` among them).
+    private func whole() throws -> JSONValue {
+        guard let members else { return value }
+        var object = try members.object()
+        if let extra { object[extra.key] = extra.value }
+        return .object(object)
+    }
 }
 
 private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let members: JSONObject
+    let members: any JSONMembers
     let extra: (key: String, value: JSONValue)?
     let codingPath: [any CodingKey]
     let options: JSONValueDecoder
 
-    var allKeys: [Key] { (members.keys + (extra.map { [$0.key] } ?? [])).compactMap { Key(stringValue: $0) } }
-    func contains(_ key: Key) -> Bool { member(key.stringValue) != nil }
+    var allKeys: [Key] {
+        var names = (try? members.names()) ?? []
+        if let extra { names.append(extra.key) }
+        return names.compactMap { Key(stringValue: $0) }
+    }
+    func contains(_ key: Key) -> Bool { (try? member(key.stringValue)) != nil }
 
-    private func member(_ name: String) -> JSONValue? {
+    private func member(_ name: String) throws -> JSONValue? {
         if let extra, extra.key == name { return extra.value }
-        return members[name]
+        return try members.member(name)
     }
 
     private func value(_ key: Key) throws -> JSONValue {
-        guard let value = member(key.stringValue) else {
+        guard let value = try member(key.stringValue) else {
             throw DecodingError.keyNotFound(key, DecodingError.Context(
                 codingPath: codingPath, debugDescription: "No value associated with key \(key.stringValue)."))
         }
@@ -186,11 +209,11 @@ private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try options.decode(type, from: value(key), at: codingPath + [key]) }
     // An optional field: one lookup, where the protocol's defaults make three (contains, decodeNil, decode).
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = member(key.stringValue), value != .null else { return nil }
+        guard let value = try member(key.stringValue), value != .null else { return nil }
         return try JSONValueDecoder.string(value, codingPath + [key])
     }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let value = member(key.stringValue), value != .null else { return nil }
+        guard let value = try member(key.stringValue), value != .null else { return nil }
         return try options.decode(type, from: value, at: codingPath + [key])
     }
 
@@ -202,10 +225,10 @@ private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
     /// As `JSONDecoder`: the member "super", or null if there is none.
     func superDecoder() throws -> any Decoder {
-        ValueDecoder(value: member("super") ?? .null, codingPath: codingPath, options: options)
+        ValueDecoder(value: try member("super") ?? .null, codingPath: codingPath, options: options)
     }
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        ValueDecoder(value: member(key.stringValue) ?? .null, codingPath: codingPath + [key], options: options)
+        ValueDecoder(value: try member(key.stringValue) ?? .null, codingPath: codingPath + [key], options: options)
     }
 }
 

@@ -120,7 +120,16 @@ extension EventCoding {
     /// The fields a stored event sets (empty when it sets none), decoded from
     /// its `set` alone: what a view row stored by reference (`RecordEntry`) reads.
     static func setFields(of bytes: UnsafeRawBufferPointer) throws -> JSONObject {
-        if bytes.first == UInt8(ascii: "{") { return try decode(bytes).set }
+        guard let setBytes = try encodedSet(of: bytes) else { return try decode(bytes).set }
+        guard !setBytes.isEmpty else { return [:] }
+        guard case .object(let fields) = try json(setBytes, "set") else { throw EventDecodingError(reason: "its set is not an object") }
+        return fields
+    }
+
+    /// The JSON of what a stored event sets, as stored (empty when it sets none), its checksum checked;
+    /// nil for an event of format 1, whose `set` is not stored apart.
+    static func encodedSet(of bytes: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        if bytes.first == UInt8(ascii: "{") { return nil }
         var reader = try checkedBody(of: bytes)
         _ = try reader.varint()
         _ = try reader.varint()
@@ -130,10 +139,7 @@ extension EventCoding {
         _ = try reader.take(reader.count())
         _ = try reader.take(flags & flagRecordUUID != 0 ? 16 : reader.count())
         _ = try reader.take(reader.count())
-        let setBytes = try reader.take(reader.count())
-        guard !setBytes.isEmpty else { return [:] }
-        guard case .object(let fields) = try json(setBytes, "set") else { throw EventDecodingError(reason: "its set is not an object") }
-        return fields
+        return try reader.take(reader.count())
     }
 
     /// Whether a stored event carries a checksum (every event but those of format 1).

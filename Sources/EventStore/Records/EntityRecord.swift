@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An app's own type for the records of one entity, read and written with
 /// `Codable`: `store.records(Holiday.self)`, `store.add(holiday)`.
@@ -55,13 +56,25 @@ struct RecordCoder: Sendable {
 
     /// `record` as the app's type.
     func decode<Value: EntityRecord>(_ type: Value.Type, from record: Record) throws(StoreError) -> Value {
-        let calendar = Self.calendar   // once for the record, not for each date in it
-        var decoder = JSONValueDecoder(date: { Self.date(from: $0, calendar: calendar) })
-        decoder.dateProblem = { "'\($0)' is not a date (YYYY-MM-DD) or an ISO 8601 date-time" }
         do {
-            return try decoder.decode(type, from: record.fields, adding: ("id", .string(record.id)))
+            return try Self.decoder.decode(type, from: record.fields, adding: ("id", .string(record.id)))
         } catch {
             throw StoreError(.invalidData, "\(record.entity) '\(record.id)' cannot be read as a \(Value.self): \(Self.describe(error))")
+        }
+    }
+
+    /// The record `id` as the app's type, from its stored `fields` as read where they are
+    /// (`ViewDatabases.withRow`): only the fields `Value` asks for are decoded. A `JSONParseError`
+    /// (the stored bytes are damaged) is thrown as it is, for the caller to read the row the usual way.
+    func decode<Value: EntityRecord>(_ type: Value.Type, id: String, stored fields: any JSONMembers) throws -> Value {
+        do {
+            // Most schemas rename nothing and default nothing: their records are read as stored.
+            let fields = schema.renames.isEmpty && schema.defaults.isEmpty ? fields : SchemaReading(stored: fields, schema: schema)
+            return try Self.decoder.decode(type, from: fields, adding: ("id", .string(id)))
+        } catch let error as JSONParseError {
+            throw error
+        } catch {
+            throw StoreError(.invalidData, "\(schema.name) '\(id)' cannot be read as a \(Value.self): \(Self.describe(error))")
         }
     }
 
@@ -77,30 +90,61 @@ struct RecordCoder: Sendable {
         Timestamp.iso8601(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
     }
 
+    /// How records are decoded: dates as `date(from:)` reads them.
+    private static let decoder: JSONValueDecoder = {
+        var decoder = JSONValueDecoder(date: { date(from: $0) })
+        decoder.dateProblem = { "'\($0)' is not a date (YYYY-MM-DD) or an ISO 8601 date-time" }
+        return decoder
+    }()
+
     /// A day (`2027-01-01`, midnight in the current time zone) or a date-time with its offset.
-    static func date(from text: String, calendar: Calendar = calendar) -> Date? {
+    static func date(from text: String) -> Date? {
         if let (year, month, day) = Self.dayParts(text), CalendarDate.isValid(year: year, month: month, day: day) {
-            return calendar.date(from: DateComponents(year: year, month: month, day: day))
+            return midnight(year: year, month: month, day: day)
         }
         return Timestamp.parse(text).map { Date(timeIntervalSince1970: Double($0) / 1000) }
     }
 
     /// Year, month and day of `YYYY-MM-DD` (digits only), read from its bytes: every date field of every record read comes here.
     private static func dayParts(_ text: String) -> (Int, Int, Int)? {
-        let utf8 = text.utf8
-        guard utf8.count == 10 else { return nil }
-        var numbers = [0, 0, 0], part = 0
-        for (index, byte) in utf8.enumerated() {
-            if index == 4 || index == 7 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                part += 1
-            } else {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                numbers[part] = numbers[part] * 10 + Int(byte - UInt8(ascii: "0"))
+        var numbers = (0, 0, 0)
+        var count = 0
+        for byte in text.utf8 {
+            count += 1
+            switch count {
+            case 5, 8: guard byte == UInt8(ascii: "-") else { return nil }
+            case 11: return nil
+            default:
+                let digit = Int(byte) - Int(UInt8(ascii: "0"))
+                guard (0...9).contains(digit) else { return nil }
+                switch count {
+                case ..<5: numbers.0 = numbers.0 * 10 + digit
+                case ..<8: numbers.1 = numbers.1 * 10 + digit
+                default: numbers.2 = numbers.2 * 10 + digit
+                }
             }
         }
-        return (numbers[0], numbers[1], numbers[2])
+        return count == 10 ? numbers : nil
     }
+
+    /// Midnight of a day in the current time zone, remembered: an app's records fall on fewer days than
+    /// there are records, and `Calendar` takes as long as the rest of a record's read.
+    private static func midnight(year: Int, month: Int, day: Int) -> Date? {
+        let zone = TimeZone.current
+        let key = (year * 100 + month) * 100 + day
+        if let date = midnights.withLock({ $0.zone == zone ? $0.days[key] : nil }) { return date }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day)) else { return nil }
+        midnights.withLock { cache in
+            if cache.zone != zone || cache.days.count >= 4_096 { cache = (zone, [:]) }
+            cache.days[key] = date
+        }
+        return date
+    }
+
+    /// The days `midnight` computed, in the zone they were computed in (another zone starts afresh).
+    private static let midnights = Mutex<(zone: TimeZone, days: [Int: Date])>((.current, [:]))
 
     /// The Gregorian calendar in the current time zone (`TZ`), read each time so a changed zone is honoured.
     static var calendar: Calendar {
@@ -123,4 +167,25 @@ struct RecordCoder: Sendable {
         default: return String(describing: error)
         }
     }
+}
+
+/// A record's stored fields as its schema reads them (`EntitySchema.reading`), each looked up where it
+/// is: a field under its former name (`x-evsync-renamed-from`) is read under its new one, and a field
+/// the record lacks has its `default`.
+private struct SchemaReading: JSONMembers {
+    let stored: any JSONMembers
+    let schema: EntitySchema
+
+    func member(_ name: String) throws -> JSONValue? {
+        // A former name is read only under the new one, as `upcast` moves it.
+        guard schema.renames[name] == nil else { return schema.defaults[name] }
+        if let value = try stored.member(name) { return value }
+        for (former, new) in schema.renames where new == name {
+            if let value = try stored.member(former) { return value }
+        }
+        return schema.defaults[name]
+    }
+
+    func names() throws -> [String] { Array(try object().keys) }
+    func object() throws -> JSONObject { schema.reading(try stored.object()) }
 }

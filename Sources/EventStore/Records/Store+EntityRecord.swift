@@ -17,6 +17,9 @@ extension Store {
 
     /// One record as `Value`, now or at `asOf`; nil if it did not exist.
     public func record<Value: EntityRecord>(_ type: Value.Type, id: String, asOf point: LogPoint? = nil) throws(StoreError) -> Value? {
+        if point == nil {
+            do { return try read { try $0.record(type, id: id) } } catch { throw wrap(error) }
+        }
         let coder = try coder(for: type)
         return try record(Value.entityName, id: id, asOf: point).map { record throws(StoreError) in try coder.decode(type, from: record) }
     }

@@ -47,7 +47,15 @@ public class StoreSnapshot {
     /// One record as `Value`; nil if there is none.
     public func record<Value: EntityRecord>(_ type: Value.Type, id: String) throws(StoreError) -> Value? {
         let coder = try store.coder(for: type)   // the schema looked up once, for the read and the decoding
-        return try record(of: coder.schema, id: id).map { record throws(StoreError) in try coder.decode(type, from: record) }
+        try Store.checkID(id, fromServer: true)
+        return try using { transaction in
+            var value: Value?
+            // Decoded from the stored bytes in place: only the fields `Value` has are parsed.
+            _ = try store.log.views.withRow(key: Keys.record(entity: coder.schema.name, id: id), in: transaction) { fields in
+                value = try coder.decode(type, id: id, stored: fields)
+            }
+            return value
+        }
     }
 
     /// Every record of `Value`'s entity, sorted by id.

@@ -147,11 +147,28 @@ enum RecordEntry {
 
     /// The row's fields; nil if the record has no row here.
     static func row(in bytes: UnsafeRawBufferPointer, sets: SetReader) throws -> JSONObject? {
+        switch try storedRow(in: bytes) {
+        case .fields(let json)?: return try decodeFields(json)
+        case .setsOf(let seqs)?: return try fold(seqs, sets)
+        case nil: return nil
+        }
+    }
+
+    /// Where a row's fields are stored.
+    enum StoredRow {
+        /// In the entry: their JSON.
+        case fields(UnsafeRawBufferPointer)
+        /// In the log: the `set`s of these events, folded, oldest first.
+        case setsOf([UInt64])
+    }
+
+    /// Where the row's fields are, decoding none of them; nil if the record has no row here.
+    static func storedRow(in bytes: UnsafeRawBufferPointer) throws -> StoredRow? {
         let (_, layout, payload) = try parts(of: bytes)
         switch layout {
-        case Layout.rowOnly, Layout.inStep: return try decodeFields(payload)
-        case Layout.rowOnlyByReference, Layout.inStepByReference: return try fold(references(in: payload), sets)
-        case Layout.different: return try decodeFields(try split(payload).row)
+        case Layout.rowOnly, Layout.inStep: return .fields(payload)
+        case Layout.rowOnlyByReference, Layout.inStepByReference: return .setsOf(try references(in: payload))
+        case Layout.different: return .fields(try split(payload).row)
         default: return nil
         }
     }

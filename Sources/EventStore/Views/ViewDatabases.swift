@@ -55,6 +55,54 @@ struct ViewDatabases: Sendable {
         try RecordEntry.row(in: entry, sets: sets(in: log))
     }
 
+    /// Hands the row of the record under `key` to `read` with its fields where they are stored, so that
+    /// only those `read` asks for are decoded (`JSONMembersInPlace`): a typed read. Returns false, calling
+    /// nothing, if the record has no row here. A row that cannot be read in place (an event of format 1, an
+    /// escaped key, bytes that do not parse) is read as `row(in:log:)` reads it, with its errors.
+    func withRow(key: [UInt8], in transaction: Transaction, _ read: (any JSONMembers) throws -> Void) throws -> Bool {
+        try transaction.withValue(key, in: records) { entry in
+            guard let stored = try RecordEntry.storedRow(in: entry) else { return false }
+            do {
+                if try readInPlace(stored, log: transaction, read) { return true }
+            } catch is EventDecodingError {
+                // Damaged: read again below, which says what is wrong and where.
+            } catch is JSONParseError {
+            }
+            guard let row = try RecordEntry.row(in: entry, sets: sets(in: transaction)) else { return false }
+            try read(row)
+            return true
+        } ?? false
+    }
+
+    /// Reads a row's fields in place; false, having called nothing, when they cannot be.
+    private func readInPlace(_ stored: RecordEntry.StoredRow, log: Transaction, _ read: (any JSONMembers) throws -> Void) throws -> Bool {
+        switch stored {
+        case .fields(let json):
+            var members = JSONMembersInPlace()
+            guard try members.layer(json) else { return false }
+            try read(members)
+            return true
+        case .setsOf(let seqs):
+            return try layer(seqs[...], onto: JSONMembersInPlace(), log: log, read)
+        }
+    }
+
+    /// Layers the `set` of each event in `seqs` onto `members`, each looked up inside the lookup of the one
+    /// before (where its bytes are valid), then reads them.
+    private func layer(_ seqs: ArraySlice<UInt64>, onto members: JSONMembersInPlace, log: Transaction,
+                       _ read: (any JSONMembers) throws -> Void) throws -> Bool {
+        guard let seq = seqs.first else {
+            try read(members)
+            return true
+        }
+        return try log.withValue(Keys.sequence(seq), in: events) { event in
+            guard let set = try EventCoding.encodedSet(of: event) else { return false }
+            var members = members
+            if !set.isEmpty { guard try members.layer(set) else { return false } }
+            return try layer(seqs.dropFirst(), onto: members, log: log, read)
+        } ?? false
+    }
+
     var all: [Database] { [records, outbox, history] }
 
     // MARK: Reading
