@@ -125,6 +125,14 @@ struct SchemaTests {
             #expect(throws: Never.self) { try schema.validate(["name": "x", "country": "FR"]) }
             #expect(throws: SchemaError.self) { try schema.validate(["name": "x", "date": "2026-01-01"]) }
         }
+        // Spelled in another case, it replaces the built-in under every spelling (names are looked up as spelled first).
+        try withTemporaryDirectory { directory in
+            let birthday = #"{"title": "BIRTHDAY", "properties": {"who": {"type": "string"}}}"#
+            try birthday.write(to: directory.appendingPathComponent("birthday.schema.json"), atomically: true, encoding: .utf8)
+            let registry = try SchemaRegistry(directory: directory.path)
+            for spelling in ["Birthday", "BIRTHDAY", "birthday"] { #expect(try registry.schema(named: spelling).fieldNames == ["who"]) }
+            #expect(registry.entityNames == ["BIRTHDAY", "Holiday"])
+        }
     }
 
     @Test("broken schemas are refused with a message naming the file", arguments: [

@@ -4,6 +4,8 @@ import Foundation
 /// `*.schema.json` in a schema directory (which may also replace a built-in).
 public struct SchemaRegistry: Sendable {
     private var byLowercasedName: [String: EntitySchema] = [:]
+    /// The same schemas under their names as spelled: the lookup of every record read or written, without lower-casing.
+    private var byName: [String: EntitySchema] = [:]
 
     /// The built-in schemas only.
     public init() {
@@ -44,12 +46,15 @@ public struct SchemaRegistry: Sendable {
     }
 
     private mutating func register(_ schema: EntitySchema) {
-        byLowercasedName[schema.name.lowercased()] = schema
+        let lowercased = schema.name.lowercased()
+        if let replaced = byLowercasedName[lowercased] { byName[replaced.name] = nil }
+        byLowercasedName[lowercased] = schema
+        byName[schema.name] = schema
     }
 
     /// The entity called `name`, ignoring case.
     public func schema(named name: String) throws(SchemaError) -> EntitySchema {
-        guard let schema = byLowercasedName[name.lowercased()] else {
+        guard let schema = byName[name] ?? byLowercasedName[name.lowercased()] else {
             throw SchemaError("unknown entity '\(name)' (known: \(entityNames.joined(separator: ", ")))")
         }
         return schema
