@@ -60,8 +60,11 @@ struct LargeAndCrashSyncTests {
     /// One seeded collection of 10,000 records (seeding costs the server more
     /// than anything else here) and two stores: one pulls it all in one go,
     /// the other is killed once its first pages are committed, and then resumes.
+    /// On a Kinto of its own: on the shared one it was the suite's last test to end, by 50 s.
     @Test func pullOfTenThousandRecordsAndAPullKilledMidway() async throws {
-        let fx = try SyncFixture()
+        let kinto = try await OwnKinto()
+        defer { withExtendedLifetime(kinto) {} }   // its deinit stops the server
+        let fx = try SyncFixture(on: kinto)
         try await fx.web.createBucket()
         let total = 10_000
         let seeded = Self.holidays(total)

@@ -51,11 +51,22 @@ struct SyncFixture: Sendable {
     var password: String { String(web.credentials.split(separator: ":", maxSplits: 1).last ?? "") }
 
     init() throws {
+        try self.init(server: try #require(TestServer.url), authFile: try #require(TestServer.authFile))
+        BucketRegistry.current?.register(web)
+    }
+
+    /// The same world on a Kinto of its own: for a test of thousands of records, which on the shared server
+    /// would queue the rest of the suite behind them and slow its memory backend for every test after.
+    init(on kinto: OwnKinto) throws {
+        try self.init(server: kinto.server, authFile: kinto.authFile)
+    }
+
+    private init(server: String, authFile: String) throws {
         directory = try TemporaryDirectory("synctests-store")
         cli = Evsync(store: directory.file("store"))
-        web = KintoWebApp(server: try #require(TestServer.url), credentials: try TestServer.credentials(), bucket: TestServer.freshBucket())
-        authFile = try #require(TestServer.authFile)
-        BucketRegistry.current?.register(web)
+        let credentials = try String(contentsOfFile: authFile, encoding: .utf8).trimmingCharacters(in: .newlines)
+        web = KintoWebApp(server: server, credentials: credentials, bucket: TestServer.freshBucket())
+        self.authFile = authFile
     }
 
     /// Another store syncing with the same bucket.
