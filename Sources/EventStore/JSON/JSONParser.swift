@@ -208,12 +208,14 @@ public struct JSONParser: ~Copyable {
         index += 1
         let start = index
         // Fast path: no escapes, the bytes are the string.
+        var high: UInt8 = 0   // any byte's top bit: ASCII needs no validation, and most text is ASCII
         while index < bytes.count {
             let byte = bytes[index]
+            high |= byte
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                return try decodeUTF8(slice, at: start)
+                return high < 0x80 ? String(decoding: slice, as: UTF8.self) : try decodeUTF8(slice, at: start)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in string") }
@@ -255,9 +257,8 @@ public struct JSONParser: ~Copyable {
         throw error("unterminated string")
     }
 
+    /// Text that is not all ASCII, validated.
     private func decodeUTF8(_ buffer: UnsafeRawBufferPointer, at offset: Int) throws(JSONParseError) -> String {
-        // ASCII needs no validation, and most text is ASCII.
-        if !buffer.contains(where: { $0 >= 0x80 }) { return String(decoding: buffer, as: UTF8.self) }
         guard let string = String(validating: buffer.bindMemory(to: UInt8.self), as: UTF8.self) else {
             throw JSONParseError(offset: offset, reason: "string is not valid UTF-8")
         }

@@ -95,12 +95,16 @@ struct ViewDatabases: Sendable {
             try read(members)
             return true
         }
-        return try log.withValue(Keys.sequence(seq), in: events) { event in
-            guard let set = try EventCoding.encodedSet(of: event) else { return false }
-            var members = members
-            if !set.isEmpty { guard try members.layer(set) else { return false } }
-            return try layer(seqs.dropFirst(), onto: members, log: log, read)
-        } ?? false
+        // The log's key (`Keys.sequence`) in place rather than in an array: a lookup for every record read.
+        let layered = try withUnsafeBytes(of: seq.bigEndian) { key in
+            try log.withValue(key, in: events) { event in
+                guard let set = try EventCoding.encodedSet(of: event) else { return false }
+                var members = members
+                if !set.isEmpty { guard try members.layer(set) else { return false } }
+                return try layer(seqs.dropFirst(), onto: members, log: log, read)
+            }
+        }
+        return layered ?? false
     }
 
     var all: [Database] { [records, outbox, history] }
