@@ -118,32 +118,6 @@ struct EntityRecordTests {
                 "\(String(describing: unreadable))")
     }
 
-    @Test("a typed read in place reads a renamed field under its new name and a missing field as its default")
-    func typedReadInPlaceThroughTheSchema() throws {
-        struct Book: EntityRecord, Equatable {
-            static let entityName = "Book"
-            var id: String
-            var title: String
-            var pageCount: Int
-            var format: String
-        }
-        try withTemporaryDirectory { directory in
-            let file = directory.appendingPathComponent("book.schema.json")
-            try #"{"title": "Book", "properties": {"title": {"type": "string"}, "pages": {"type": "integer"}}}"#.write(to: file, atomically: true, encoding: .utf8)
-            let path = directory.appendingPathComponent("store").path
-            do {
-                let old = try Store(directory: path, configuration: .init(schemas: try SchemaRegistry(directory: directory.path), create: true))
-                try old.add("Book", id: "dune", fields: ["title": "Dune", "pages": 412])
-            }
-            try #"{"title": "Book", "properties": {"title": {"type": "string"}, "pageCount": {"type": "integer", "x-evsync-renamed-from": "pages"}, "format": {"type": "string", "default": "paper"}}}"#
-                .write(to: file, atomically: true, encoding: .utf8)
-            let new = try Store(directory: path, configuration: .init(schemas: try SchemaRegistry(directory: directory.path)))
-            let dune = Book(id: "dune", title: "Dune", pageCount: 412, format: "paper")
-            #expect(try new.record(Book.self, id: "dune") == dune)
-            #expect(try new.records(Book.self) == [dune])
-        }
-    }
-
     @Test("dates: a date field is the calendar day, a date-time ISO 8601 in UTC; both read back")
     func dates() throws {
         let moment = Date(timeIntervalSince1970: 1_798_761_600.25)   // 2027-01-01T00:00:00.250Z

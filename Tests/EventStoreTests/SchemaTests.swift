@@ -280,6 +280,9 @@ struct SchemaTests {
             #expect(try new.records("Book").map(\.fields) == [read])
             #expect(try new.record("Book", id: "dune", asOf: .seq(1))?.fields == read)
             #expect(try new.read { try $0.record("Book", id: "dune")?.fields } == read)
+            // As the app's type too: read in place (`JSONMembersInPlace`), the default member by member.
+            #expect(try new.record(Book.self, id: "dune") == Book(id: "dune", title: "Dune", format: "paper"))
+            #expect(try new.records(Book.self) == [Book(id: "dune", title: "Dune", format: "paper")])
             #expect(try new.checkSchemas("Book").first?.problems == [])
             // Written without it, a record is still whole; the log holds only what each write said.
             try new.add("Book", id: "emma", fields: ["title": "Emma"])
@@ -311,6 +314,7 @@ struct SchemaTests {
                 .write(to: file, atomically: true, encoding: .utf8)
             let new = try Store(directory: store, configuration: .init(schemas: try SchemaRegistry(directory: directory.path)))
             #expect(try new.record("Book", id: "dune")?.fields == ["title": "Dune", "pageCount": 896])
+            #expect(try new.record(RenamedBook.self, id: "dune") == RenamedBook(id: "dune", title: "Dune", pageCount: 896))
             #expect(try new.records("Book").map(\.fields) == [["title": "Dune", "pageCount": 896], ["title": "Emma", "pageCount": 474]])
             #expect(try new.record("Book", id: "dune", asOf: .seq(1))?.fields == ["title": "Dune", "pageCount": 412])
             #expect(try new.history(of: "dune").map(\.set) == [["title": "Dune", "pageCount": 412], ["pageCount": 896]])
@@ -384,4 +388,21 @@ struct URIFormatTests {
         }
         #expect(error.description.contains("must be an absolute URL"))
     }
+}
+
+/// The Book of `fieldAddedWithADefault`'s second schema, as an app declares it.
+private struct Book: EntityRecord, Equatable {
+    static let entityName = "Book"
+    var id: String
+    var title: String
+    var format: String
+    var pages: Int?
+}
+
+/// The Book of `fieldRenamed`'s second schema, as an app declares it.
+private struct RenamedBook: EntityRecord, Equatable {
+    static let entityName = "Book"
+    var id: String
+    var title: String
+    var pageCount: Int
 }
