@@ -110,6 +110,17 @@ final class ParseStandIn: Sendable {
         try await request("POST", "/__standin/release")
     }
 
+    /// Waits until every create the stand-in received (once it holds writes) is committed: as many objects
+    /// of the class as writes started, however many were in flight.
+    func waitUntilCreatesCommitted(_ className: String) async throws {
+        for _ in 0..<1200 {
+            let started = try await request("GET", "/__standin/held").body?.objectValue?["startedWrites"]?.int64Value ?? 0
+            if try await objects(className).count >= started { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw Failure(description: "the stand-in's creates were never all committed")
+    }
+
     /// Every object of a class, in objectId order; with `keys`, only those members (and Parse's own).
     func objects(_ className: String, keys: [String]? = nil) async throws -> [JSONObject] {
         var query = ["limit": "100000", "order": "objectId"]
