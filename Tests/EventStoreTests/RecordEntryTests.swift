@@ -233,11 +233,11 @@ struct RecordEntryTests {
             try store.rebuildViews()
             #expect(try Self.referenceCount(store) == (100, 101))
             #expect(try store.verifyViews().isEmpty)
-            #expect(try store.snapshot { try store.meta("layout", in: $0) } == "4")
+            #expect(try store.snapshot { try store.meta("layout", in: $0) } == Store.layoutVersion)
         }
     }
 
-    @Test("a store written before rows by reference (layout 3) opens and reads as it did, verifies sound, and is marked 4 when written")
+    @Test("a store written before rows by reference (layout 3) opens and reads as it did, verifies sound, and is marked with the current layout when written")
     func layout3StoreReadsIdentically() throws {
         try withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("store").path

@@ -1,7 +1,8 @@
 import EventStore
 import Glibc
 
-// An app, for the crash-guard tests (EventStoreTests/CrashGuardTests.swift): its own signal
+// An app, for the crash-guard tests (EventStoreTests/CrashGuardTests.swift) and the power-cut tests of
+// single writes (`writer`, evsyncTests/JournalPowerCutTests.swift): its own signal
 // handlers, a store used with or without `CrashGuard`, and a fault on purpose, in a process of
 // its own so that the tests' runner survives it. `GuardProbe <scenario> <store directory>`; what
 // it did goes to stdout, one line a step, and the app's handler exits with 51 (SIGSEGV) or 47
@@ -98,9 +99,26 @@ func faultOutsideEvsync() -> Never {
     exit(3)
 }
 
+/// Writes for ever, one transaction a write, saying each once it returned: an add, then every other
+/// time an edit of the record before, for the power-cut tests (evsyncTests/JournalPowerCutTests.swift).
+func writeForEver(_ directory: String) throws -> Never {
+    let store = try Store(directory: directory, configuration: Store.Configuration(create: true))
+    var previous: String?
+    for count in 0... {
+        let id = try store.add("Holiday", fields: ["name": .string("Day \(count)"), "date": "2026-01-01"]).recordID
+        report("add \(id)")
+        if count % 2 == 1, let previous {
+            _ = try store.edit("Holiday", id: previous, set: ["details": .string("edited")])
+            report("edit \(previous)")
+        }
+        previous = id
+    }
+    exit(0)
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off DIRECTORY")
+    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|writer DIRECTORY")
     exit(2)
 }
 let (scenario, directory) = (arguments[1], arguments[2])
@@ -147,6 +165,8 @@ do {
         report("installed: \(CrashGuard.isInstalled)")
         report("handlers \(before == after ? "unchanged" : "changed"): \(front(guardHandler: nil))")
         readCutFile(store, directory)  // unguarded: SIGBUS kills the process
+    case "writer":
+        try writeForEver(directory)
     default:
         report("unknown scenario \(scenario)")
         exit(2)

@@ -186,7 +186,7 @@ struct DataFile {
     }
 }
 
-private extension [UInt8] {
+extension [UInt8] {
     func u16(_ offset: Int) -> UInt16 {
         guard offset + 2 <= count else { return 0 }
         return UInt16(self[offset]) | UInt16(self[offset + 1]) << 8

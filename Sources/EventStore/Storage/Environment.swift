@@ -50,29 +50,23 @@ final class Environment: @unchecked Sendable {
     /// `fdatasync` without): mixing keeps both coherent and durable.
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false,
          writesInPlace: Bool = false) throws(StorageError) {
-        try Self.refuseEmptyDataFile(in: directory)
-        try DataFileCheck.check(directory + "/data.mdb")
-        var handle: OpaquePointer?
-        try StorageError.check(mdb_env_create(&handle), "creating the environment")
-        guard let handle else { throw StorageError(code: MDB_PANIC, operation: "creating the environment") }
-        evsync_mdb_guard_env(handle)
+        // Before anything reads the data file: a power cut may have left it with meta pages the journal replaces.
+        let journal = readOnly ? nil : try Journal(directory: directory)
+        defer { journal?.finishOpening() }
+        let lost: [[UInt8]]?
+        let handle: OpaquePointer
         do throws(StorageError) {
-            try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting the map size")
-            try StorageError.check(mdb_env_set_maxdbs(handle, maxDatabases), "setting the database count")
-            try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting the reader count")
-            // The meta page of a commit is written without a flush of its own (LMDB still flushes the data pages
-            // before writing it); `write(durable:)` flushes it after the commit, unless the write may be lost.
-            var flags = UInt32(MDB_NOTLS) | UInt32(MDB_NOMETASYNC)
-            if readOnly { flags |= UInt32(MDB_RDONLY) }
-            // Without read-ahead: pages the kernel reads around each fault of the map count in the process's
-            // memory too (importing 1M records peaked ~28 MiB higher with it), and an import touches pages at random.
-            if writesInPlace && !readOnly { flags |= UInt32(MDB_WRITEMAP) | UInt32(MDB_NORDAHEAD) }
-            try StorageError.check(mdb_env_open(handle, directory, flags, Self.fileMode), "opening \(directory)")
+            lost = try journal?.restoreIfCutOff(dataPath: directory + "/data.mdb")
+            try Self.refuseEmptyDataFile(in: directory)
+            try DataFileCheck.check(directory + "/data.mdb")
+            handle = try Self.openHandle(directory: directory, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly,
+                                         writesInPlace: writesInPlace, journalled: journal != nil)
         } catch {
-            mdb_env_close(handle)
+            journal?.close()
             throw error
         }
         self.handle = handle
+        self.journal = journal
         self.directory = directory
         self.commits = CommitSignal(directory: directory)
         self.writesInPlace = writesInPlace && !readOnly
@@ -84,6 +78,47 @@ final class Environment: @unchecked Sendable {
         // Reader slots of processes that were killed stay taken until someone clears them.
         var stale: Int32 = 0
         mdb_reader_check(handle, &stale)
+        // The commits the journal holds after the checkpoint it restored, done again, then a checkpoint of this boot.
+        if let lost {
+            do {
+                _ = try write(journalled: false) { transaction in
+                    for changes in lost { try changes.withUnsafeBytes { try Redo.apply($0, in: transaction, of: self) } }
+                }
+            } catch {
+                throw error as? StorageError ?? StorageError(code: MDB_CORRUPTED, operation: "replaying the journal in \(directory)")
+            }
+        }
+    }
+
+    /// What makes commits durable with one flush; nil for a read-only environment.
+    let journal: Journal?
+
+    /// An LMDB environment opened on `directory`, its handle guarded (`CrashGuard`).
+    private static func openHandle(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool, writesInPlace: Bool,
+                                   journalled: Bool) throws(StorageError) -> OpaquePointer {
+        var handle: OpaquePointer?
+        try StorageError.check(mdb_env_create(&handle), "creating the environment")
+        guard let handle else { throw StorageError(code: MDB_PANIC, operation: "creating the environment") }
+        evsync_mdb_guard_env(handle)
+        do throws(StorageError) {
+            try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting the map size")
+            try StorageError.check(mdb_env_set_maxdbs(handle, maxDatabases), "setting the database count")
+            try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting the reader count")
+            // The meta page of a commit is written without a flush of its own (LMDB still flushes the data pages
+            // before writing it); `write(durable:)` flushes it after the commit, unless the write may be lost.
+            var flags = UInt32(MDB_NOTLS) | UInt32(MDB_NOMETASYNC)
+            // With a journal, a commit is made durable by its entry or a checkpoint (see `Journal`).
+            if journalled { flags |= UInt32(MDB_NOSYNC) }
+            if readOnly { flags |= UInt32(MDB_RDONLY) }
+            // Without read-ahead: pages the kernel reads around each fault of the map count in the process's
+            // memory too (importing 1M records peaked ~28 MiB higher with it), and an import touches pages at random.
+            if writesInPlace && !readOnly { flags |= UInt32(MDB_WRITEMAP) | UInt32(MDB_NORDAHEAD) }
+            try StorageError.check(mdb_env_open(handle, directory, flags, Self.fileMode), "opening \(directory)")
+        } catch {
+            mdb_env_close(handle)
+            throw error
+        }
+        return handle
     }
 
     /// The writes awaited through `Store.write`'s async overload, committed together.
@@ -105,6 +140,7 @@ final class Environment: @unchecked Sendable {
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         commits.stopWatching()
+        journal?.close()
         // Whatever way an import ended (a failure before it began included), its extension of the file goes.
         if writesInPlace { try? trimFile() }
         mdb_env_close(handle)
@@ -202,6 +238,8 @@ final class Environment: @unchecked Sendable {
     func openDatabase(_ name: String, flags: Int32 = 0, in transaction: Transaction) throws(StorageError) -> Database {
         var dbi: MDB_dbi = 0
         try StorageError.check(evsync_mdb_dbi_open(transaction.handle, name, UInt32(flags), &dbi), "opening database \(name)")
+        // A database made is a change `Redo` cannot tell.
+        if flags & MDBFlags.create != 0 { transaction.redo = nil }
         return Database(dbi: dbi, name: name)
     }
 
@@ -236,12 +274,15 @@ final class Environment: @unchecked Sendable {
     /// back the last commits (the meta page is flushed with the next commit's pages, or by the
     /// kernel), never leave a meta page pointing to pages not on disk: LMDB's "integrity, not
     /// durability" (`MDB_NOMETASYNC` in lmdb.h), the guarantee of SQLite's `synchronous=NORMAL` in WAL.
-    func write<T>(durable: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
+    ///
+    /// With a journal (see `Journal`), a commit is durable by its entry, flushed before it (one flush), or by a
+    /// checkpoint after it; `journalled: false` asks for the checkpoint, whatever the transaction did.
+    func write<T>(durable: Bool = true, journalled: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
         let thread = UInt(pthread_self())
         guard writingThread.load(ordering: .relaxed) != thread else {
             throw StoreError(.failure, "a store write was started inside another on the same thread: use the transaction at hand")
         }
-        let transaction = try Transaction(environment: handle, readOnly: false)
+        let transaction = try Transaction(environment: handle, readOnly: false, recording: journalled && !writesInPlace)
         // A shrink (`Store.shrinkDataFile`) swaps in a new file only while it holds the write lock: once this
         // holds it, a file swapped since this environment opened is the store, and the open one is not.
         guard dataFileState(in: directory) != .replaced else {
@@ -251,10 +292,16 @@ final class Environment: @unchecked Sendable {
         writingThread.store(thread, ordering: .relaxed)
         defer { writingThread.store(0, ordering: .relaxed) }
         let result: T
+        let id = transaction.id
+        var needsCheckpoint = false
         do {
             try fitFileForWriting()
             result = try body(transaction)
-            try transaction.commit()
+            if let journal {
+                needsCheckpoint = try journal.commit(transaction, durable: durable || !journalled, in: self)
+            } else {
+                try transaction.commit()
+            }
         } catch {
             transaction.discard()
             throw error
@@ -264,7 +311,15 @@ final class Environment: @unchecked Sendable {
         if writesInPlace { futimens(descriptor, nil) }
         // Told after the flush: what an observer shows is what a power cut keeps. If the flush fails, the
         // commit is visible but its durability unknown: the write reports the failure (as fsync's caller must).
-        if durable { try StorageError.check(mdb_env_sync(handle, 1), "flushing the commit to disk") }
+        if let journal {
+            if needsCheckpoint && (durable || !journalled) {
+                let holding = try Transaction(environment: handle, readOnly: false)
+                defer { holding.discard() }
+                try journal.checkpoint(covering: id, holding: holding, in: self)
+            }
+        } else if durable {
+            try StorageError.check(mdb_env_sync(handle, 1), "flushing the commit to disk")
+        }
         commits.notify()
         return result
     }

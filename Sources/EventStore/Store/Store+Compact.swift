@@ -88,7 +88,7 @@ extension Store {
                 archived.add(info, seal: event.seq)
                 try transaction.put(Array(ArchivedRanges.metaKey.utf8), archived.encoded(), in: meta)
                 try setMeta(MetaKey.compactionPending, String(event.seq), in: transaction)
-                try setMeta("layout", Self.compactedLayout, in: transaction)
+                try setMeta("layout", Self.layoutVersion, in: transaction)
                 return event.seq
             }
             report.segment = file
@@ -105,6 +105,7 @@ extension Store {
 
     /// The layout of a store that has been compacted: its log has gaps, `baseline` and `compacted` events,
     /// which an evsync before compaction would misread; it refuses the store as written by a newer evsync.
+    /// A compaction now marks the store `layoutVersion` (6), which that evsync refuses as well.
     static let compactedLayout = "5"
 
     /// This store's id, which its archive segments carry so that one of another store is named as such; made once.

@@ -102,9 +102,8 @@ extension Store {
         throw failure
     }
 
-    /// Layouts opened as they are: a layout-2 or -3 store becomes layout 4 when it is next written, and
-    /// layout 5 when it is compacted.
-    private static let currentLayouts: Set<String> = ["2", "3", layoutVersion, compactedLayout]
+    /// Layouts opened as they are: a store of layout 2 to 5 becomes layout 6 when it is next written.
+    private static let currentLayouts: Set<String> = ["2", "3", "4", compactedLayout, layoutVersion]
 
     /// - Returns: the log, `meta`, and how many events were replayed into the views (upgraded or repaired), if they were.
     static func openDatabases(in environment: Environment, directory: String, create: Bool,
@@ -116,8 +115,8 @@ extension Store {
             if let layout, !currentLayouts.contains(layout) {
                 guard layout == "1" else {
                     let store = "the store at \(directory)"
-                    if let number = Int(layout), number > Int(compactedLayout) ?? 5 {
-                        throw StoreError(.corrupt, "\(store) was written by a newer evsync (layout \(layout); this one reads \(compactedLayout))",
+                    if let number = Int(layout), number > Int(layoutVersion) ?? 6 {
+                        throw StoreError(.corrupt, "\(store) was written by a newer evsync (layout \(layout); this one reads \(layoutVersion))",
                                          remedy: .useNewerVersion, directory: directory)
                     }
                     throw StoreError(.corrupt, "\(store) is damaged (its layout mark is '\(layout)', not one of an evsync store)",
@@ -129,7 +128,7 @@ extension Store {
             let log = EventLog(events: events, views: try ViewDatabases.open(in: environment, transaction: transaction, create: create, events: events),
                                meta: meta)
             let replayed = layout == "1" ? try upgradeLayout1(log, environment: environment, in: transaction) : nil
-            if create, layout != layoutVersion, layout != compactedLayout {
+            if create, layout != layoutVersion {
                 try transaction.put(Array("layout".utf8), Array(layoutVersion.utf8), in: meta)
             }
             // A new store's events are all stamped in order; an older store's may not be (`seq(at:in:)`).

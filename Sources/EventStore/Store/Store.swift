@@ -41,8 +41,10 @@ public final class Store: Sendable {
     /// it as "written by a newer evsync" instead of finding its events damaged.
     /// Layout 4 is layout 3 whose `records` may hold rows stored by reference
     /// to the event that set them (`RecordEntry`), marked likewise by the first write.
-    /// Layout 5 (`compactedLayout`) is layout 4 that a compaction marked: it is the newest this evsync reads.
-    static let layoutVersion = "4"
+    /// Layout 5 (`compactedLayout`) is layout 4 that a compaction marked.
+    /// Layout 6 is layout 4 or 5 written with a journal beside it (`Journal`), marked likewise by the first
+    /// write: an evsync without the journal would flush and restore it wrongly. It is the newest this evsync reads.
+    static let layoutVersion = "6"
 
     /// This store's share of the environment, which other `Store`s on the same file in this process
     /// use too (`SharedEnvironments`); the environment closes when the last of them goes.
@@ -118,12 +120,12 @@ public final class Store: Sendable {
         return result
     }
 
-    /// Marks a layout-2 or -3 store as layout 4 before events of format 2, or rows by reference, are written to it (see `layoutVersion`).
+    /// Marks a store of an older layout as layout 6 before events of format 2, or rows by reference, are written to it (see `layoutVersion`).
     func markLayout(in transaction: Transaction) throws {
         let key = Array("layout".utf8)
         let layout = Array(Self.layoutVersion.utf8)
         let current = try transaction.get(key, in: meta).map(Array.init)
-        if current != layout, current != Array(Self.compactedLayout.utf8) { try transaction.put(key, layout, in: meta) }
+        if current != layout { try transaction.put(key, layout, in: meta) }
     }
 
     func localEvent(_ kind: Event.Kind, entity: String, id: String, set: JSONObject = [:], unset: [String] = []) -> Event {

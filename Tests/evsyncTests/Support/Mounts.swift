@@ -68,10 +68,28 @@ enum Mounts {
 
         /// Copies the device as it is now, without syncing anything, and mounts the copy
         /// (replaying ext4's journal, as after a power cut).
-        func powerCut() throws -> LoopDisk {
+        ///
+        /// The copy takes a while, and a write landing behind it while a later one lands ahead would make
+        /// a disk no power cut leaves: one missing a write that was flushed before a write it holds. So
+        /// the processes `pausing` names (the writers) are stopped for the copy; what the kernel writes
+        /// back meanwhile was not flushed, and may or may not be on a disk after a power cut.
+        func powerCut(pausing processes: [pid_t] = []) throws -> LoopDisk {
+            for process in processes { kill(process, SIGSTOP) }
+            defer { for process in processes { kill(process, SIGCONT) } }
+            for process in processes { Self.waitUntilStopped(process) }
             let copy = image.deletingLastPathComponent().appendingPathComponent("cut-\(UUID().uuidString).img")
             try run("cp", ["--sparse=always", image.path, copy.path])
             return try LoopDisk(mounting: copy)
+        }
+
+        /// Waits (a second at most) until `process` shows as stopped: its write under way, if any, is done.
+        private static func waitUntilStopped(_ process: pid_t) {
+            for _ in 0..<1000 {
+                guard let stat = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")") else { return }
+                if stat[close...].dropFirst(2).first == "T" { return }
+                usleep(1_000)
+            }
         }
 
         func detach() {

@@ -1,0 +1,346 @@
+import CLMDB
+import Glibc
+import Synchronization
+
+/// evsync's redo journal, `journal` beside `data.mdb`: how a durable write costs one flush where
+/// LMDB's commit costs two (its pages, then the meta page that points to them).
+///
+/// The environment commits without flushing (`MDB_NOSYNC`). What makes a commit durable is either
+/// - an **entry**: the transaction's changes (`Redo`), written to the journal and flushed before the
+///   commit; or
+/// - a **checkpoint**: the data file flushed whole, then a record of its newest meta page written to
+///   one of the journal's two checkpoint slots and flushed. Entries follow the checkpoint they extend.
+///
+/// A power cut may leave the data file with a meta page whose pages never reached the disk. Opening
+/// it then (`restoreIfCutOff`) writes the last checkpoint's meta page back and does the entries after it
+/// again. That is sound only while the checkpoint's pages are not written over, which LMDB does to
+/// pages a later commit freed once no reader needs them: so the process that made the checkpoint keeps
+/// a read transaction on it (the pin) until its next one. And so only that process writes entries:
+/// any other process, or a commit after one that is not in the journal, first makes a checkpoint of
+/// its own. A commit too large for an entry, or one `Redo` cannot tell, is followed by a checkpoint.
+///
+/// A power cut is told from a process that was killed (when the page cache, and so the data file,
+/// is whole) by the boot and the device the checkpoint was made on: either differing means the data
+/// file may have lost writes. See docs/store.md for the layout and the reasoning.
+final class Journal: Sendable {
+    static let fileName = "journal"
+
+    private let path: String
+    private let directory: String
+    /// The file's descriptor; -1 until the file is there.
+    private let descriptor: Atomic<Int32>
+    /// Who made a checkpoint: this environment, if it is this number.
+    private let owner: UInt64
+    private let state: Mutex<State>
+
+    private struct State {
+        /// The number of the last checkpoint this environment made.
+        var checkpoint: UInt64 = 0
+        /// A read transaction on that checkpoint's commit, so that its pages stay as they are.
+        var pin: Pin?
+        /// The last commit the checkpoint or an entry after it covers.
+        var covered = -1
+        /// Where the next entry goes, and how many follow the checkpoint.
+        var end = Journal.entriesStart
+        var entries = 0
+        /// The file's size: entries are written over zeros already on disk, so that their flush
+        /// writes no file size (which would cost ext4 a journal commit of its own).
+        var size = 0
+    }
+
+    /// Checkpoint slots, then entries.
+    private static let slotSize = 4096, entriesStart = 2 * 4096
+    /// The entries between two checkpoints: also bounds how far the data file grows while the pin
+    /// keeps LMDB from reusing pages.
+    private static let maxEntries = 256
+    private static let capacity = 4 << 20
+    private static let entryHeader = 32
+    private static let checkpointMagic = Array("EVSJRNL1".utf8), entryMagic: UInt32 = 0x4A45_5645
+
+    /// This boot's id, or nil where the system does not say: then there is no journal, and every
+    /// durable commit is flushed by LMDB as before.
+    static let bootID: [UInt8]? = {
+        let descriptor = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { Glibc.close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 40)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, 40) }
+        return count >= 32 ? bytes : nil
+    }()
+
+    /// Opens the journal in `directory`, if it has one (the first checkpoint makes it), and holds its lock
+    /// until `finishOpening`: processes opening the store wait for the one that restores it.
+    init?(directory: String) throws(StorageError) {
+        guard Self.bootID != nil else { return nil }
+        path = directory + "/" + Self.fileName
+        self.directory = directory
+        var token: UInt64 = 0
+        while token == 0 { token = UInt64.random(in: .min ... .max) }
+        owner = token
+        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        var status = stat()
+        if descriptor < 0 {
+            guard errno == ENOENT else { throw StorageError(code: errno, operation: "opening \(path)") }
+        } else if fstat(descriptor, &status) != 0 || flock(descriptor, LOCK_EX) != 0 {
+            let code = errno
+            Glibc.close(descriptor)
+            throw StorageError(code: code, operation: "opening \(path)")
+        }
+        self.descriptor = Atomic(descriptor)
+        state = Mutex(State(size: descriptor < 0 ? 0 : Int(status.st_size)))
+    }
+
+    func finishOpening() {
+        let descriptor = descriptor.load(ordering: .relaxed)
+        if descriptor >= 0 { flock(descriptor, LOCK_UN) }
+    }
+
+    /// Ends the pin; the environment closes next.
+    func close() {
+        state.withLock { state in
+            state.pin?.end()
+            state.pin = nil
+        }
+        let descriptor = descriptor.exchange(-1, ordering: .relaxed)
+        if descriptor >= 0 { Glibc.close(descriptor) }
+    }
+
+    /// Makes the file, before the first checkpoint, and its name durable in the directory.
+    private func create() throws(StorageError) {
+        guard descriptor.load(ordering: .relaxed) < 0 else { return }
+        let created = open(path, O_RDWR | O_CREAT | O_CLOEXEC, Environment.fileMode)
+        guard created >= 0 else { throw StorageError(code: errno, operation: "creating \(path)") }
+        descriptor.store(created, ordering: .relaxed)
+        let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if folder >= 0 { Glibc.close(folder) } }
+        guard folder >= 0, fsync(folder) == 0 else { throw StorageError(code: errno, operation: "flushing \(directory)") }
+    }
+
+    /// A read transaction held open. Sendable: with `MDB_NOTLS` it may end on any thread, and it is
+    /// touched only under the journal's lock.
+    private final class Pin: @unchecked Sendable {
+        let transaction: Transaction
+        init(_ transaction: Transaction) { self.transaction = transaction }
+        func end() { transaction.discard() }
+    }
+
+    // MARK: Checkpoints
+
+    /// A checkpoint as a slot holds it (`write`'s layout).
+    struct Checkpoint {
+        var number: UInt64
+        var transaction: UInt64
+        var owner: UInt64
+        var device: UInt64
+        var inode: UInt64
+        var boot: [UInt8]
+        /// The start of the commit's meta page: all LMDB writes of it.
+        var meta: [UInt8]
+
+        static let metaBytes = 256
+        /// magic 8, number 8, transaction 8, owner 8, device 8, inode 8, boot 40, zeros 8, meta 256, checksum 4.
+        static let size = 96 + metaBytes + 4
+
+        var bytes: [UInt8] {
+            var bytes = Journal.checkpointMagic
+            for field in [number, transaction, owner, device, inode] { withUnsafeBytes(of: field.littleEndian) { bytes += $0 } }
+            bytes += boot + [UInt8](repeating: 0, count: 8) + meta
+            let checksum = bytes.withUnsafeBytes { CRC32C.checksum($0) }
+            withUnsafeBytes(of: checksum.littleEndian) { bytes += $0 }
+            return bytes
+        }
+
+        init(number: UInt64, transaction: UInt64, owner: UInt64, device: UInt64, inode: UInt64, boot: [UInt8], meta: [UInt8]) {
+            (self.number, self.transaction, self.owner, self.device, self.inode, self.boot, self.meta)
+                = (number, transaction, owner, device, inode, boot, meta)
+        }
+
+        init?(_ bytes: [UInt8]) {
+            guard bytes.count == Self.size, Array(bytes[0..<8]) == Journal.checkpointMagic,
+                  bytes.withUnsafeBytes({ CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<Self.size - 4])) }) == bytes.u32(Self.size - 4)
+            else { return nil }
+            (number, transaction, owner, device, inode) = (bytes.u64(8), bytes.u64(16), bytes.u64(24), bytes.u64(32), bytes.u64(40))
+            boot = Array(bytes[48..<88])
+            meta = Array(bytes[96..<96 + Self.metaBytes])
+        }
+    }
+
+    /// The newest checkpoint in either slot, if there is one.
+    func latestCheckpoint() -> Checkpoint? {
+        (0..<2).compactMap { slot in read(slot * Self.slotSize, Checkpoint.size).flatMap(Checkpoint.init) }
+            .max { $0.number < $1.number }
+    }
+
+    /// Flushes the data file, pins and records its last commit as a checkpoint. The caller holds the
+    /// write lock (an open write transaction), so the last commit is the one before it.
+    private func checkpoint(_ state: inout State, in environment: Environment) throws(StorageError) {
+        try create()
+        try StorageError.check(mdb_env_sync(environment.handle, 1), "flushing the store")
+        let pin = try Transaction(environment: environment.handle, readOnly: true)
+        var status = stat()
+        guard fstat(environment.descriptor, &status) == 0,
+              let (page, _) = DataFile(descriptor: environment.descriptor).newestMetaPage(), page.u64(144) == UInt64(pin.id),
+              let boot = Self.bootID else {
+            pin.discard()
+            throw StorageError(code: MDB_CORRUPTED, operation: "making a checkpoint", reason: "the data file's newest meta page is not the last commit's")
+        }
+        let number = max(latestCheckpoint()?.number ?? 0, state.checkpoint) + 1
+        let record = Checkpoint(number: number, transaction: UInt64(pin.id), owner: owner, device: UInt64(status.st_dev),
+                                inode: UInt64(status.st_ino), boot: boot, meta: Array(page.prefix(Checkpoint.metaBytes)))
+        do throws(StorageError) {
+            try write(record.bytes, at: Int(number % 2) * Self.slotSize)
+            try flush()
+        } catch {
+            pin.discard()
+            throw error
+        }
+        state.pin?.end()
+        (state.pin, state.checkpoint, state.covered, state.end, state.entries) = (Pin(pin), number, pin.id, Self.entriesStart, 0)
+    }
+
+    /// Whether the latest checkpoint is this environment's and every commit since is covered by it or an
+    /// entry: only then may `transaction` follow as an entry.
+    private func mayExtend(_ state: State, with transaction: Transaction) -> Bool {
+        guard state.pin != nil, state.covered == transaction.id - 1, let latest = latestCheckpoint() else { return false }
+        return latest.number == state.checkpoint && latest.owner == owner
+    }
+
+    // MARK: Commits
+
+    /// Commits `transaction` (a write transaction of `environment`, not nested) as the journal says:
+    /// as an entry, flushed first if `durable`, or left for a checkpoint after it.
+    /// - Returns: whether the commit still needs a checkpoint to be durable (`checkpoint(covering:)`).
+    func commit(_ transaction: Transaction, durable: Bool, in environment: Environment) throws(StorageError) -> Bool {
+        let id = transaction.id
+        return try state.withLock { state throws(StorageError) -> Bool in
+            let size = transaction.redo.map { Self.entryHeader + $0.bytes.count }
+            if !mayExtend(state, with: transaction) || state.entries >= Self.maxEntries
+                || size.map({ state.end + $0 > Self.entriesStart + Self.capacity }) == true {
+                try checkpoint(&state, in: environment)
+            }
+            guard let redo = transaction.redo, let size else {
+                try transaction.commit()
+                return true
+            }
+            let offset = state.end
+            try reserve(&state, upTo: offset + size)
+            var entry = [UInt8](repeating: 0, count: Self.entryHeader)
+            entry.withUnsafeMutableBytes { header in
+                header.storeBytes(of: Self.entryMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
+                header.storeBytes(of: state.checkpoint.littleEndian, toByteOffset: 8, as: UInt64.self)
+                header.storeBytes(of: UInt64(id).littleEndian, toByteOffset: 16, as: UInt64.self)
+                header.storeBytes(of: UInt32(redo.bytes.count).littleEndian, toByteOffset: 24, as: UInt32.self)
+            }
+            entry += redo.bytes
+            let checksum = entry.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[8...])) }
+            entry.withUnsafeMutableBytes { $0.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self) }
+            try write(entry, at: offset)
+            if durable { try flush() }
+            do throws(StorageError) {
+                try transaction.commit()
+            } catch {
+                // Not committed, so not to be done again after a power cut.
+                try? write([UInt8](repeating: 0, count: Self.entryHeader), at: offset)
+                try? flush()
+                throw error
+            }
+            (state.covered, state.end, state.entries) = (id, offset + size, state.entries + 1)
+            return false
+        }
+    }
+
+    /// Makes commit `id`, done without an entry, durable: by a checkpoint, unless one covers it already.
+    /// `transaction` is a write transaction begun after that commit, holding the write lock.
+    func checkpoint(covering id: Int, holding transaction: Transaction, in environment: Environment) throws(StorageError) {
+        try state.withLock { state throws(StorageError) in
+            if let latest = latestCheckpoint(), latest.transaction >= UInt64(id) { return }
+            try checkpoint(&state, in: environment)
+        }
+    }
+
+    // MARK: Restoring after a power cut
+
+    /// If the data file may have lost writes since the last checkpoint (made in another boot, or on another
+    /// device), writes that checkpoint's meta page back over both of `dataPath`'s, and returns the
+    /// changes of the entries after it, to be done again; nil if the file is as the last commit left it.
+    /// Runs before LMDB opens the file, with the journal's lock held.
+    func restoreIfCutOff(dataPath: String) throws(StorageError) -> [[UInt8]]? {
+        guard let latest = latestCheckpoint(), let boot = Self.bootID else { return nil }
+        var status = stat()
+        guard stat(dataPath, &status) == 0, UInt64(status.st_ino) == latest.inode else { return nil }
+        if latest.boot == boot && latest.device == UInt64(status.st_dev) { return nil }
+        let changes = entries(after: latest)
+        let data = open(dataPath, O_RDWR | O_CLOEXEC)
+        guard data >= 0 else { throw StorageError(code: errno, operation: "opening \(dataPath)") }
+        defer { Glibc.close(data) }
+        let pageSize = Int(latest.meta.u32(40))
+        guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else {
+            throw StorageError(code: MDB_CORRUPTED, operation: "restoring \(dataPath)", reason: "the journal's checkpoint holds no meta page")
+        }
+        for index in 0..<2 {
+            var page = latest.meta
+            let id = latest.transaction == 0 || UInt64(index) == latest.transaction % 2 ? latest.transaction : latest.transaction - 1
+            page.withUnsafeMutableBytes { bytes in
+                bytes.storeBytes(of: UInt64(index).littleEndian, toByteOffset: 0, as: UInt64.self)
+                bytes.storeBytes(of: id.littleEndian, toByteOffset: 144, as: UInt64.self)
+            }
+            guard pwrite(data, page, page.count, off_t(index * pageSize)) == page.count else {
+                throw StorageError(code: errno, operation: "restoring \(dataPath)")
+            }
+        }
+        guard fsync(data) == 0 else { throw StorageError(code: errno, operation: "flushing \(dataPath)") }
+        return changes
+    }
+
+    /// The changes of the entries that follow `checkpoint`, one commit after another, up to the first
+    /// that is not whole (a write the power cut cut short, or one made before the checkpoint).
+    private func entries(after checkpoint: Checkpoint) -> [[UInt8]] {
+        var changes: [[UInt8]] = []
+        var offset = Self.entriesStart
+        var expected = checkpoint.transaction + 1
+        while let header = read(offset, Self.entryHeader), header.u32(0) == Self.entryMagic,
+              header.u64(8) == checkpoint.number, header.u64(16) == expected,
+              case let count = Int(header.u32(24)), count <= Redo.limit,
+              let body = read(offset + Self.entryHeader, count),
+              (header[8...] + body).withUnsafeBytes({ CRC32C.checksum($0) }) == header.u32(4) {
+            changes.append(body)
+            offset += Self.entryHeader + count
+            expected += 1
+        }
+        return changes
+    }
+
+    // MARK: The file
+
+    private func read(_ offset: Int, _ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = bytes.withUnsafeMutableBytes { pread(descriptor.load(ordering: .relaxed), $0.baseAddress, count, off_t(offset)) }
+        return got == count ? bytes : nil
+    }
+
+    private func write(_ bytes: [UInt8], at offset: Int) throws(StorageError) {
+        let written = bytes.withUnsafeBytes { pwrite(descriptor.load(ordering: .relaxed), $0.baseAddress, bytes.count, off_t(offset)) }
+        guard written == bytes.count else { throw StorageError(code: written < 0 ? errno : EIO, operation: "writing the journal") }
+    }
+
+    private func flush() throws(StorageError) {
+        guard fdatasync(descriptor.load(ordering: .relaxed)) == 0 else { throw StorageError(code: errno, operation: "flushing the journal") }
+    }
+
+    /// Fills the file with zeros, flushed, up to at least `end`.
+    private func reserve(_ state: inout State, upTo end: Int) throws(StorageError) {
+        guard end > state.size else { return }
+        state.size = max(state.size, Self.entriesStart)
+        let target = min(max(end, state.size * 2, Self.entriesStart + (64 << 10)), Self.entriesStart + Self.capacity)
+        let zeros = [UInt8](repeating: 0, count: 64 << 10)
+        var offset = state.size
+        while offset < target {
+            let count = min(zeros.count, target - offset)
+            try write(Array(zeros[0..<count]), at: offset)
+            offset += count
+        }
+        try flush()
+        state.size = target
+    }
+}
+

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import EventStore
+import TestSupport
+
+/// A power cut while an app writes one record a transaction, made real as in `CompactionPowerCutTests`: the
+/// store on an ext4 disk whose device is copied, without a flush, while two `GuardProbe writer`s add and edit.
+/// Such a write is flushed once, in the journal, and LMDB's pages are not flushed at all until a checkpoint
+/// (`Journal`), so a copy may hold a data file whose newest meta page points to pages that never reached the
+/// disk. Opening it restores the last checkpoint and does the journal's entries again.
+@Suite("single writes through power cuts")
+struct JournalPowerCutTests {
+    /// The built `GuardProbe`, next to the test bundle.
+    static let probe: URL = {
+        var directory = Bundle.main.bundleURL
+        if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
+        return directory.appendingPathComponent("GuardProbe")
+    }()
+
+    /// The ids of the records the writers said they added, and of those they said they edited.
+    static func acknowledged(_ writers: [RunningCommand]) -> (added: [String], edited: [String]) {
+        var added: [String] = [], edited: [String] = []
+        for line in writers.flatMap({ $0.currentOutput.split(separator: "\n") }) {
+            let words = line.split(separator: " ")
+            guard words.count == 2 else { continue }
+            if words[0] == "add" { added.append(String(words[1])) } else if words[0] == "edit" { edited.append(String(words[1])) }
+        }
+        return (added, edited)
+    }
+
+    /// Two writers, so that the journal passes from one process to the other: each makes a checkpoint of its own
+    /// before it writes entries after the other's commits.
+    @Test("power cuts during single writes of two processes: every write acknowledged before a cut is on the disk after it, the store sound",
+          .enabled(if: Mounts.loopPermitted, "needs root to mount an ext4 image through a loop device"))
+    func powerCutsDuringSingleWrites() throws {
+        try withSandbox { sandbox in
+            let disk = try Mounts.LoopDisk(in: sandbox.root, size: "64M")
+            defer { disk.detach() }
+            let store = disk.mountPoint.appendingPathComponent("store").path
+            let output = sandbox.root.appendingPathComponent("writer-output")
+            try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+            // The first makes the store; the second opens it.
+            var writers = [try RunningCommand(executable: Self.probe, arguments: ["writer", store], environment: ProcessInfo.processInfo.environment,
+                                              directory: sandbox.root, stdin: .none, outputDirectory: output)]
+            while Self.acknowledged(writers).added.isEmpty, writers[0].process.isRunning { usleep(2_000) }
+            writers.append(try RunningCommand(executable: Self.probe, arguments: ["writer", store], environment: ProcessInfo.processInfo.environment,
+                                              directory: sandbox.root, stdin: .none, outputDirectory: output))
+            var cuts: [(disk: Mounts.LoopDisk, added: [String], edited: [String])] = []
+            defer { for cut in cuts { cut.disk.detach() } }
+            // Cut after cut, each once the writer has acknowledged more writes (past a checkpoint's 256 for the
+            // later ones): what it said before the copy began must be in the copy.
+            for round in 0..<6 {
+                let wanted = Self.acknowledged(writers).added.count + (round < 3 ? 40 : 300)
+                let deadline = Date().addingTimeInterval(120)
+                while Self.acknowledged(writers).added.count < wanted, writers.allSatisfy(\.process.isRunning), Date() < deadline { usleep(2_000) }
+                for writer in writers { try #require(writer.process.isRunning, "a writer stopped: \(writer.currentOutput.suffix(400))") }
+                let said = Self.acknowledged(writers)
+                cuts.append((try disk.powerCut(pausing: writers.map(\.process.processIdentifier)), said.added, said.edited))
+            }
+            for writer in writers {
+                kill(writer.process.processIdentifier, SIGKILL)
+                _ = writer.wait()
+            }
+            for (index, cut) in cuts.enumerated() {
+                let after = cut.disk.mountPoint.appendingPathComponent("store").path
+                try sandbox.succeed(["--store", after, "log", "verify"])
+                try sandbox.succeed(["--store", after, "rebuild-views", "--verify"])
+                let records = try sandbox.succeed(["--store", after, "list", "Holiday", "--json"]).json().arrayValue ?? []
+                var details: [String: String] = [:]
+                for record in records {
+                    if let id = record.objectValue?["id"]?.stringValue { details[id] = record.objectValue?["details"]?.stringValue ?? "" }
+                }
+                let missing = cut.added.filter { details[$0] == nil }
+                #expect(missing.count == 0, "cut \(index): \(missing.count) of \(cut.added.count) acknowledged adds missing")
+                let unedited = cut.edited.filter { details[$0] != "edited" }
+                #expect(unedited.count == 0, "cut \(index): \(unedited.count) of \(cut.edited.count) acknowledged edits missing")
+                // And the store takes writes after it.
+                try sandbox.succeed(["--store", after, "add", "Holiday", "name=After", "date=2026-02-01"])
+            }
+        }
+    }
+}
