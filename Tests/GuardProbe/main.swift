@@ -99,19 +99,27 @@ func faultOutsideEvsync() -> Never {
     exit(3)
 }
 
-/// Writes for ever, one transaction a write, saying each once it returned: an add, then every other
-/// time an edit of the record before, for the power-cut tests (evsyncTests/JournalPowerCutTests.swift).
+/// Writes for ever, one transaction a write, saying each once it returned: an add, every other time an
+/// edit of the record added before, and every fifth time the deletion of the one before that (said before
+/// it begins too), for the power-cut tests (evsyncTests/JournalPowerCutTests.swift).
 func writeForEver(_ directory: String) throws -> Never {
     let store = try Store(directory: directory, configuration: Store.Configuration(create: true))
-    var previous: String?
+    var added: [String] = []
     for count in 0... {
         let id = try store.add("Holiday", fields: ["name": .string("Day \(count)"), "date": "2026-01-01"]).recordID
         report("add \(id)")
-        if count % 2 == 1, let previous {
+        if count % 2 == 1, let previous = added.last {
             _ = try store.edit("Holiday", id: previous, set: ["details": .string("edited")])
             report("edit \(previous)")
         }
-        previous = id
+        if count % 5 == 4, added.count >= 2 {
+            let old = added[added.count - 2]
+            report("deleting \(old)")
+            _ = try store.delete("Holiday", id: old)
+            report("delete \(old)")
+        }
+        added.append(id)
+        if added.count > 2 { added.removeFirst() }
     }
     exit(0)
 }

@@ -21,7 +21,8 @@ import Synchronization
 ///
 /// A power cut is told from a process that was killed (when the page cache, and so the data file,
 /// is whole) by the boot and the device the checkpoint was made on: either differing means the data
-/// file may have lost writes. See docs/store.md for the layout and the reasoning.
+/// file may have lost writes. The reasoning, and what it costs: docs/architecture.md ("Durability is a
+/// journal entry or a checkpoint").
 final class Journal: Sendable {
     static let fileName = "journal"
 
@@ -224,6 +225,8 @@ final class Journal: Sendable {
             }
             let offset = state.end
             try reserve(&state, upTo: offset + size)
+            // An entry: its magic (4 bytes), the checksum of the rest (4), the checkpoint's number (8), the
+            // transaction's id (8), the size of the changes (4), zeros (4), then the changes.
             var entry = [UInt8](repeating: 0, count: Self.entryHeader)
             entry.withUnsafeMutableBytes { header in
                 header.storeBytes(of: Self.entryMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
@@ -234,9 +237,9 @@ final class Journal: Sendable {
             entry += redo.bytes
             let checksum = entry.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[8...])) }
             entry.withUnsafeMutableBytes { $0.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self) }
-            try write(entry, at: offset)
-            if durable { try flush() }
             do throws(StorageError) {
+                try write(entry, at: offset)
+                if durable { try flush() }
                 try transaction.commit()
             } catch {
                 // Not committed, so not to be done again after a power cut.
@@ -269,10 +272,16 @@ final class Journal: Sendable {
         var status = stat()
         guard stat(dataPath, &status) == 0, UInt64(status.st_ino) == latest.inode else { return nil }
         if latest.boot == boot && latest.device == UInt64(status.st_dev) { return nil }
-        let changes = entries(after: latest)
         let data = open(dataPath, O_RDWR | O_CLOEXEC)
         guard data >= 0 else { throw StorageError(code: errno, operation: "opening \(dataPath)") }
         defer { Glibc.close(data) }
+        // Commits only ever raise the ids in the two meta pages: below the checkpoint's, the file is not the one
+        // the journal followed (another store's copied over it in place), and its pages are not the checkpoint's.
+        let file = DataFile(descriptor: data)
+        guard let filePageSize = file.meta()?.pageSize, let first = file.read(144, 8), let second = file.read(UInt64(filePageSize) + 144, 8),
+              min(first.u64(0), second.u64(0)) + 1 >= latest.transaction, max(first.u64(0), second.u64(0)) >= latest.transaction
+        else { return nil }
+        let changes = entries(after: latest)
         let pageSize = Int(latest.meta.u32(40))
         guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else {
             throw StorageError(code: MDB_CORRUPTED, operation: "restoring \(dataPath)", reason: "the journal's checkpoint holds no meta page")

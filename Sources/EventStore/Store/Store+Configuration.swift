@@ -4,12 +4,13 @@ extension Store {
     /// When a write of the app's own is on disk, as SQLite's `synchronous` settings in WAL mode.
     public enum Durability: String, Sendable, Codable {
         /// On disk before the write returns (or its awaiting task resumes): a power cut keeps every
-        /// write the app was told succeeded. Two flushes per commit (the pages, then the meta page
-        /// pointing to them), shared by writes committed together (`write`'s async overload).
+        /// write the app was told succeeded. One flush per commit, of its entry in the store's journal,
+        /// shared by writes committed together (`write`'s async overload); see docs/store.md.
         case full
-        /// Committed and visible before it returns, on disk with the next commit or within the kernel's
-        /// writeback (about 30 s): a power cut may take back the last writes, all or nothing each, and
-        /// never damages the store. One flush per commit. SQLite's `synchronous=NORMAL` in WAL mode.
+        /// Committed and visible before it returns, on disk with the next flushed commit or checkpoint, or
+        /// within the kernel's writeback (about 30 s): a power cut may take back the last writes, all or
+        /// nothing each, in order, and never damages the store. No flush of its own. SQLite's
+        /// `synchronous=NORMAL` in WAL mode.
         case normal
     }
 

@@ -73,10 +73,12 @@ enum Mounts {
         /// a disk no power cut leaves: one missing a write that was flushed before a write it holds. So
         /// the processes `pausing` names (the writers) are stopped for the copy; what the kernel writes
         /// back meanwhile was not flushed, and may or may not be on a disk after a power cut.
-        func powerCut(pausing processes: [pid_t] = []) throws -> LoopDisk {
+        /// `whilePaused` runs once they are stopped, before the copy: what it reads of them is all they did before it.
+        func powerCut(pausing processes: [pid_t] = [], whilePaused: () -> Void = {}) throws -> LoopDisk {
             for process in processes { kill(process, SIGSTOP) }
             defer { for process in processes { kill(process, SIGCONT) } }
             for process in processes { Self.waitUntilStopped(process) }
+            whilePaused()
             let copy = image.deletingLastPathComponent().appendingPathComponent("cut-\(UUID().uuidString).img")
             try run("cp", ["--sparse=always", image.path, copy.path])
             return try LoopDisk(mounting: copy)
