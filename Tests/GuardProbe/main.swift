@@ -102,8 +102,8 @@ func faultOutsideEvsync() -> Never {
 /// Writes for ever, one transaction a write, saying each once it returned: an add, every other time an
 /// edit of the record added before, and every fifth time the deletion of the one before that (said before
 /// it begins too), for the power-cut tests (evsyncTests/JournalPowerCutTests.swift).
-func writeForEver(_ directory: String) throws -> Never {
-    let store = try Store(directory: directory, configuration: Store.Configuration(create: true))
+func writeForEver(_ directory: String, durability: Store.Durability) throws -> Never {
+    let store = try Store(directory: directory, configuration: Store.Configuration(create: true, durability: durability))
     var added: [String] = []
     for count in 0... {
         let id = try store.add("Holiday", fields: ["name": .string("Day \(count)"), "date": "2026-01-01"]).recordID
@@ -126,7 +126,7 @@ func writeForEver(_ directory: String) throws -> Never {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|writer DIRECTORY")
+    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|writer|writer-normal DIRECTORY")
     exit(2)
 }
 let (scenario, directory) = (arguments[1], arguments[2])
@@ -174,7 +174,9 @@ do {
         report("handlers \(before == after ? "unchanged" : "changed"): \(front(guardHandler: nil))")
         readCutFile(store, directory)  // unguarded: SIGBUS kills the process
     case "writer":
-        try writeForEver(directory)
+        try writeForEver(directory, durability: .full)
+    case "writer-normal":
+        try writeForEver(directory, durability: .normal)
     default:
         report("unknown scenario \(scenario)")
         exit(2)

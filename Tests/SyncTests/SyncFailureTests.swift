@@ -76,11 +76,12 @@ struct SyncFailureTests {
     @Test func anUnreachableServerExits69AndLeavesTheLogAlone() async throws {
         let fx = try SyncFixture()
         let before = try await storeWithPendingChange(fx)
-        // Nothing listens there: a mistyped port fails at once, not after the default eight attempts.
+        // Nothing listens there: a mistyped port fails at once, not after the default eight attempts, whose waits
+        // add up to half a minute or more. (A cold CI run took 6 s to start the CLI and fail: the bound is generous.)
         let started = ContinuousClock.now
         let output = try await fx.cli.run(["sync", "--remote", "http://127.0.0.1:1/v1/buckets/x", "--json"],
                                           environment: ["EVSYNC_AUTH": fx.web.credentials])
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(20))
         #expect(output.status == 69, "\(output)")
         #expect(output.stderrLines.count == 1)
         let line = try #require(output.stderrLines.first)

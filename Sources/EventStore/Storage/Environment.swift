@@ -267,16 +267,16 @@ final class Environment: @unchecked Sendable {
     /// it throws. A durable commit is flushed: a power cut must not take back what
     /// a user or the server was told is stored.
     ///
-    /// The environment is opened with `MDB_NOMETASYNC`: LMDB's commit writes the transaction's pages,
-    /// flushes them (`fdatasync`, or `msync` with `MDB_WRITEMAP`), and only then writes the meta page
-    /// that points to them, unflushed. A durable write flushes it here, after the write lock is
-    /// released, so the next writer need not wait for it. Without the flush a power cut may take
-    /// back the last commits (the meta page is flushed with the next commit's pages, or by the
-    /// kernel), never leave a meta page pointing to pages not on disk: LMDB's "integrity, not
-    /// durability" (`MDB_NOMETASYNC` in lmdb.h), the guarantee of SQLite's `synchronous=NORMAL` in WAL.
-    ///
     /// With a journal (see `Journal`), a commit is durable by its entry, flushed before it (one flush), or by a
     /// checkpoint after it; `journalled: false` asks for the checkpoint, whatever the transaction did.
+    ///
+    /// Without one (a system that tells no boot id), the environment is opened with `MDB_NOMETASYNC`: LMDB's
+    /// commit writes the transaction's pages, flushes them (`fdatasync`, or `msync` with `MDB_WRITEMAP`),
+    /// and only then writes the meta page that points to them, unflushed. A durable write flushes it here,
+    /// after the write lock is released, so the next writer need not wait for it. Without the flush a power
+    /// cut may take back the last commits (the meta page is flushed with the next commit's pages, or by the
+    /// kernel), never leave a meta page pointing to pages not on disk: LMDB's "integrity, not
+    /// durability" (`MDB_NOMETASYNC` in lmdb.h), the guarantee of SQLite's `synchronous=NORMAL` in WAL.
     func write<T>(durable: Bool = true, journalled: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
         let thread = UInt(pthread_self())
         guard writingThread.load(ordering: .relaxed) != thread else {
