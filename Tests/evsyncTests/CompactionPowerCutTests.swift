@@ -49,7 +49,11 @@ struct CompactionPowerCutTests {
             // Cut after cut while it runs (each copy of the device takes a moment), then each disk looked at.
             var cuts: [Mounts.LoopDisk] = []
             defer { for cut in cuts { cut.detach() } }
-            while compaction.process.isRunning && cuts.count < 8 { cuts.append(try disk.powerCut()) }
+            // The compaction is paused for each copy, which would otherwise hold some of its writes and miss earlier,
+            // flushed ones (`powerCut`).
+            while compaction.process.isRunning && cuts.count < 8 {
+                cuts.append(try disk.powerCut(pausing: [compaction.process.processIdentifier]))
+            }
             let duringCompaction = cuts.count
             let finished = compaction.wait()
             cuts.append(try disk.powerCut())
