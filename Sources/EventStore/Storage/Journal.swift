@@ -1,4 +1,5 @@
 import CLMDB
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -18,6 +19,11 @@ import Synchronization
 /// a read transaction on it (the pin) until its next one. And so only that process writes entries:
 /// any other process, or a commit after one that is not in the journal, first makes a checkpoint of
 /// its own. A commit too large for an entry, or one `Redo` cannot tell, is followed by a checkpoint.
+///
+/// The pin is let go once its process has made no commit for `pinIdleTime`: it would otherwise keep every page
+/// freed since from being reused, while other processes write, for as long as an idle app runs. Letting it go
+/// is safe at any moment between commits, since no commit follows a checkpoint without its pin (`mayExtend`):
+/// the next commit here makes a checkpoint first.
 ///
 /// A power cut is told from a process that was killed (when the page cache, and so the data file,
 /// is whole) by the boot and the device the checkpoint was made on: either differing means the data
@@ -47,7 +53,13 @@ final class Journal: Sendable {
         /// The file's size: entries are written over zeros already on disk, so that their flush
         /// writes no file size (which would cost ext4 a journal commit of its own).
         var size = 0
+        /// Commits made here, so that a pin's release can tell whether one came since it was planned.
+        var commits = 0
     }
+
+    /// How long a pin outlives this process's last commit.
+    static let pinIdleTime: DispatchTimeInterval = .seconds(5)
+    private static let releases = DispatchQueue(label: "evsync.journal.pin-release")
 
     /// Checkpoint slots, then entries.
     private static let slotSize = 4096, entriesStart = 2 * 4096
@@ -221,6 +233,7 @@ final class Journal: Sendable {
             }
             guard let redo = transaction.redo, let size else {
                 try transaction.commit()
+                letPinGo(afterIdle: &state)
                 return true
             }
             let offset = state.end
@@ -248,9 +261,26 @@ final class Journal: Sendable {
                 throw error
             }
             (state.covered, state.end, state.entries) = (id, offset + size, state.entries + 1)
+            letPinGo(afterIdle: &state)
             return false
         }
     }
+
+    /// Plans to end the pin `pinIdleTime` from now, unless another commit comes first.
+    private func letPinGo(afterIdle state: inout State) {
+        state.commits += 1
+        let planned = state.commits
+        Self.releases.asyncAfter(deadline: .now() + Self.pinIdleTime) { [weak self] in
+            self?.state.withLock { state in
+                guard state.commits == planned else { return }
+                state.pin?.end()
+                state.pin = nil
+            }
+        }
+    }
+
+    /// Whether this process holds a pin (for tests).
+    var isPinned: Bool { state.withLock { $0.pin != nil } }
 
     /// Makes commit `id`, done without an entry, durable: by a checkpoint, unless one covers it already.
     /// `transaction` is a write transaction begun after that commit, holding the write lock.
