@@ -139,7 +139,7 @@ final class Journal: Sendable {
 
     // MARK: Checkpoints
 
-    /// A checkpoint as a slot holds it (`write`'s layout).
+    /// A checkpoint as a slot holds it (`bytes`).
     struct Checkpoint {
         var number: UInt64
         var transaction: UInt64
@@ -161,20 +161,6 @@ final class Journal: Sendable {
             let checksum = bytes.withUnsafeBytes { CRC32C.checksum($0) }
             withUnsafeBytes(of: checksum.littleEndian) { bytes += $0 }
             return bytes
-        }
-
-        init(number: UInt64, transaction: UInt64, owner: UInt64, device: UInt64, inode: UInt64, boot: [UInt8], meta: [UInt8]) {
-            (self.number, self.transaction, self.owner, self.device, self.inode, self.boot, self.meta)
-                = (number, transaction, owner, device, inode, boot, meta)
-        }
-
-        init?(_ bytes: [UInt8]) {
-            guard bytes.count == Self.size, Array(bytes[0..<8]) == Journal.checkpointMagic,
-                  bytes.withUnsafeBytes({ CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<Self.size - 4])) }) == bytes.u32(Self.size - 4)
-            else { return nil }
-            (number, transaction, owner, device, inode) = (bytes.u64(8), bytes.u64(16), bytes.u64(24), bytes.u64(32), bytes.u64(40))
-            boot = Array(bytes[48..<88])
-            meta = Array(bytes[96..<96 + Self.metaBytes])
         }
     }
 
@@ -383,3 +369,14 @@ final class Journal: Sendable {
     }
 }
 
+extension Journal.Checkpoint {
+    /// The checkpoint `bytes` hold, or nil if they are not one whole.
+    init?(_ bytes: [UInt8]) {
+        guard bytes.count == Self.size, Array(bytes[0..<8]) == Journal.checkpointMagic,
+              bytes.withUnsafeBytes({ CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<Self.size - 4])) }) == bytes.u32(Self.size - 4)
+        else { return nil }
+        (number, transaction, owner, device, inode) = (bytes.u64(8), bytes.u64(16), bytes.u64(24), bytes.u64(32), bytes.u64(40))
+        boot = Array(bytes[48..<88])
+        meta = Array(bytes[96..<96 + Self.metaBytes])
+    }
+}
