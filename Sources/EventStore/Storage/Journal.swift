@@ -172,7 +172,11 @@ final class Journal: Sendable {
 
     /// Flushes the data file, pins and records its last commit as a checkpoint. The caller holds the
     /// write lock (an open write transaction), so the last commit is the one before it.
-    private func checkpoint(_ state: inout State, in environment: Environment) throws(StorageError) {
+    ///
+    /// The record is flushed unless `flushedWithEntry`: when an entry written next is flushed before its commit,
+    /// one flush takes both. Either may reach the disk first; alone, neither misleads a restore (an entry of a
+    /// checkpoint not on disk is not replayed, a checkpoint without its entry is the store before that commit).
+    private func checkpoint(_ state: inout State, in environment: Environment, flushedWithEntry: Bool = false) throws(StorageError) {
         try create()
         try StorageError.check(mdb_env_sync(environment.handle, 1), "flushing the store")
         let pin = try Transaction(environment: environment.handle, readOnly: true)
@@ -188,7 +192,7 @@ final class Journal: Sendable {
                                 inode: UInt64(status.st_ino), boot: boot, meta: Array(page.prefix(Checkpoint.metaBytes)))
         do throws(StorageError) {
             try write(record.bytes, at: Int(number % 2) * Self.slotSize)
-            try flush()
+            if !flushedWithEntry { try flush() }
         } catch {
             pin.discard()
             throw error
@@ -215,7 +219,8 @@ final class Journal: Sendable {
             let size = transaction.redo.map { Self.entryHeader + $0.bytes.count }
             if !mayExtend(state, with: transaction) || state.entries >= Self.maxEntries
                 || size.map({ state.end + $0 > Self.entriesStart + Self.capacity }) == true {
-                try checkpoint(&state, in: environment)
+                // Before a commit without an entry, or with one not flushed, the checkpoint must be on disk.
+                try checkpoint(&state, in: environment, flushedWithEntry: durable && size != nil)
             }
             guard let redo = transaction.redo, let size else {
                 try transaction.commit()
