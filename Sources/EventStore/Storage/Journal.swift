@@ -320,17 +320,7 @@ final class Journal: Sendable {
         guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else {
             throw StorageError(code: MDB_CORRUPTED, operation: "restoring \(dataPath)", reason: "the journal's checkpoint holds no meta page")
         }
-        for index in 0..<2 {
-            var page = latest.meta
-            let id = latest.transaction == 0 || UInt64(index) == latest.transaction % 2 ? latest.transaction : latest.transaction - 1
-            page.withUnsafeMutableBytes { bytes in
-                bytes.storeBytes(of: UInt64(index).littleEndian, toByteOffset: 0, as: UInt64.self)
-                bytes.storeBytes(of: id.littleEndian, toByteOffset: 144, as: UInt64.self)
-            }
-            guard pwrite(data, page, page.count, off_t(index * pageSize)) == page.count else {
-                throw StorageError(code: errno, operation: "restoring \(dataPath)")
-            }
-        }
+        try MetaPages.write(latest.meta, pageSize: pageSize, asCommit: latest.transaction, to: data, path: dataPath)
         guard fsync(data) == 0 else { throw StorageError(code: errno, operation: "flushing \(dataPath)") }
         return changes
     }
@@ -356,9 +346,7 @@ final class Journal: Sendable {
     // MARK: The file
 
     private func read(_ offset: Int, _ count: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = bytes.withUnsafeMutableBytes { pread(descriptor.load(ordering: .relaxed), $0.baseAddress, count, off_t(offset)) }
-        return got == count ? bytes : nil
+        DataFile(descriptor: descriptor.load(ordering: .relaxed)).read(UInt64(offset), count)
     }
 
     private func write(_ bytes: [UInt8], at offset: Int) throws(StorageError) {

@@ -9,6 +9,7 @@ import Glibc
 /// readers would open the other, older meta page (an empty store, at first). So both pages get the
 /// newest meta page's tree, page `t % 2` as commit `t` and the other as `t - 1`: what `DataFileCheck` expects.
 /// The layout is `DataFileCheck`'s (which reads the pages): the page number at page + 0, the transaction id at page + 144.
+/// `write` is also how the journal puts a checkpoint's meta page back after a power cut (`Journal.restoreIfCutOff`).
 enum MetaPages {
     static func stamp(_ path: String, asCommit commit: UInt64) throws(StorageError) {
         guard commit > 0 else { return }
@@ -19,17 +20,23 @@ enum MetaPages {
               let (newest, pageSize) = DataFile(descriptor: descriptor).newestMetaPage() else {
             throw StorageError(code: MDB_CORRUPTED, operation: "stamping \(path)", reason: "its meta pages are not LMDB 0.9's on a 64-bit little-endian machine")
         }
+        try write(newest, pageSize: pageSize, asCommit: commit, to: descriptor, path: path)
+        guard fsync(descriptor) == 0 else { throw StorageError(code: errno, operation: "flushing \(path)") }
+    }
+
+    /// Writes `page` (a meta page, or its start) over both meta pages of the data file open on `descriptor`,
+    /// page `commit % 2` as commit `commit` and the other as `commit - 1` (both as 0 for commit 0), unflushed.
+    static func write(_ page: [UInt8], pageSize: Int, asCommit commit: UInt64, to descriptor: Int32, path: String) throws(StorageError) {
         for index in 0..<2 {
-            var page = newest
-            let number = UInt64(index), id = UInt64(index) == commit % 2 ? commit : commit - 1
+            var page = page
+            let number = UInt64(index), id = commit == 0 || UInt64(index) == commit % 2 ? commit : commit - 1
             page.withUnsafeMutableBytes { bytes in
                 bytes.storeBytes(of: number, toByteOffset: 0, as: UInt64.self)
                 bytes.storeBytes(of: id, toByteOffset: 144, as: UInt64.self)
             }
-            guard pwrite(descriptor, page, pageSize, off_t(index * pageSize)) == pageSize else {
+            guard pwrite(descriptor, page, page.count, off_t(index * pageSize)) == page.count else {
                 throw StorageError(code: errno, operation: "writing \(path)")
             }
         }
-        guard fsync(descriptor) == 0 else { throw StorageError(code: errno, operation: "flushing \(path)") }
     }
 }

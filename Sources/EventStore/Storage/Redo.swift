@@ -39,9 +39,8 @@ struct Redo {
 
     private mutating func append(_ kind: Kind, _ database: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) {
         bytes.append(kind.rawValue)
-        let name = Array(database.name.utf8)
-        bytes.append(UInt8(name.count))
-        bytes += name
+        bytes.append(UInt8(database.name.utf8.count))
+        bytes += database.name.utf8
         appendSized(key)
         if let value { appendSized(value) }
     }
