@@ -126,6 +126,10 @@ struct EntityRecordTests {
         let day = try Self.day(2027, 3, 14)
         #expect(JSONValue(day: day) == "2027-03-14")
         #expect(JSONValue(day: day).dateValue == day)
+        // Zeros pad the year to four digits and the month and day to two, as the schema's `YYYY-MM-DD` asks.
+        for (year, month, date, text) in [(2027, 12, 31, "2027-12-31"), (987, 6, 5, "0987-06-05"), (12, 1, 9, "0012-01-09")] {
+            #expect(JSONValue(day: try Self.day(year, month, date)) == JSONValue.string(text))
+        }
         #expect(JSONValue("not a date").dateValue == nil)
         #expect(JSONValue("2027-02-30").dateValue == nil)
     }

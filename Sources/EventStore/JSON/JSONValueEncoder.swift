@@ -41,24 +41,24 @@ package enum JSONValueEncoder {
             }
         }
 
-        func encode(_ value: some Encodable, at path: [any CodingKey]) throws {
-            if let json = value as? EncodableJSON { content = .value(json.value); return }
+        // Types are told apart by their metatypes, as `JSONValueDecoder` does: a cast looks the types up at run
+        // time, and every value of every record written comes here.
+        func encode<Value: Encodable>(_ value: Value, at path: [any CodingKey]) throws {
+            if Value.self == EncodableJSON.self, let json = value as? EncodableJSON { content = .value(json.value); return }
             // Values themselves (in the libraries' Codable results), numbers with their literals.
-            if let json = value as? JSONValue { content = .value(json); return }
-            if let number = value as? JSONNumber { content = .value(.number(number)); return }
+            if Value.self == JSONValue.self, let json = value as? JSONValue { content = .value(json); return }
+            if Value.self == JSONNumber.self, let number = value as? JSONNumber { content = .value(.number(number)); return }
             if let dates, let json = try Self.asFoundation(value, dates: dates, at: path) { content = .value(json); return }
             try value.encode(to: NodeEncoder(node: self, codingPath: path))
         }
 
         /// The types `JSONEncoder` writes its own way; nil for any other.
-        static func asFoundation(_ value: some Encodable, dates: DateRule, at path: [any CodingKey]) throws -> JSONValue? {
-            switch value {
-            case let date as Date: return try dates(date, path)
-            case let data as Data: return .string(data.base64EncodedString())
-            case let url as URL: return .string(url.absoluteString)
-            case let decimal as Decimal: return JSONNumber(decimal.description).map(JSONValue.number)
-            default: return nil
-            }
+        static func asFoundation<Value: Encodable>(_ value: Value, dates: DateRule, at path: [any CodingKey]) throws -> JSONValue? {
+            if Value.self == Date.self, let date = value as? Date { return try dates(date, path) }
+            if Value.self == Data.self, let data = value as? Data { return .string(data.base64EncodedString()) }
+            if Value.self == URL.self, let url = value as? URL { return .string(url.absoluteString) }
+            if Value.self == Decimal.self, let decimal = value as? Decimal { return JSONNumber(decimal.description).map(JSONValue.number) }
+            return nil
         }
 
         /// `value.description` without a trailing `.0`: how `JSONEncoder` writes a `Double` or `Float`.
