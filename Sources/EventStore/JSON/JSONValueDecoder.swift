@@ -129,21 +129,27 @@ struct IndexKey: CodingKey {
     init?(stringValue: String) { nil }
 }
 
-/// The decoder at one value.
-private struct ValueDecoder: Decoder {
+/// The decoder at one value. A class: `T(from:)` takes it as `any Decoder`, and each keyed container
+/// keeps it, so both copy one reference where a struct of these parts was boxed and retained part by part.
+private final class ValueDecoder: Decoder {
     let value: JSONValue
     /// The object's members when they are not parsed into `value` (a record read in place).
-    var members: (any JSONMembers)? = nil
+    let members: (any JSONMembers)?
     let codingPath: [any CodingKey]
     let options: JSONValueDecoder
     /// A member the object has besides its own (`decode(_:from:adding:)`).
-    var extra: (key: String, value: JSONValue)? = nil
+    let extra: (key: String, value: JSONValue)?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    init(value: JSONValue, members: (any JSONMembers)? = nil, codingPath: [any CodingKey], options: JSONValueDecoder,
+         extra: (key: String, value: JSONValue)? = nil) {
+        (self.value, self.members, self.codingPath, self.options, self.extra) = (value, members, codingPath, options, extra)
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        if let members { return KeyedDecodingContainer(Keyed(members: members, extra: extra, codingPath: codingPath, options: options)) }
+        if let members { return KeyedDecodingContainer(Keyed(decoder: self, members: members)) }
         guard case .object(let members) = value else { throw JSONValueDecoder.mismatch([String: Any].self, value, codingPath) }
-        return KeyedDecodingContainer(Keyed(members: members, extra: extra, codingPath: codingPath, options: options))
+        return KeyedDecodingContainer(Keyed(decoder: self, members: members))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -166,10 +172,11 @@ private struct ValueDecoder: Decoder {
 }
 
 private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: ValueDecoder
     let members: any JSONMembers
-    let extra: (key: String, value: JSONValue)?
-    let codingPath: [any CodingKey]
-    let options: JSONValueDecoder
+    var codingPath: [any CodingKey] { decoder.codingPath }
+    private var options: JSONValueDecoder { decoder.options }
+    private var extra: (key: String, value: JSONValue)? { decoder.extra }
 
     var allKeys: [Key] {
         var names = (try? members.names()) ?? []
