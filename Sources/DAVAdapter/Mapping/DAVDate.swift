@@ -1,4 +1,5 @@
 public import Foundation
+import EventStore
 
 /// A calendar day as iCalendar and vCard write it (`20270101`, `2027-01-01`, vCard 4's year-less `--1210`),
 /// and as evsync's `date` fields hold it (`2027-01-01`).
@@ -25,7 +26,7 @@ public struct DAVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var isYearless: Bool { year == Self.yearlessYear }
 
     /// evsync's form: `2027-01-01`.
-    public var description: String { pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) }
+    public var description: String { CalendarDate.text(year: year, month: month, day: day) }
 
     /// iCalendar's DATE (and vCard 4's basic form): `20270101`.
     public var basic: String { pad(year, 4) + pad(month, 2) + pad(day, 2) }
@@ -94,7 +95,4 @@ public struct DAVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 }
 
-private func pad(_ value: Int, _ width: Int) -> String {
-    let digits = String(value)
-    return String(repeating: "0", count: max(0, width - digits.count)) + digits
-}
+private func pad(_ value: Int, _ width: Int) -> String { CalendarDate.padded(value, width: width) }

@@ -100,11 +100,23 @@ public enum Timestamp {
 }
 
 /// Proleptic Gregorian calendar arithmetic for ISO dates.
-enum CalendarDate {
+package enum CalendarDate {
     static func isValid(year: Int, month: Int, day: Int) -> Bool {
         guard (1...12).contains(month), day >= 1 else { return false }
         let lengths = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         return day <= lengths[month - 1]
+    }
+
+    /// `YYYY-MM-DD`: a record's `date` field, a DAV date.
+    package static func text(year: Int, month: Int, day: Int) -> String {
+        padded(year, width: 4) + "-" + padded(month, width: 2) + "-" + padded(day, width: 2)
+    }
+
+    /// `value`'s digits, after as many zeros as make `width`. Not `String(format:)`, which casts its arguments at
+    /// run time: every date a record is written with comes here.
+    package static func padded(_ value: Int, width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.utf8.count)) + digits
     }
 
     static func isLeap(_ year: Int) -> Bool {

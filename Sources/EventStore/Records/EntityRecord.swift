@@ -80,14 +80,10 @@ struct RecordCoder: Sendable {
 
     // MARK: Dates
 
-    /// `YYYY-MM-DD` in the current time zone. Every date written comes here, so the text is put together by
-    /// hand: `String(format:)` casts each argument at run time.
+    /// `YYYY-MM-DD` in the current time zone.
     static func day(of date: Date) -> String {
         let parts = calendar.dateComponents(dayComponents, from: date)
-        var text = String(parts.year ?? 1970)   // 1 or more: `Calendar` counts the years before it in `era`
-        if text.utf8.count < 4 { text = String(repeating: "0", count: 4 - text.utf8.count) + text }
-        for part in [parts.month ?? 1, parts.day ?? 1] { text += part < 10 ? "-0" + String(part) : "-" + String(part) }
-        return text
+        return CalendarDate.text(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
     }
 
     private static let dayComponents: Set<Calendar.Component> = [.year, .month, .day]
