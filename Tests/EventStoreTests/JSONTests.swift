@@ -139,6 +139,28 @@ struct JSONTests {
         #expect(throws: JSONParseError.self) { try JSONParser.parse(bytes) }
     }
 
+    @Test("a string's end, escape, control character or non-ASCII byte is found wherever it falls in an eight-byte word")
+    func stringRunsAtEveryOffset() throws {
+        for length in 0..<20 {
+            for position in 0...length {
+                let before = String(repeating: "a", count: position), after = String(repeating: "b", count: length - position)
+                #expect(try JSONParser.parse("\"\(before)\(after)\"") == .string(before + after))
+                #expect(try JSONParser.parse("\"\(before)\\\"\(after)\"") == .string(before + "\"" + after))
+                #expect(try JSONParser.parse("\"\(before)é\(after)\"") == .string(before + "é" + after))
+                let control = try #require(throws: JSONParseError.self) { try JSONParser.parse("\"\(before)\u{1F}\(after)\"") }
+                #expect(control.offset == 1 + position)
+                #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22] + Array(before.utf8) + [0xFF] + Array(after.utf8) + [0x22]) }
+                // Passing over a string with an escaped quote stops after its closing quote, not at the escaped one.
+                let escaped = Array("\"\(before)\\\"\(after)\" ".utf8)
+                let end = escaped.withUnsafeBytes { buffer in
+                    var parser = JSONParser(bytes: buffer)
+                    return (try? parser.skipValue(startingAt: 0)).map { _ in parser.offset }
+                }
+                #expect(end == escaped.count - 1)
+            }
+        }
+    }
+
     @Test("a key given twice is an error, reported where the second one is; skipValue passes over it")
     func duplicateKeys() throws {
         for (text, offset) in [(#"{"a":1,"a":2}"#, 7), (#"[{"b":{"k":1, "k":[3]}}]"#, 14), (#"{"é":1,"e\u0301":2}"#, 8)] {

@@ -25,7 +25,12 @@ extension JSONParser {
                 open -= 1; index += 1
             case UInt8(ascii: "\""):
                 index += 1
-                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") { index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1 }
+                var high: UInt8 = 0   // unused: passing over a string checks no UTF-8
+                while true {
+                    index = Self.plainRunEnd(in: bytes, from: index, control: false, high: &high)
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\\") else { break }
+                    index += 2
+                }
                 guard index < bytes.count else { throw error("unexpected end of input") }
                 index += 1
             default:

@@ -209,17 +209,15 @@ public struct JSONParser: ~Copyable {
         let start = index
         // Fast path: no escapes, the bytes are the string.
         var high: UInt8 = 0   // any byte's top bit: ASCII needs no validation, and most text is ASCII
-        while index < bytes.count {
+        index = Self.plainRunEnd(in: bytes, from: index, control: true, high: &high)
+        if index < bytes.count {
             let byte = bytes[index]
-            high |= byte
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
                 index += 1
                 return high < 0x80 ? String(decoding: slice, as: UTF8.self) : try decodeUTF8(slice, at: start)
             }
-            if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in string") }
-            index += 1
         }
         var scratch = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {
