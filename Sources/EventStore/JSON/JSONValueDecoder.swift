@@ -34,40 +34,48 @@ struct JSONValueDecoder {
 
     /// `path` is built only for an error or a type that decodes itself: a date field needs none.
     func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, at path: @autoclosure () -> [any CodingKey]) throws -> T {
-        if let special = try special(type, from: value, at: path()) { return special }
+        if isSpecial(T.self) { return try special(type, from: value, at: path()) }
         return try T(from: ValueDecoder(value: value, codingPath: path(), options: self))
     }
 
-    /// The types `JSONDecoder` reads its own way (and the JSON values themselves); nil for any other.
-    private func special<T>(_ type: T.Type, from value: JSONValue, at path: @autoclosure () -> [any CodingKey]) throws -> T? {
-        if T.self == JSONValue.self { return value as? T }
-        if T.self == JSONNumber.self {
-            guard case .number(let number) = value else { throw Self.mismatch(type, value, path()) }
-            return number as? T
-        }
+    /// Whether `special` reads the type. Asked apart from reading it, so that no `T?` is made: the
+    /// runtime looks up `Optional<T>`'s metadata for that, on every field, at the cost of the field's parse.
+    private func isSpecial(_ type: Any.Type) -> Bool {
+        type == JSONValue.self || type == JSONNumber.self || (type == Date.self && date != nil) || type == Data.self
+            || type == URL.self || type == Decimal.self
+    }
+
+    /// The types `JSONDecoder` reads its own way (and the JSON values themselves), as `isSpecial` lists them.
+    /// Each `as! T` casts a value to its own type, as the test before it has checked: it cannot fail.
+    private func special<T: Decodable>(_ type: T.Type, from value: JSONValue, at path: @autoclosure () -> [any CodingKey]) throws -> T {
         if T.self == Date.self, let date {
             let text = try Self.string(value, path())
             guard let parsed = date(text) else { throw Self.corrupted(dateProblem(text), path()) }
-            return parsed as? T
+            return parsed as! T
+        }
+        if T.self == JSONNumber.self {
+            guard case .number(let number) = value else { throw Self.mismatch(type, value, path()) }
+            return number as! T
         }
         if T.self == Data.self {
             guard let data = Data(base64Encoded: try Self.string(value, path())) else {
                 throw Self.corrupted("Encountered Data is not valid Base64.", path())
             }
-            return data as? T
+            return data as! T
         }
         if T.self == URL.self {
             guard let url = URL(string: try Self.string(value, path())) else { throw Self.corrupted("Invalid URL string.", path()) }
-            return url as? T
+            return url as! T
         }
         if T.self == Decimal.self {
             guard case .number(let number) = value else { throw Self.mismatch(type, value, path()) }
             guard let decimal = Decimal(string: number.text, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw Self.corrupted("Number \(number.text) is not representable as Decimal", path())
             }
-            return decimal as? T
+            return decimal as! T
         }
-        return nil
+        if T.self == JSONValue.self { return value as! T }
+        return try T(from: ValueDecoder(value: value, codingPath: path(), options: self))   // not special after all
     }
 
     // MARK: Scalars
@@ -137,13 +145,16 @@ private final class ValueDecoder: Decoder {
     let members: (any JSONMembers)?
     let codingPath: [any CodingKey]
     let options: JSONValueDecoder
-    /// A member the object has besides its own (`decode(_:from:adding:)`).
-    let extra: (key: String, value: JSONValue)?
+    /// A member the object has besides its own (`decode(_:from:adding:)`), its key and value apart:
+    /// every member looked up compares the key, and copying the pair would copy the value each time.
+    let extraKey: String?
+    let extraValue: JSONValue
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(value: JSONValue, members: (any JSONMembers)? = nil, codingPath: [any CodingKey], options: JSONValueDecoder,
          extra: (key: String, value: JSONValue)? = nil) {
-        (self.value, self.members, self.codingPath, self.options, self.extra) = (value, members, codingPath, options, extra)
+        (self.value, self.members, self.codingPath, self.options) = (value, members, codingPath, options)
+        (extraKey, extraValue) = (extra?.key, extra?.value ?? .null)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -166,7 +177,7 @@ private final class ValueDecoder: Decoder {
     private func whole() throws -> JSONValue {
         guard let members else { return value }
         var object = try members.object()
-        if let extra { object[extra.key] = extra.value }
+        if let extraKey { object[extraKey] = extraValue }
         return .object(object)
     }
 }
@@ -176,17 +187,16 @@ private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: any JSONMembers
     var codingPath: [any CodingKey] { decoder.codingPath }
     private var options: JSONValueDecoder { decoder.options }
-    private var extra: (key: String, value: JSONValue)? { decoder.extra }
 
     var allKeys: [Key] {
         var names = (try? members.names()) ?? []
-        if let extra { names.append(extra.key) }
+        if let extraKey = decoder.extraKey { names.append(extraKey) }
         return names.compactMap { Key(stringValue: $0) }
     }
     func contains(_ key: Key) -> Bool { (try? member(key.stringValue)) != nil }
 
     private func member(_ name: String) throws -> JSONValue? {
-        if let extra, extra.key == name { return extra.value }
+        if let extraKey = decoder.extraKey, extraKey == name { return decoder.extraValue }
         return try members.member(name)
     }
 
