@@ -132,6 +132,9 @@ struct EntityRecordTests {
         }
         #expect(JSONValue("not a date").dateValue == nil)
         #expect(JSONValue("2027-02-30").dateValue == nil)
+        for text in ["2027-3-14", "2027/03/14", "20a7-03-14", "2027-03-1x", "2027-03-14 ", "\u{FF12}027-03-14", "-027-03-14"] {
+            #expect(JSONValue.string(text).dateValue == nil, "\(text)")
+        }
     }
 
     @Test("JSON values from string interpolation")

@@ -258,4 +258,21 @@ struct EventCodingTests {
             #expect([UInt8(ascii: "a"), byte].withUnsafeBytes { RecordID.isValid($0) } == allowed, "byte \(byte)")
         }
     }
+
+    @Test("a new id is its 128 bits spelt as Foundation spells a UUID, in lower case, and a version 4 UUID")
+    func newIDs() throws {
+        var random = SplitMix64(seed: 4)
+        let samples: [(UInt64, UInt64)] = [(0, 0), (.max, .max), (0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210)]
+            + (0..<200).map { _ in (random.next(), random.next()) }
+        for (high, low) in samples {
+            let bytes = withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) }
+            let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                                   bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            #expect(UUIDv4.text(high: high, low: low) == uuid.uuidString.lowercased())
+        }
+        let id = RecordID.generate()
+        let parsed = try #require(UUID(uuidString: id))
+        #expect(parsed.uuidString.lowercased() == id && RecordID.isValid(id))
+        #expect(Array(id.utf8)[14] == UInt8(ascii: "4") && "89ab".utf8.contains(Array(id.utf8)[19]))
+    }
 }

@@ -211,22 +211,40 @@ enum UUIDv4 {
 
     static func next() -> String {
         let (high, low) = nextBits()
-        let hex: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 36) { buffer in
-            var position = 0
-            func put(_ value: UInt64, nibbles: Int) {
-                for shift in stride(from: (nibbles - 1) * 4, through: 0, by: -4) {
-                    buffer[position] = hex.utf8Start[Int((value >> UInt64(shift)) & 0xF)]
-                    position += 1
-                }
+        return text(high: high, low: low)
+    }
+
+    /// The UUID of these bits, spelt `8-4-4-4-12` in lower-case hex. Eight digits at a time (`hexDigits`): a type
+    /// whose `id` defaults to a new one, as the README's does, makes one for every record decoded, then replaces it.
+    static func text(high: UInt64, low: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 36) { buffer in
+            guard let base = buffer.baseAddress else { return 0 }
+            let text = UnsafeMutableRawPointer(base)
+            func put(_ digits: UInt64, at offset: Int) { text.storeBytes(of: digits.littleEndian, toByteOffset: offset, as: UInt64.self) }
+            func putHalves(_ digits: UInt64, at offset: Int) {   // four digits, a dash, four digits
+                text.storeBytes(of: UInt32(truncatingIfNeeded: digits).littleEndian, toByteOffset: offset, as: UInt32.self)
+                text.storeBytes(of: UInt8(ascii: "-"), toByteOffset: offset + 4, as: UInt8.self)
+                text.storeBytes(of: UInt32(truncatingIfNeeded: digits >> 32).littleEndian, toByteOffset: offset + 5, as: UInt32.self)
             }
-            func dash() { buffer[position] = UInt8(ascii: "-"); position += 1 }
-            put(high >> 32, nibbles: 8); dash()
-            put((high >> 16) & 0xFFFF, nibbles: 4); dash()
-            put(high & 0xFFFF, nibbles: 4); dash()
-            put(low >> 48, nibbles: 4); dash()
-            put(low & 0xFFFF_FFFF_FFFF, nibbles: 12)
+            put(hexDigits(UInt32(truncatingIfNeeded: high >> 32)), at: 0)
+            text.storeBytes(of: UInt8(ascii: "-"), toByteOffset: 8, as: UInt8.self)
+            putHalves(hexDigits(UInt32(truncatingIfNeeded: high)), at: 9)
+            text.storeBytes(of: UInt8(ascii: "-"), toByteOffset: 18, as: UInt8.self)
+            putHalves(hexDigits(UInt32(truncatingIfNeeded: low >> 32)), at: 19)
+            put(hexDigits(UInt32(truncatingIfNeeded: low)), at: 28)
             return 36
         }
+    }
+
+    /// The eight hex digits of `value`, most significant first, as the bytes of a `UInt64` from its lowest.
+    private static func hexDigits(_ value: UInt32) -> UInt64 {
+        // Each nibble to a byte of its own (nibble i in byte i), then the bytes reversed.
+        var nibbles = UInt64(value)
+        nibbles = (nibbles | nibbles << 16) & 0x0000_FFFF_0000_FFFF
+        nibbles = (nibbles | nibbles << 8) & 0x00FF_00FF_00FF_00FF
+        nibbles = ((nibbles | nibbles << 4) & 0x0F0F_0F0F_0F0F_0F0F).byteSwapped
+        // '0' + n, and 39 more for n ≥ 10 ('a' is '0' + 10 + 39): n + 6 reaches 16 exactly then.
+        let letters = ((nibbles &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return nibbles &+ 0x3030_3030_3030_3030 &+ letters &* 39
     }
 }
