@@ -2,8 +2,8 @@
 /// bytes, and reading, skipping and layering members all walk them.
 extension JSONParser {
     /// The index of the first byte from `start` that is a quote, a backslash or (when `control`) a
-    /// control character; `bytes.count` if there is none. ORs every byte it passes into `high`, so
-    /// the caller knows whether they were all ASCII.
+    /// control character; `bytes.count` if there is none. Sets `high`'s top bit when a byte it passes
+    /// has its own, so the caller knows whether they were all ASCII.
     ///
     /// Each word is tested with the bit tricks of "Bit Twiddling Hacks" (`haszero`, `hasless`):
     /// exact as to whether a word holds such a byte, not as to where, which the byte loop then finds.
