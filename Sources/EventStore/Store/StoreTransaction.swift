@@ -48,14 +48,15 @@ public class StoreSnapshot {
     public func record<Value: EntityRecord>(_ type: Value.Type, id: String) throws(StoreError) -> Value? {
         let coder = try store.coder(for: type)   // the schema looked up once, for the read and the decoding
         try Store.checkID(id, fromServer: true)
-        return try using { transaction in
-            var value: Value?
-            // Decoded from the stored bytes in place: only the fields `Value` has are parsed.
+        // Decoded from the stored bytes in place: only the fields `Value` has are parsed. `value` is declared out
+        // here so that `using` returns nothing: a `Value?` it returned would cost another lookup of its metadata.
+        var value: Value?
+        try using { transaction in
             _ = try store.log.views.withRow(key: Keys.record(entity: coder.schema.name, id: id), in: transaction) { fields in
                 value = try coder.decode(type, id: id, stored: fields)
             }
-            return value
         }
+        return value
     }
 
     /// Every record of `Value`'s entity, sorted by id.
