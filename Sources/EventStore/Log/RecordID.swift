@@ -34,7 +34,7 @@ public enum RecordID {
     }
 
     /// Whether an id may hold each byte: a letter, a digit, '_' or '-'. A table, as every read and write by id
-    /// checks its id: a lookup a byte, where a bit set took three times the instructions.
+    /// checks its id: a lookup a byte, about half the instructions a bit set's shifts took.
     private static let idBytes: [Bool] = (0...255).map { byte in
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F || byte == 0x2D
     }
