@@ -8,6 +8,17 @@ import Testing
 @Suite("Holiday mapping")
 struct HolidayMappingTests {
     static let mapping = HolidayMapping()
+
+    @Test("a DAV date is read as iCalendar's DATE, evsync's YYYY-MM-DD or vCard's year-less day, and nothing else")
+    func davDates() {
+        #expect(DAVDate("20270101")?.description == "2027-01-01")
+        #expect(DAVDate("2028-02-29")?.basic == "20280229")
+        #expect(DAVDate(yearless: "--1210")?.yearlessBasic == "--1210")
+        #expect(DAVDate(yearless: "--12-10")?.yearlessBasic == "--1210")
+        for text in ["2027-02-29", "2027-13-01", "20270132", "2027-1-01", "2027/01/01", "2027-01-0x", "202701011", "", "--1310"] {
+            #expect(DAVDate(text) == nil && DAVDate(yearless: text) == nil, "\(text)")
+        }
+    }
     static let now = Date(timeIntervalSince1970: 1_800_000_000)      // 2027-01-15T08:00:00Z
     static let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
     static let koningsdag: JSONObject = [

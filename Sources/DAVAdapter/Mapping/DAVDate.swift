@@ -16,7 +16,7 @@ public struct DAVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
     public static let yearlessYear = 1604
 
     public init?(year: Int, month: Int, day: Int) {
-        guard (1...9999).contains(year), (1...12).contains(month), (1...Self.days(inMonth: month, of: year)).contains(day) else { return nil }
+        guard (1...9999).contains(year), (1...12).contains(month), (1...CalendarDate.days(inMonth: month, of: year)).contains(day) else { return nil }
         self.year = year
         self.month = month
         self.day = day
@@ -39,9 +39,11 @@ public struct DAVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
         let digits = Array(text.utf8)
         let fields: (Int, Int, Int)?
         switch digits.count {
-        case 8: fields = Self.number(digits[0..<4]).flatMap { y in Self.number(digits[4..<6]).flatMap { m in Self.number(digits[6..<8]).map { (y, m, $0) } } }
-        case 10 where digits[4] == UInt8(ascii: "-") && digits[7] == UInt8(ascii: "-"):
-            fields = Self.number(digits[0..<4]).flatMap { y in Self.number(digits[5..<7]).flatMap { m in Self.number(digits[8..<10]).map { (y, m, $0) } } }
+        case 8:
+            fields = CalendarDate.number(digits[0..<4]).flatMap { y in
+                CalendarDate.number(digits[4..<6]).flatMap { m in CalendarDate.number(digits[6..<8]).map { (y, m, $0) } }
+            }
+        case 10: fields = CalendarDate.dayParts(digits)
         default: fields = nil
         }
         guard let (year, month, day) = fields else { return nil }
@@ -55,8 +57,9 @@ public struct DAVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
         let rest = digits.dropFirst(2)
         let month: Int?, day: Int?
         switch rest.count {
-        case 4: (month, day) = (Self.number(rest.prefix(2)), Self.number(rest.suffix(2)))
-        case 5 where rest[rest.startIndex + 2] == UInt8(ascii: "-"): (month, day) = (Self.number(rest.prefix(2)), Self.number(rest.suffix(2)))
+        case 4: (month, day) = (CalendarDate.number(rest.prefix(2)), CalendarDate.number(rest.suffix(2)))
+        case 5 where rest[rest.startIndex + 2] == UInt8(ascii: "-"):
+            (month, day) = (CalendarDate.number(rest.prefix(2)), CalendarDate.number(rest.suffix(2)))
         default: return nil
         }
         guard let month, let day else { return nil }
@@ -65,7 +68,7 @@ public struct DAVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// The day after; nil after 9999-12-31, which four digits cannot follow.
     public var next: DAVDate? {
-        if day < Self.days(inMonth: month, of: year) { return DAVDate(year: year, month: month, day: day + 1) }
+        if day < CalendarDate.days(inMonth: month, of: year) { return DAVDate(year: year, month: month, day: day + 1) }
         if month < 12 { return DAVDate(year: year, month: month + 1, day: 1) }
         return DAVDate(year: year + 1, month: 1, day: 1)
     }
@@ -79,19 +82,6 @@ public struct DAVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
         return pad(c.year ?? 1970, 4) + pad(c.month ?? 1, 2) + pad(c.day ?? 1, 2) + "T"
             + pad(c.hour ?? 0, 2) + pad(c.minute ?? 0, 2) + pad(c.second ?? 0, 2) + "Z"
-    }
-
-    private static func days(inMonth month: Int, of year: Int) -> Int {
-        switch month {
-        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    private static func number(_ digits: some Collection<UInt8>) -> Int? {
-        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
     }
 }
 

@@ -51,16 +51,9 @@ public enum Timestamp {
     public static func parse(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         func number(_ start: Int, _ count: Int) -> Int? {
-            guard start + count <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[start..<start + count] {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            return value
+            start + count <= bytes.count ? CalendarDate.number(bytes[start..<start + count]) : nil
         }
-        guard let year = number(0, 4), bytes.count >= 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              let month = number(5, 2), let day = number(8, 2), CalendarDate.isValid(year: year, month: month, day: day)
+        guard let (year, month, day) = CalendarDate.dayParts(bytes), CalendarDate.isValid(year: year, month: month, day: day)
         else { return nil }
         var hour = 0, minute = 0, second = 0, millis = 0, offsetMinutes = 0
         var position = 10
@@ -102,9 +95,39 @@ public enum Timestamp {
 /// Proleptic Gregorian calendar arithmetic for ISO dates.
 package enum CalendarDate {
     static func isValid(year: Int, month: Int, day: Int) -> Bool {
-        guard (1...12).contains(month), day >= 1 else { return false }
-        let lengths = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        return day <= lengths[month - 1]
+        (1...12).contains(month) && day >= 1 && day <= days(inMonth: month, of: year)
+    }
+
+    /// The days of `month` (1–12) in `year`.
+    package static func days(inMonth month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: isLeap(year) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Year, month and day of the `YYYY-MM-DD` that `bytes` start with, digits only; not checked as a day of the
+    /// calendar (`isValid`). For every date field read, every timestamp parsed and every DAV date.
+    package static func dayParts<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> (year: Int, month: Int, day: Int)?
+    where Bytes.Index == Int {
+        let start = bytes.startIndex
+        guard bytes.count >= 10, bytes[start + 4] == UInt8(ascii: "-"), bytes[start + 7] == UInt8(ascii: "-"),
+              let year = number(bytes[start..<start + 4]), let month = number(bytes[start + 5..<start + 7]),
+              let day = number(bytes[start + 8..<start + 10]) else { return nil }
+        return (year, month, day)
+    }
+
+    /// The number ASCII `digits` spell; nil if there are none or one is not a digit.
+    package static func number(_ digits: some Collection<UInt8>) -> Int? {
+        guard !digits.isEmpty else { return nil }
+        var value = 0
+        for byte in digits {
+            let digit = Int(byte) &- Int(UInt8(ascii: "0"))
+            guard digit >= 0, digit <= 9 else { return nil }
+            value = value &* 10 &+ digit
+        }
+        return value
     }
 
     /// `YYYY-MM-DD`: a record's `date` field, a DAV date.

@@ -107,24 +107,11 @@ struct RecordCoder: Sendable {
         return Timestamp.parse(text).map { Date(timeIntervalSince1970: Double($0) / 1000) }
     }
 
-    /// Year, month and day of `YYYY-MM-DD` (digits only), read from its bytes: every date field of every record
-    /// read comes here. Through `withUTF8`, as iterating `utf8` asks at each byte where the string keeps it.
-    private static func dayParts(_ text: String) -> (Int, Int, Int)? {
+    /// Year, month and day of `YYYY-MM-DD` and nothing else, read from the string's bytes in place: every date
+    /// field of every record read comes here.
+    private static func dayParts(_ text: String) -> (year: Int, month: Int, day: Int)? {
         var text = text
-        return text.withUTF8 { bytes in
-            guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
-            func number(_ range: Range<Int>) -> Int? {
-                var value = 0
-                for index in range {
-                    let digit = Int(bytes[index]) &- Int(UInt8(ascii: "0"))
-                    guard digit >= 0, digit <= 9 else { return nil }
-                    value = value &* 10 &+ digit
-                }
-                return value
-            }
-            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10) else { return nil }
-            return (year, month, day)
-        }
+        return text.withUTF8 { $0.count == 10 ? CalendarDate.dayParts($0) : nil }
     }
 
     /// Midnight of a day in the current time zone, remembered: an app's records fall on fewer days than
