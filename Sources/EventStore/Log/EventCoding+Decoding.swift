@@ -295,21 +295,9 @@ extension EventCoding {
 
         /// 16 bytes as a lower-case UUID.
         mutating func uuid() throws -> String {
-            let raw = try take(16)
-            let hex: StaticString = "0123456789abcdef"
-            return String(unsafeUninitializedCapacity: 36) { buffer in
-                var position = 0
-                for (index, byte) in raw.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        buffer[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    buffer[position] = hex.utf8Start[Int(byte >> 4)]
-                    buffer[position + 1] = hex.utf8Start[Int(byte & 0xF)]
-                    position += 2
-                }
-                return position
-            }
+            let raw = try take(16)   // two big-endian halves, as `EventCoding` writes `UUIDv4.nextBits()`
+            return UUIDv4.text(high: UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)),
+                               low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
         }
 
         private func cutShort() -> EventDecodingError {
