@@ -34,6 +34,42 @@ struct JSONValueEncoderTests {
             + #""list":[],"policy":null,"ratio":0.5,"since":{"kind":"created","seq":7},"value":[1.50,null],"zebra":"a/b\u0008"}"#)
     }
 
+    @Test("an object of many members and an array of many elements keep every one, whatever container wrote it")
+    func many() throws {
+        struct Wide: Encodable {
+            struct Key: CodingKey {
+                let stringValue: String
+                init(stringValue: String) { self.stringValue = stringValue }
+                var intValue: Int? { nil }
+                init?(intValue: Int) { nil }
+            }
+            func encode(to encoder: any Encoder) throws {
+                var members = encoder.container(keyedBy: Key.self)
+                for index in 0..<300 {
+                    switch index % 4 {
+                    case 0: try members.encode("s\(index)", forKey: Key(stringValue: "m\(index)"))
+                    case 1: try members.encode(index, forKey: Key(stringValue: "m\(index)"))
+                    case 2: try members.encode(index % 3 == 0, forKey: Key(stringValue: "m\(index)"))
+                    default: try members.encodeIfPresent(index % 8 == 3 ? nil : "o\(index)" as String?, forKey: Key(stringValue: "m\(index)"))
+                    }
+                }
+                var list = members.nestedUnkeyedContainer(forKey: Key(stringValue: "list"))
+                for index in 0..<1_000 { try list.encode(index) }
+            }
+        }
+        let object = try #require(try JSONValueEncoder.encode(Wide()).objectValue)
+        var expected: JSONObject = ["list": .array((0..<1_000).map { .number(JSONNumber($0)) })]
+        for index in 0..<300 {
+            switch index % 4 {
+            case 0: expected["m\(index)"] = .string("s\(index)")
+            case 1: expected["m\(index)"] = .number(JSONNumber(index))
+            case 2: expected["m\(index)"] = .bool(index % 3 == 0)
+            default: if index % 8 != 3 { expected["m\(index)"] = .string("o\(index)") }
+            }
+        }
+        #expect(object == expected)
+    }
+
     @Test("two results encoded into one encoder make one object")
     func merged() throws {
         struct Both: Encodable {

@@ -68,18 +68,26 @@ package enum JSONValueEncoder {
 
         /// The member `key` of this object, made an object first if it is not one yet.
         func member(_ key: String) -> Node {
-            var members: [String: Node] = [:]
-            if case .object(let existing) = content { members = existing }
             let node = Node(dates: dates)
+            var members: [String: Node] = [:]
+            if case .object(let existing) = content {
+                // `content` let go first, so that the members are not copied to add one: a copy each made
+                // an object of n members cost n², and every record written has one.
+                content = .value(.null)
+                members = existing
+            }
             members[key] = node
             content = .object(members)
             return node
         }
 
         func appended() -> Node {
-            var elements: [Node] = []
-            if case .array(let existing) = content { elements = existing }
             let node = Node(dates: dates)
+            var elements: [Node] = []
+            if case .array(let existing) = content {
+                content = .value(.null)  // as in `member`
+                elements = existing
+            }
             elements.append(node)
             content = .array(elements)
             return node
@@ -93,7 +101,8 @@ package enum JSONValueEncoder {
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
             // Two keyed containers on one encoder write into one object (`NullWhenAbsent`, merged results).
-            if case .object = node.content {} else { node.content = .object([:]) }
+            // Room for a record's fields from the start: growing a dictionary rehashes what it holds.
+            if case .object = node.content {} else { node.content = .object(Dictionary(minimumCapacity: 16)) }
             return KeyedEncodingContainer(Keyed(node: node, codingPath: codingPath))
         }
 
@@ -110,6 +119,13 @@ package enum JSONValueEncoder {
         let codingPath: [any CodingKey]
 
         mutating func encodeNil(forKey key: Key) throws { node.member(key.stringValue).content = .value(.null) }
+        // The commonest fields straight in: the generic path would build their coding path and test their type
+        // against every special one, for each field of each record.
+        mutating func encode(_ value: String, forKey key: Key) throws { node.member(key.stringValue).content = .value(.string(value)) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { node.member(key.stringValue).content = .value(.bool(value)) }
+        mutating func encode(_ value: Int, forKey key: Key) throws {
+            node.member(key.stringValue).content = .value(.number(JSONNumber(value)))
+        }
         mutating func encode(_ value: some Encodable, forKey key: Key) throws {
             try node.member(key.stringValue).encode(value, at: codingPath + [key])
         }
