@@ -137,6 +137,33 @@ struct EntityRecordTests {
         }
     }
 
+    @Test("a date field's day is the one Calendar tells, in zones with odd offsets, at their changes and far from now")
+    func daysAsCalendarTellsThem() throws {
+        let zones = ["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Pacific/Kiritimati", "Pacific/Pago_Pago",
+                     "Asia/Kolkata", "America/St_Johns", "Europe/Amsterdam", "Africa/Monrovia", "Pacific/Apia"]
+        var random = SplitMix64(seed: 24)
+        for name in zones {
+            let zone = try #require(TimeZone(identifier: name), "\(name)")
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            // Moments from 1400 to 10,100: both sides of where the arithmetic hands over to `Calendar`.
+            var moments = (0..<2_000).map { _ in Date(timeIntervalSince1970: Double(random.next() % 274_000_000_000) - 17_700_000_000 + 0.5) }
+            // Each side of the zone's offset changes, and of the local midnights around them.
+            var moment = Date(timeIntervalSince1970: -2_000_000_000)
+            for _ in 0..<60 {
+                guard let change = zone.nextDaylightSavingTimeTransition(after: moment) else { break }
+                let midnight = calendar.startOfDay(for: change)
+                moments += [-1, -0.001, 0, 0.001, 1].flatMap { [change.addingTimeInterval($0), midnight.addingTimeInterval($0)] }
+                moment = change.addingTimeInterval(1)
+            }
+            for moment in moments {
+                let parts = calendar.dateComponents([.year, .month, .day], from: moment)
+                let expected = String(format: "%04d-%02d-%02d", try #require(parts.year), try #require(parts.month), try #require(parts.day))
+                #expect(RecordCoder.day(of: moment, in: zone) == expected, "\(name) \(moment.timeIntervalSince1970)")
+            }
+        }
+    }
+
     @Test("JSON values from string interpolation")
     func interpolation() {
         let year = 2027

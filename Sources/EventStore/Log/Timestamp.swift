@@ -130,9 +130,27 @@ package enum CalendarDate {
         return value
     }
 
-    /// `YYYY-MM-DD`: a record's `date` field, a DAV date.
+    /// `YYYY-MM-DD`: a record's `date` field, a DAV date. A year of four digits is written byte by byte into
+    /// the string, which is what every date a record is written with takes; another year is padded as it comes.
     package static func text(year: Int, month: Int, day: Int) -> String {
-        padded(year, width: 4) + "-" + padded(month, width: 2) + "-" + padded(day, width: 2)
+        guard (0...9999).contains(year), (0...99).contains(month), (0...99).contains(day) else {
+            return padded(year, width: 4) + "-" + padded(month, width: 2) + "-" + padded(day, width: 2)
+        }
+        return String(unsafeUninitializedCapacity: 10) { text in
+            func put(_ value: Int, digits: Int, endingAt end: Int) {
+                var rest = value
+                for position in stride(from: end - 1, through: end - digits, by: -1) {
+                    text[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+            }
+            put(year, digits: 4, endingAt: 4)
+            text[4] = UInt8(ascii: "-")
+            put(month, digits: 2, endingAt: 7)
+            text[7] = UInt8(ascii: "-")
+            put(day, digits: 2, endingAt: 10)
+            return 10
+        }
     }
 
     /// `value`'s digits, after as many zeros as make `width`. Not `String(format:)`, which casts its arguments at

@@ -80,13 +80,28 @@ struct RecordCoder: Sendable {
 
     // MARK: Dates
 
-    /// `YYYY-MM-DD` in the current time zone.
-    static func day(of date: Date) -> String {
+    /// `YYYY-MM-DD` in `zone` (the current time zone), as the Gregorian `Calendar` tells it.
+    static func day(of date: Date, in zone: TimeZone = .current) -> String {
+        let seconds = date.timeIntervalSince1970
+        // Between these two, the zone's offset and day arithmetic give `Calendar`'s day at a fraction of its cost
+        // (`EntityRecordTests.daysAsCalendarTellsThem`): every date field of every record written comes here.
+        // Before the first, `Calendar` counts Julian days.
+        if seconds >= gregorianDaysStart && seconds < gregorianDaysEnd {
+            let local = seconds + Double(zone.secondsFromGMT(for: date))
+            let (year, month, day) = CalendarDate.civil(daysSinceEpoch: Int((local / 86_400).rounded(.down)))
+            return CalendarDate.text(year: year, month: month, day: day)
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
         let parts = calendar.dateComponents(dayComponents, from: date)
         return CalendarDate.text(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
     }
 
     private static let dayComponents: Set<Calendar.Component> = [.year, .month, .day]
+    /// 1583-01-02 and 9999-12-30 in UTC: a day clear of the Gregorian calendar's start (1582-10-15) and of
+    /// four-digit years, whatever the zone's offset.
+    private static let gregorianDaysStart = Double(CalendarDate.daysSinceEpoch(year: 1583, month: 1, day: 2)) * 86_400
+    private static let gregorianDaysEnd = Double(CalendarDate.daysSinceEpoch(year: 9999, month: 12, day: 30)) * 86_400
 
     static func dateTime(of date: Date) -> String {
         Timestamp.iso8601(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
@@ -132,13 +147,6 @@ struct RecordCoder: Sendable {
 
     /// The days `midnight` computed, in the zone they were computed in (another zone starts afresh).
     private static let midnights = Mutex<(zone: TimeZone, days: [Int: Date])>((.current, [:]))
-
-    /// The Gregorian calendar in the current time zone (`TZ`), read each time so a changed zone is honoured.
-    static var calendar: Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        return calendar
-    }
 
     /// A coding error in one line: what was wrong, and where.
     private static func describe(_ error: any Error) -> String {
