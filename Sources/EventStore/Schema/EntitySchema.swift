@@ -172,8 +172,11 @@ public struct EntitySchema: Sendable {
 
     /// Checks a whole record (after a change is applied) against the schema.
     public func validate(_ record: JSONObject) throws(SchemaError) {
-        // A mistyped field first: `nmae=X` is the reason `name` is missing.
-        if let unknown = record.keys.sorted().first(where: { rules[$0] == nil }) { throw unknownField(unknown) }
+        // A mistyped field first: `nmae=X` is the reason `name` is missing. The first in key order, so that the
+        // error is the same each time; sorted only then, not for every record written.
+        if record.keys.contains(where: { rules[$0] == nil }), let unknown = record.keys.sorted().first(where: { rules[$0] == nil }) {
+            throw unknownField(unknown)
+        }
         for field in required where record[field] == nil && defaults[field] == nil {
             throw SchemaError("\(name): required field '\(field)' is missing")
         }
