@@ -130,8 +130,8 @@ package enum CalendarDate {
         return value
     }
 
-    /// `YYYY-MM-DD`: a record's `date` field, a DAV date. A year of four digits is written byte by byte into
-    /// the string, which is what every date a record is written with takes; another year is padded as it comes.
+    /// `YYYY-MM-DD`: a record's `date` field, a DAV date. Its ten bytes are written into the string at once (every
+    /// date a record is written with comes here); a year outside 0–9999 is padded piece by piece.
     package static func text(year: Int, month: Int, day: Int) -> String {
         guard (0...9999).contains(year), (0...99).contains(month), (0...99).contains(day) else {
             return padded(year, width: 4) + "-" + padded(month, width: 2) + "-" + padded(day, width: 2)
