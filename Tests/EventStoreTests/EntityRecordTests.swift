@@ -135,6 +135,9 @@ struct EntityRecordTests {
         for text in ["2027-3-14", "2027/03/14", "20a7-03-14", "2027-03-1x", "2027-03-14 ", "\u{FF12}027-03-14", "-027-03-14"] {
             #expect(JSONValue.string(text).dateValue == nil, "\(text)")
         }
+        // The digits under every date read: a run too long for an `Int` is no number, not a wrapped one.
+        #expect(CalendarDate.number(Array("2027".utf8)) == 2027 && CalendarDate.number(Array("999999999999999999".utf8)) == 999_999_999_999_999_999)
+        #expect(CalendarDate.number(Array(repeating: UInt8(ascii: "9"), count: 30)) == nil && CalendarDate.number([UInt8]()) == nil)
     }
 
     @Test("a date field's day is the one Calendar tells, in zones with odd offsets, at their changes and far from now")

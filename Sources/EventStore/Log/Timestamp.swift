@@ -118,9 +118,10 @@ package enum CalendarDate {
         return (year, month, day)
     }
 
-    /// The number ASCII `digits` spell; nil if there are none or one is not a digit.
+    /// The number ASCII `digits` spell; nil if there are none, one is not a digit, or there are more than an `Int`
+    /// surely holds (18), which the wrapping arithmetic below would otherwise turn into a wrong number.
     package static func number(_ digits: some Collection<UInt8>) -> Int? {
-        guard !digits.isEmpty else { return nil }
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
         var value = 0
         for byte in digits {
             let digit = Int(byte) &- Int(UInt8(ascii: "0"))
