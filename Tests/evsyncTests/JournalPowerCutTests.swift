@@ -80,6 +80,15 @@ struct JournalPowerCutTests {
             }
             for (index, cut) in cuts.enumerated() {
                 let after = cut.disk.mountPoint.appendingPathComponent("store").path
+                if index == 0 {
+                    // Read as it is, the store could show pages that never reached the disk: read-only, it is refused.
+                    try cut.disk.remount(readOnly: true)
+                    let refused = try sandbox.run(["--store", after, "list", "Holiday"])
+                    #expect(refused.status == Exit.cannotWrite && refused.stdout.isEmpty, "\(refused)")
+                    #expect(refused.stderr == "evsync: the store at \(after) \(Journal.cutOffReason): open it once with write access "
+                            + "(as its owner, on a file system mounted read-write)\n", "\(refused)")
+                    try cut.disk.remount(readOnly: false)
+                }
                 try sandbox.succeed(["--store", after, "log", "verify"])
                 try sandbox.succeed(["--store", after, "rebuild-views", "--verify"])
                 let records = try sandbox.succeed(["--store", after, "list", "Holiday", "--json"]).json().arrayValue ?? []

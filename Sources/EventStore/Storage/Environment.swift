@@ -51,6 +51,10 @@ final class Environment: @unchecked Sendable {
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false,
          writesInPlace: Bool = false) throws(StorageError) {
         // Before anything reads the data file: a power cut may have left it with meta pages the journal replaces.
+        if readOnly, let journal = try Journal(directory: directory, readOnly: true) {
+            defer { journal.close() }
+            try journal.refuseIfCutOff(dataPath: directory + "/data.mdb")
+        }
         let journal = readOnly ? nil : try Journal(directory: directory)
         defer { journal?.finishOpening() }
         let lost: [[UInt8]]?

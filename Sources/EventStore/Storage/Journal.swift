@@ -84,18 +84,19 @@ final class Journal: Sendable {
 
     /// Opens the journal in `directory`, if it has one (the first checkpoint makes it), and holds its lock
     /// until `finishOpening`: processes opening the store wait for the one that restores it.
-    init?(directory: String) throws(StorageError) {
+    /// - Parameter readOnly: to tell whether the store needs restoring (`refuseIfCutOff`) and nothing else.
+    init?(directory: String, readOnly: Bool = false) throws(StorageError) {
         guard Self.bootID != nil else { return nil }
         path = directory + "/" + Self.fileName
         self.directory = directory
         var token: UInt64 = 0
         while token == 0 { token = UInt64.random(in: .min ... .max) }
         owner = token
-        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        let descriptor = open(path, (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC)
         var status = stat()
         if descriptor < 0 {
             guard errno == ENOENT else { throw StorageError(code: errno, operation: "opening \(path)") }
-        } else if fstat(descriptor, &status) != 0 || flock(descriptor, LOCK_EX) != 0 {
+        } else if fstat(descriptor, &status) != 0 || flock(descriptor, readOnly ? LOCK_SH : LOCK_EX) != 0 {
             let code = errno
             Glibc.close(descriptor)
             throw StorageError(code: code, operation: "opening \(path)")
@@ -302,11 +303,38 @@ final class Journal: Sendable {
     /// changes of the entries after it, to be done again; nil if the file is as the last commit left it.
     /// Runs before LMDB opens the file, with the journal's lock held.
     func restoreIfCutOff(dataPath: String) throws(StorageError) -> [[UInt8]]? {
+        guard let latest = try cutOff(dataPath: dataPath) else { return nil }
+        let changes = entries(after: latest)
+        let pageSize = Int(latest.meta.u32(40))
+        guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else {
+            throw StorageError(code: MDB_CORRUPTED, operation: "restoring \(dataPath)", reason: "the journal's checkpoint holds no meta page")
+        }
+        let data = open(dataPath, O_RDWR | O_CLOEXEC)
+        guard data >= 0 else { throw StorageError(code: errno, operation: "opening \(dataPath)") }
+        defer { Glibc.close(data) }
+        try MetaPages.write(latest.meta, pageSize: pageSize, asCommit: latest.transaction, to: data, path: dataPath)
+        guard fsync(data) == 0 else { throw StorageError(code: errno, operation: "flushing \(dataPath)") }
+        return changes
+    }
+
+    /// Throws if the data file needs restoring, which a store opened read-only cannot do: read as it is, its
+    /// newest commit may point to pages that never reached the disk, and what it shows would be wrong.
+    func refuseIfCutOff(dataPath: String) throws(StorageError) {
+        guard try cutOff(dataPath: dataPath) != nil else { return }
+        throw StorageError(code: EROFS, operation: "opening \(dataPath)", reason: Self.cutOffReason)
+    }
+
+    static let cutOffReason = "lost power or its disk since its last writes, and its journal must restore it "
+        + "before it can be read, which takes a write"
+
+    /// The last checkpoint, if the data file may have lost writes since it was made (in another boot, or on
+    /// another device), and the data file is the one it was made of; nil if it is as the last commit left it.
+    private func cutOff(dataPath: String) throws(StorageError) -> Checkpoint? {
         guard let latest = latestCheckpoint(), let boot = Self.bootID else { return nil }
         var status = stat()
         guard stat(dataPath, &status) == 0, UInt64(status.st_ino) == latest.inode else { return nil }
         if latest.boot == boot && latest.device == UInt64(status.st_dev) { return nil }
-        let data = open(dataPath, O_RDWR | O_CLOEXEC)
+        let data = open(dataPath, O_RDONLY | O_CLOEXEC)
         guard data >= 0 else { throw StorageError(code: errno, operation: "opening \(dataPath)") }
         defer { Glibc.close(data) }
         // Commits only ever raise the ids in the two meta pages: below the checkpoint's, the file is not the one
@@ -315,14 +343,7 @@ final class Journal: Sendable {
         guard let filePageSize = file.meta()?.pageSize, let first = file.read(144, 8), let second = file.read(UInt64(filePageSize) + 144, 8),
               min(first.u64(0), second.u64(0)) + 1 >= latest.transaction, max(first.u64(0), second.u64(0)) >= latest.transaction
         else { return nil }
-        let changes = entries(after: latest)
-        let pageSize = Int(latest.meta.u32(40))
-        guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else {
-            throw StorageError(code: MDB_CORRUPTED, operation: "restoring \(dataPath)", reason: "the journal's checkpoint holds no meta page")
-        }
-        try MetaPages.write(latest.meta, pageSize: pageSize, asCommit: latest.transaction, to: data, path: dataPath)
-        guard fsync(data) == 0 else { throw StorageError(code: errno, operation: "flushing \(dataPath)") }
-        return changes
+        return latest
     }
 
     /// The changes of the entries that follow `checkpoint`, one commit after another, up to the first

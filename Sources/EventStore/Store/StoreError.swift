@@ -29,7 +29,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case diskFull
         /// The store cannot be written: it is on a read-only file system
         /// (`EROFS`) or this user may not write its files (`EACCES`, `EPERM`).
-        /// A store on read-only media is opened for reading, so only writes fail.
+        /// A store on read-only media is opened for reading, so only writes fail; unless it lost power since
+        /// its last writes, when opening it fails until a process that can write has restored it.
         case readOnly
         /// Anything else (I/O, LMDB).
         case failure
@@ -133,6 +134,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             let device = directory.map { "the device holding \($0)" } ?? "the store's device"
             return StoreError(.diskFull, "no space left on \(device): nothing was written; free some space and retry",
                               directory: directory, cause: error)
+        case .readOnly where error.reason != nil:
+            // A store that must be restored before it is read (`Journal.refuseIfCutOff`).
+            return StoreError(.readOnly, "\(store) \(error.explanation): open it once with write access (as its owner, "
+                              + "on a file system mounted read-write)", directory: directory, cause: error)
         case .readOnly:
             // A store opened read-only refuses a write transaction with EACCES; say why it was opened so.
             let code = error.code == EACCES ? context?.readOnlyBecause ?? error.code : error.code

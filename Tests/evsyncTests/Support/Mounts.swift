@@ -94,6 +94,11 @@ enum Mounts {
             }
         }
 
+        /// Mounts the file system again, read-only or read-write.
+        func remount(readOnly: Bool) throws {
+            try run("mount", ["-o", readOnly ? "remount,ro" : "remount,rw", mountPoint.path])
+        }
+
         func detach() {
             Mounts.unmount(mountPoint)
             try? run("losetup", ["-d", device])
