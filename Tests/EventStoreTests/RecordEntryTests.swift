@@ -315,6 +315,22 @@ struct RecordKeyTests {
         #expect(Keys.record(entity: "Holiday", id: String(repeating: "z", count: 65_536)).count == 8 + 65)
     }
 
+    /// Names lower-cased by hand where they are ASCII, by `lowercased()` where not; the id as it is.
+    @Test func namesAreLowerCased() {
+        #expect(Keys.record(entity: "ZBirthDay_@[`{9", id: "Ab-9_Z") == Array("zbirthday_@[`{9\0Ab-9_Z".utf8))
+        #expect(Keys.record(entity: "Fête", id: "X") == Array("fête\0X".utf8))
+        #expect(Keys.record(entity: "ÉTÉ", id: "x") == Array("été\0x".utf8))
+        #expect(Keys.record(entity: "", id: "") == [0])
+        for name in ["Holiday", "Fête", "a"] {
+            #expect(Keys.record(entity: name, id: "id") == Keys.entityPrefix(name) + Array("id".utf8))
+        }
+        // The key a read lends from the stack is the same.
+        for (name, id) in [("Holiday", "Ab-9"), ("Fête", "x"), ("HOLIDAY", String(repeating: "z", count: 128)),
+                           ("Holiday", String(repeating: "z", count: 129)), ("", "")] {
+            #expect(Keys.withRecordKey(entity: name, id: id) { Array($0) } == Keys.record(entity: name, id: id))
+        }
+    }
+
     @Test func sha256MatchesTheStandardVectors() {
         #expect(SHA256.hex(Array("".utf8)) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

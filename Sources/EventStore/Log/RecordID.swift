@@ -65,6 +65,48 @@ enum Keys {
     /// View key: `entity\0id`, entity lower-cased, so one entity's rows are contiguous and sorted by id.
     /// The id as `appendID` spells it.
     static func record(entity: String, id: String) -> [UInt8] {
+        var (entity, id) = (entity, id)
+        let key = entity.withUTF8 { name in
+            id.withUTF8 { id -> [UInt8]? in
+                guard isPlain(name: name, id: id) else { return nil }
+                return [UInt8](unsafeUninitializedCapacity: name.count + 1 + id.count) { key, count in
+                    count = fill(UnsafeMutableRawBufferPointer(key), name: name, id: id)
+                }
+            }
+        }
+        return key ?? appendingParts(entity: entity, id: id)
+    }
+
+    /// `record(entity:id:)`'s bytes, lent to `body`: on the stack for an ASCII name and an id kept as it is,
+    /// as a read by id needs them only for its lookup (making an array of them cost a tenth of that read).
+    static func withRecordKey<T>(entity: String, id: String, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        var (entity, id) = (entity, id)
+        let plain = entity.withUTF8 { name in id.withUTF8 { id in isPlain(name: name, id: id) } }
+        guard plain else { return try record(entity: entity, id: id).withUnsafeBytes(body) }
+        return try entity.withUTF8 { name in
+            try id.withUTF8 { id in
+                try withUnsafeTemporaryAllocation(byteCount: name.count + 1 + id.count, alignment: 1) { key in
+                    _ = fill(key, name: name, id: id)
+                    return try body(UnsafeRawBufferPointer(key))
+                }
+            }
+        }
+    }
+
+    /// Whether the key of `name` and `id` is their bytes, the name's lower-cased by hand (`fill`).
+    private static func isPlain(name: UnsafeBufferPointer<UInt8>, id: UnsafeBufferPointer<UInt8>) -> Bool {
+        id.count <= RecordID.maxLength && !name.contains { $0 >= 0x80 }
+    }
+
+    /// Writes a plain name's and id's key into `key`; returns its length.
+    private static func fill(_ key: UnsafeMutableRawBufferPointer, name: UnsafeBufferPointer<UInt8>, id: UnsafeBufferPointer<UInt8>) -> Int {
+        for (index, byte) in name.enumerated() { key[index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte }
+        key[name.count] = 0
+        UnsafeMutableRawBufferPointer(rebasing: key[(name.count + 1)...]).copyMemory(from: UnsafeRawBufferPointer(id))
+        return name.count + 1 + id.count
+    }
+
+    private static func appendingParts(entity: String, id: String) -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(entity.utf8.count + 1 + min(id.utf8.count, 65))
         appendLowercased(entity, to: &key)

@@ -7,6 +7,8 @@ public class StoreSnapshot {
     let store: Store
     let transaction: Transaction
     private var isOpen = true
+    /// The coder of the type read last: a read of many records of one type looks its schema up once.
+    private var lastCoder: (type: ObjectIdentifier, coder: RecordCoder)?
 
     init(store: Store, transaction: Transaction) {
         self.store = store
@@ -46,17 +48,24 @@ public class StoreSnapshot {
 
     /// One record as `Value`; nil if there is none.
     public func record<Value: EntityRecord>(_ type: Value.Type, id: String) throws(StoreError) -> Value? {
-        let coder = try store.coder(for: type)   // the schema looked up once, for the read and the decoding
+        let coder = try coder(for: type)   // the schema looked up once, for the read and the decoding
         try Store.checkID(id, fromServer: true)
         // Decoded from the stored bytes in place: only the fields `Value` has are parsed. `value` is declared out
         // here so that `using` returns nothing: a `Value?` it returned would cost another lookup of its metadata.
         var value: Value?
         try using { transaction in
-            _ = try store.log.views.withRow(key: Keys.record(entity: coder.schema.name, id: id), in: transaction) { fields in
-                value = try coder.decode(type, id: id, stored: fields)
+            _ = try Keys.withRecordKey(entity: coder.schema.name, id: id) { key in
+                try store.log.views.withRow(key: key, in: transaction) { fields in value = try coder.decode(type, id: id, stored: fields) }
             }
         }
         return value
+    }
+
+    private func coder<Value: EntityRecord>(for type: Value.Type) throws(StoreError) -> RecordCoder {
+        if let lastCoder, lastCoder.type == ObjectIdentifier(type) { return lastCoder.coder }
+        let coder = try store.coder(for: type)
+        lastCoder = (ObjectIdentifier(type), coder)
+        return coder
     }
 
     /// Every record of `Value`'s entity, sorted by id.

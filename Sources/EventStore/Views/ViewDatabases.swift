@@ -59,7 +59,7 @@ struct ViewDatabases: Sendable {
     /// only those `read` asks for are decoded (`JSONMembersInPlace`): a typed read. Returns false, calling
     /// nothing, if the record has no row here. A row that cannot be read in place (an event of format 1, an
     /// escaped key, bytes that do not parse) is read as `row(in:log:)` reads it, with its errors.
-    func withRow(key: [UInt8], in transaction: Transaction, _ read: (any JSONMembers) throws -> Void) throws -> Bool {
+    func withRow(key: UnsafeRawBufferPointer, in transaction: Transaction, _ read: (any JSONMembers) throws -> Void) throws -> Bool {
         try transaction.withValue(key, in: records) { entry in
             guard let stored = try RecordEntry.storedRow(in: entry) else { return false }
             do {
