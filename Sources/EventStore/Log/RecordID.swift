@@ -65,45 +65,27 @@ enum Keys {
     /// View key: `entity\0id`, entity lower-cased, so one entity's rows are contiguous and sorted by id.
     /// The id as `appendID` spells it.
     static func record(entity: String, id: String) -> [UInt8] {
-        var (entity, id) = (entity, id)
-        let key = entity.withUTF8 { name in
-            id.withUTF8 { id -> [UInt8]? in
-                guard isPlain(name: name, id: id) else { return nil }
-                return [UInt8](unsafeUninitializedCapacity: name.count + 1 + id.count) { key, count in
-                    count = fill(UnsafeMutableRawBufferPointer(key), name: name, id: id)
-                }
-            }
-        }
-        return key ?? appendingParts(entity: entity, id: id)
+        withRecordKey(entity: entity, id: id) { Array($0) }
     }
 
-    /// `record(entity:id:)`'s bytes, lent to `body`: on the stack for an ASCII name and an id kept as it is,
-    /// as a read by id needs them only for its lookup (an array of them was 4% of its instructions).
+    /// `record(entity:id:)`'s bytes, lent to `body`: built in one pass on the stack for an ASCII name and an id kept
+    /// as it is, as a read by id needs them only for its lookup (an array of them, grown part by part, was 4% of
+    /// its instructions).
     static func withRecordKey<T>(entity: String, id: String, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-        var (entity, id) = (entity, id)
-        let plain = entity.withUTF8 { name in id.withUTF8 { id in isPlain(name: name, id: id) } }
-        guard plain else { return try record(entity: entity, id: id).withUnsafeBytes(body) }
-        return try entity.withUTF8 { name in
-            try id.withUTF8 { id in
-                try withUnsafeTemporaryAllocation(byteCount: name.count + 1 + id.count, alignment: 1) { key in
-                    _ = fill(key, name: name, id: id)
+        var (nameText, idText) = (entity, id)
+        return try nameText.withUTF8 { name in
+            try idText.withUTF8 { idBytes in
+                guard idBytes.count <= RecordID.maxLength, !name.contains(where: { $0 >= 0x80 }) else {
+                    return try appendingParts(entity: entity, id: id).withUnsafeBytes(body)
+                }
+                return try withUnsafeTemporaryAllocation(byteCount: name.count + 1 + idBytes.count, alignment: 1) { key in
+                    for (index, byte) in name.enumerated() { key[index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte }
+                    key[name.count] = 0
+                    UnsafeMutableRawBufferPointer(rebasing: key[(name.count + 1)...]).copyMemory(from: UnsafeRawBufferPointer(idBytes))
                     return try body(UnsafeRawBufferPointer(key))
                 }
             }
         }
-    }
-
-    /// Whether the key of `name` and `id` is their bytes, the name's lower-cased by hand (`fill`).
-    private static func isPlain(name: UnsafeBufferPointer<UInt8>, id: UnsafeBufferPointer<UInt8>) -> Bool {
-        id.count <= RecordID.maxLength && !name.contains { $0 >= 0x80 }
-    }
-
-    /// Writes a plain name's and id's key into `key`; returns its length.
-    private static func fill(_ key: UnsafeMutableRawBufferPointer, name: UnsafeBufferPointer<UInt8>, id: UnsafeBufferPointer<UInt8>) -> Int {
-        for (index, byte) in name.enumerated() { key[index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte }
-        key[name.count] = 0
-        UnsafeMutableRawBufferPointer(rebasing: key[(name.count + 1)...]).copyMemory(from: UnsafeRawBufferPointer(id))
-        return name.count + 1 + id.count
     }
 
     /// `record(entity:id:)` part by part: for a name that is not ASCII, or an id that is hashed.
