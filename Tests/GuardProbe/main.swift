@@ -102,21 +102,29 @@ func faultOutsideEvsync() -> Never {
 /// Writes for ever, one transaction a write, saying each once it returned: an add, every other time an
 /// edit of the record added before, and every fifth time the deletion of the one before that (said before
 /// it begins too), for the power-cut tests (evsyncTests/JournalPowerCutTests.swift).
-func writeForEver(_ directory: String, durability: Store.Durability) throws -> Never {
+/// - Parameter writeBack: whether the data file's pages go to the disk after each write, as the kernel may
+///   write them back at any moment: the disk then holds every page LMDB reused.
+func writeForEver(_ directory: String, durability: Store.Durability, writeBack: Bool = false) throws -> Never {
     let store = try Store(directory: directory, configuration: Store.Configuration(create: true, durability: durability))
+    let dataFile = writeBack ? open(directory + "/data.mdb", O_RDONLY | O_CLOEXEC) : -1
+    func wrote(_ line: String) {
+        // Flushed too, which makes no difference to a copy of the device: what it holds is what was written to it.
+        if dataFile >= 0 { fdatasync(dataFile) }
+        report(line)
+    }
     var added: [String] = []
     for count in 0... {
         let id = try store.add("Holiday", fields: ["name": .string("Day \(count)"), "date": "2026-01-01"]).recordID
-        report("add \(id)")
+        wrote("add \(id)")
         if count % 2 == 1, let previous = added.last {
             _ = try store.edit("Holiday", id: previous, set: ["details": .string("edited")])
-            report("edit \(previous)")
+            wrote("edit \(previous)")
         }
         if count % 5 == 4, added.count >= 2 {
             let old = added[added.count - 2]
             report("deleting \(old)")
             _ = try store.delete("Holiday", id: old)
-            report("delete \(old)")
+            wrote("delete \(old)")
         }
         added.append(id)
         if added.count > 2 { added.removeFirst() }
@@ -126,7 +134,7 @@ func writeForEver(_ directory: String, durability: Store.Durability) throws -> N
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|writer|writer-normal DIRECTORY")
+    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|writer|writer-normal|writer-write-back DIRECTORY")
     exit(2)
 }
 let (scenario, directory) = (arguments[1], arguments[2])
@@ -177,6 +185,8 @@ do {
         try writeForEver(directory, durability: .full)
     case "writer-normal":
         try writeForEver(directory, durability: .normal)
+    case "writer-write-back":
+        try writeForEver(directory, durability: .full, writeBack: true)
     default:
         report("unknown scenario \(scenario)")
         exit(2)

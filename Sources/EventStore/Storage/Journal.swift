@@ -14,11 +14,16 @@ import Synchronization
 ///
 /// A power cut may leave the data file with a meta page whose pages never reached the disk. Opening
 /// it then (`restoreIfCutOff`) writes the last checkpoint's meta page back and does the entries after it
-/// again. That is sound only while the checkpoint's pages are not written over, which LMDB does to
-/// pages a later commit freed once no reader needs them: so the process that made the checkpoint keeps
-/// a read transaction on it (the pin) until its next one. And so only that process writes entries:
-/// any other process, or a commit after one that is not in the journal, first makes a checkpoint of
-/// its own. A commit too large for an entry, or one `Redo` cannot tell, is followed by a checkpoint.
+/// again. That is sound only while the checkpoint's pages are as it left them, and LMDB writes over
+/// pages a later commit freed once no reader needs them. So the process that made the checkpoint keeps
+/// a read transaction (the pin), which stops LMDB reusing any page freed after it. A pin held on the
+/// checkpoint itself would make every commit's pages new ones, all to be written to the disk (three
+/// times SQLite's bytes a write, measured: docs/performance.md); so each durable entry also holds the
+/// pages freed since the pin last moved, as they are (`Image`), and the pin moves to the last commit
+/// once they are flushed. Restoring writes those pages back first. And so only that process writes
+/// entries: any other process, or a commit after one that is not in the journal, first makes a
+/// checkpoint of its own. A commit too large for an entry, or one `Redo` cannot tell, is followed by a
+/// checkpoint.
 ///
 /// The pin is let go once its process has made no commit for `pinIdleTime`: it would otherwise keep every page
 /// freed since from being reused, while other processes write, for as long as an idle app runs. Letting it go
@@ -43,8 +48,16 @@ final class Journal: Sendable {
     private struct State {
         /// The number of the last checkpoint this environment made.
         var checkpoint: UInt64 = 0
-        /// A read transaction on that checkpoint's commit, so that its pages stay as they are.
+        /// A read transaction on that checkpoint's commit, or a later one whose freed pages are imaged, so that
+        /// the checkpoint's pages stay as they are or are in the journal.
         var pin: Pin?
+        /// The checkpoint's page size and its last page: pages after it are none of the checkpoint's.
+        var pageSize = 0
+        var lastPage: UInt64 = 0
+        /// The pages LMDB may reuse without harm to the checkpoint: free in it, or imaged in an entry since.
+        var spare: Set<UInt64> = []
+        /// The last commit whose freed pages are spare.
+        var imagedThrough = 0
         /// The last commit the checkpoint or an entry after it covers.
         var covered = -1
         /// Where the next entry goes, and how many follow the checkpoint.
@@ -64,9 +77,10 @@ final class Journal: Sendable {
 
     /// Checkpoint slots, then entries.
     private static let slotSize = 4096, entriesStart = 2 * 4096
-    /// The entries between two checkpoints: also bounds how far the data file grows while the pin
-    /// keeps LMDB from reusing pages.
+    /// The entries between two checkpoints: bounds what a restore does again.
     private static let maxEntries = 256
+    /// The most pages of a checkpoint's free list kept as `spare`.
+    private static let spareLimit = 1 << 16
     private static let capacity = 4 << 20
     private static let entryHeader = 32
     private static let checkpointMagic = Array("EVSJRNL1".utf8), entryMagic: UInt32 = 0x4A45_5645
@@ -201,6 +215,65 @@ final class Journal: Sendable {
         }
         state.pin?.end()
         (state.pin, state.checkpoint, state.covered, state.end, state.entries) = (Pin(pin), number, pin.id, Self.entriesStart, 0)
+        // What this commit and those before it freed is none of its pages.
+        (state.pageSize, state.lastPage, state.imagedThrough) = (Int(page.u32(40)), page.u64(136), pin.id)
+        // Nor is a page free in it; a free list too long to read each time is left to be imaged as its pages come
+        // back, which costs bytes, not soundness.
+        state.spare = []
+        try? forEachFreedPage(in: pin, after: 0) {
+            state.spare.insert($0)
+            return state.spare.count < Self.spareLimit
+        }
+    }
+
+    // MARK: Images of freed pages
+
+    /// A page of the data file as it was before LMDB could reuse it.
+    struct Image {
+        var page: UInt64
+        var bytes: [UInt8]
+    }
+
+    /// The pages freed since `imagedThrough` that may be the checkpoint's, as they are now, and a read
+    /// transaction on the last commit, to become the pin once an entry holding them is flushed. The pin
+    /// has kept those pages from being reused, so they are as the checkpoint left them. The caller holds
+    /// the write lock.
+    private func freedPages(_ state: State, in environment: Environment) throws(StorageError) -> (pin: Transaction, images: [Image]) {
+        let next = try Transaction(environment: environment.handle, readOnly: true)
+        var images: [Image] = []
+        var taken = Set<UInt64>()
+        let file = DataFile(descriptor: environment.descriptor)
+        do throws(StorageError) {
+            try forEachFreedPage(in: next, after: state.imagedThrough) { page throws(StorageError) in
+                guard page <= state.lastPage, !state.spare.contains(page), taken.insert(page).inserted else { return true }
+                guard let bytes = file.read(page * UInt64(state.pageSize), state.pageSize) else {
+                    throw StorageError(code: EIO, operation: "reading page \(page) of the data file")
+                }
+                images.append(Image(page: page, bytes: bytes))
+                return true
+            }
+        } catch {
+            next.discard()
+            throw error
+        }
+        return (next, images)
+    }
+
+    /// Calls `body` with each page that the commits after `commit` freed, as `transaction` sees them, while it
+    /// returns true. LMDB keys its free-page records by the commit that freed them, native-endian, and each
+    /// holds its page numbers after their count.
+    private func forEachFreedPage(in transaction: Transaction, after commit: Int,
+                                  _ body: (UInt64) throws(StorageError) -> Bool) throws(StorageError) {
+        let cursor = try transaction.cursor(Database(dbi: 0, name: "the free pages"))
+        var record = try cursor.seek(atLeast: withUnsafeBytes(of: UInt(commit + 1)) { Array($0) })
+        while let (key, value) = record {
+            guard key.count == 8, value.count >= 8, case let count = value.loadUnaligned(as: UInt64.self),
+                  count < UInt64(value.count / 8) else {
+                throw StorageError(code: MDB_CORRUPTED, operation: "reading the free pages", reason: "a free-page record is not whole")
+            }
+            for index in 0..<Int(count) where try !body(value.loadUnaligned(fromByteOffset: 8 * (index + 1), as: UInt64.self)) { return }
+            record = try cursor.next()
+        }
     }
 
     /// Whether the latest checkpoint is this environment's and every commit since is covered by it or an
@@ -216,47 +289,76 @@ final class Journal: Sendable {
     /// as an entry, flushed first if `durable`, or left for a checkpoint after it.
     /// - Returns: whether the commit still needs a checkpoint to be durable (`checkpoint(covering:)`).
     func commit(_ transaction: Transaction, durable: Bool, in environment: Environment) throws(StorageError) -> Bool {
-        let id = transaction.id
         return try state.withLock { state throws(StorageError) -> Bool in
-            let size = transaction.redo.map { Self.entryHeader + $0.bytes.count }
-            if !mayExtend(state, with: transaction) || state.entries >= Self.maxEntries
+            // A durable entry takes the pages freed since the pin last moved, so that the pin can move on.
+            let extending = mayExtend(state, with: transaction)
+            var freed: (pin: Transaction, images: [Image])?
+            if durable, transaction.redo != nil, extending { freed = try freedPages(state, in: environment) }
+            defer { freed?.pin.discard() }
+            let images = freed?.images ?? []
+            let size = transaction.redo.map { Self.entryHeader + $0.bytes.count + images.count * (8 + state.pageSize) }
+            if !extending || state.entries >= Self.maxEntries
                 || size.map({ state.end + $0 > Self.entriesStart + Self.capacity }) == true {
                 // Before a commit without an entry, or with one not flushed, the checkpoint must be on disk.
-                try checkpoint(&state, in: environment, flushedWithEntry: durable && size != nil)
+                try checkpoint(&state, in: environment, flushedWithEntry: durable && transaction.redo != nil)
+                return try commit(transaction, images: [], durable: durable, state: &state)
             }
-            guard let redo = transaction.redo, let size else {
-                try transaction.commit()
-                letPinGo(afterIdle: &state)
-                return true
+            let committed = try commit(transaction, images: images, durable: durable, state: &state)
+            if let next = freed?.pin {
+                // The entry holding the images is on disk: LMDB may reuse those pages now.
+                freed = nil
+                state.pin?.end()
+                state.pin = Pin(next)
+                state.imagedThrough = next.id
+                state.spare.formUnion(images.lazy.map(\.page))
             }
-            let offset = state.end
-            try reserve(&state, upTo: offset + size)
-            // An entry: its magic (4 bytes), the checksum of the rest (4), the checkpoint's number (8), the
-            // transaction's id (8), the size of the changes (4), zeros (4), then the changes.
-            var entry = [UInt8](repeating: 0, count: Self.entryHeader)
-            entry.withUnsafeMutableBytes { header in
-                header.storeBytes(of: Self.entryMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
-                header.storeBytes(of: state.checkpoint.littleEndian, toByteOffset: 8, as: UInt64.self)
-                header.storeBytes(of: UInt64(id).littleEndian, toByteOffset: 16, as: UInt64.self)
-                header.storeBytes(of: UInt32(redo.bytes.count).littleEndian, toByteOffset: 24, as: UInt32.self)
-            }
-            entry += redo.bytes
-            let checksum = entry.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[8...])) }
-            entry.withUnsafeMutableBytes { $0.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self) }
-            do throws(StorageError) {
-                try write(entry, at: offset)
-                if durable { try flush() }
-                try transaction.commit()
-            } catch {
-                // Not committed, so not to be done again after a power cut.
-                try? write([UInt8](repeating: 0, count: Self.entryHeader), at: offset)
-                try? flush()
-                throw error
-            }
-            (state.covered, state.end, state.entries) = (id, offset + size, state.entries + 1)
-            letPinGo(afterIdle: &state)
-            return false
+            return committed
         }
+    }
+
+    /// Commits `transaction` with an entry of its changes and `images` if it has one (not flushed unless
+    /// `durable`), without one if not.
+    /// - Returns: whether the commit still needs a checkpoint to be durable.
+    private func commit(_ transaction: Transaction, images: [Image], durable: Bool, state: inout State) throws(StorageError) -> Bool {
+        guard let redo = transaction.redo else {
+            try transaction.commit()
+            letPinGo(afterIdle: &state)
+            return true
+        }
+        let offset = state.end
+        // An entry: its magic (4 bytes), the checksum of the rest (4), the checkpoint's number (8), the
+        // transaction's id (8), the size of the changes (4), the number of images (4), the changes, then
+        // each image: its page's number (8) and its bytes.
+        var entry = [UInt8](repeating: 0, count: Self.entryHeader)
+        entry.reserveCapacity(Self.entryHeader + redo.bytes.count + images.count * (8 + state.pageSize))
+        entry.withUnsafeMutableBytes { header in
+            header.storeBytes(of: Self.entryMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
+            header.storeBytes(of: state.checkpoint.littleEndian, toByteOffset: 8, as: UInt64.self)
+            header.storeBytes(of: UInt64(transaction.id).littleEndian, toByteOffset: 16, as: UInt64.self)
+            header.storeBytes(of: UInt32(redo.bytes.count).littleEndian, toByteOffset: 24, as: UInt32.self)
+            header.storeBytes(of: UInt32(images.count).littleEndian, toByteOffset: 28, as: UInt32.self)
+        }
+        entry += redo.bytes
+        for image in images {
+            withUnsafeBytes(of: image.page.littleEndian) { entry += $0 }
+            entry += image.bytes
+        }
+        try reserve(&state, upTo: offset + entry.count)
+        let checksum = entry.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[8...])) }
+        entry.withUnsafeMutableBytes { $0.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self) }
+        do throws(StorageError) {
+            try write(entry, at: offset)
+            if durable { try flush() }
+            try transaction.commit()
+        } catch {
+            // Not committed, so not to be done again after a power cut.
+            try? write([UInt8](repeating: 0, count: Self.entryHeader), at: offset)
+            try? flush()
+            throw error
+        }
+        (state.covered, state.end, state.entries) = (transaction.id, offset + entry.count, state.entries + 1)
+        letPinGo(afterIdle: &state)
+        return false
     }
 
     /// Notes a commit, and plans to end the pin once `pinIdleTime` passes without another. One release is
@@ -304,14 +406,21 @@ final class Journal: Sendable {
     /// Runs before LMDB opens the file, with the journal's lock held.
     func restoreIfCutOff(dataPath: String) throws(StorageError) -> [[UInt8]]? {
         guard let latest = try cutOff(dataPath: dataPath) else { return nil }
-        let changes = entries(after: latest)
         let pageSize = Int(latest.meta.u32(40))
         guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else {
             throw StorageError(code: MDB_CORRUPTED, operation: "restoring \(dataPath)", reason: "the journal's checkpoint holds no meta page")
         }
+        let (changes, images) = entries(after: latest, pageSize: pageSize)
         let data = open(dataPath, O_RDWR | O_CLOEXEC)
         guard data >= 0 else { throw StorageError(code: errno, operation: "opening \(dataPath)") }
         defer { Glibc.close(data) }
+        // The checkpoint's pages that later commits freed, as they were before LMDB could reuse them; the first
+        // image of a page is the checkpoint's (a later one, of a page reused since, is not).
+        var restored = Set<UInt64>()
+        for image in images where restored.insert(image.page).inserted {
+            let written = image.bytes.withUnsafeBytes { pwrite(data, $0.baseAddress, pageSize, off_t(image.page) * off_t(pageSize)) }
+            guard written == pageSize else { throw StorageError(code: written < 0 ? errno : EIO, operation: "restoring \(dataPath)") }
+        }
         try MetaPages.write(latest.meta, pageSize: pageSize, asCommit: latest.transaction, to: data, path: dataPath)
         guard fsync(data) == 0 else { throw StorageError(code: errno, operation: "flushing \(dataPath)") }
         return changes
@@ -346,22 +455,28 @@ final class Journal: Sendable {
         return latest
     }
 
-    /// The changes of the entries that follow `checkpoint`, one commit after another, up to the first
-    /// that is not whole (a write the power cut cut short, or one made before the checkpoint).
-    private func entries(after checkpoint: Checkpoint) -> [[UInt8]] {
-        var changes: [[UInt8]] = []
+    /// The changes of the entries that follow `checkpoint`, one commit after another, and the images they
+    /// hold, in order, up to the first entry that is not whole (a write the power cut cut short, or one made
+    /// before the checkpoint).
+    private func entries(after checkpoint: Checkpoint, pageSize: Int) -> (changes: [[UInt8]], images: [Image]) {
+        var changes: [[UInt8]] = [], images: [Image] = []
         var offset = Self.entriesStart
         var expected = checkpoint.transaction + 1
         while let header = read(offset, Self.entryHeader), header.u32(0) == Self.entryMagic,
               header.u64(8) == checkpoint.number, header.u64(16) == expected,
               case let count = Int(header.u32(24)), count <= Redo.limit,
-              let body = read(offset + Self.entryHeader, count),
+              case let imageCount = Int(header.u32(28)), imageCount <= Self.capacity / pageSize,
+              case let size = count + imageCount * (8 + pageSize),
+              let body = read(offset + Self.entryHeader, size),
               (header[8...] + body).withUnsafeBytes({ CRC32C.checksum($0) }) == header.u32(4) {
-            changes.append(body)
-            offset += Self.entryHeader + count
+            changes.append(Array(body[0..<count]))
+            for start in stride(from: count, to: size, by: 8 + pageSize) {
+                images.append(Image(page: body.u64(start), bytes: Array(body[start + 8 ..< start + 8 + pageSize])))
+            }
+            offset += Self.entryHeader + size
             expected += 1
         }
-        return changes
+        return (changes, images)
     }
 
     // MARK: The file
