@@ -83,7 +83,10 @@ final class Journal: Sendable {
     private static let spareLimit = 1 << 16
     private static let capacity = 4 << 20
     private static let entryHeader = 32
-    private static let checkpointMagic = Array("EVSJRNL1".utf8), entryMagic: UInt32 = 0x4A45_5645
+    /// A checkpoint whose entries may hold images is marked 2, so that an evsync from before them, which
+    /// would restore it without its images, finds no checkpoint (and then refuses the store's layout, 7).
+    private static let checkpointMagic = Array("EVSJRNL2".utf8), formerCheckpointMagic = Array("EVSJRNL1".utf8)
+    private static let entryMagic: UInt32 = 0x4A45_5645
 
     /// This boot's id, or nil where the system does not say: then there is no journal, and every
     /// durable commit is flushed by LMDB as before.
@@ -514,7 +517,7 @@ final class Journal: Sendable {
 extension Journal.Checkpoint {
     /// The checkpoint `bytes` hold, or nil if they are not one whole.
     init?(_ bytes: [UInt8]) {
-        guard bytes.count == Self.size, Array(bytes[0..<8]) == Journal.checkpointMagic,
+        guard bytes.count == Self.size, [Journal.checkpointMagic, Journal.formerCheckpointMagic].contains(Array(bytes[0..<8])),
               bytes.withUnsafeBytes({ CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<Self.size - 4])) }) == bytes.u32(Self.size - 4)
         else { return nil }
         (number, transaction, owner, device, inode) = (bytes.u64(8), bytes.u64(16), bytes.u64(24), bytes.u64(32), bytes.u64(40))

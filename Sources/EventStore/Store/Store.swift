@@ -43,8 +43,11 @@ public final class Store: Sendable {
     /// to the event that set them (`RecordEntry`), marked likewise by the first write.
     /// Layout 5 (`compactedLayout`) is layout 4 that a compaction marked.
     /// Layout 6 is layout 4 or 5 written with a journal beside it (`Journal`), marked likewise by the first
-    /// write: an evsync without the journal would flush and restore it wrongly. It is the newest this evsync reads.
-    static let layoutVersion = "6"
+    /// write: an evsync without the journal would flush and restore it wrongly.
+    /// Layout 7 is layout 6 whose journal entries may hold images of the pages LMDB freed (`Journal`), marked
+    /// likewise: an evsync that restores entries without them would restore pages LMDB had reused. It is the
+    /// newest this evsync reads.
+    static let layoutVersion = "7"
 
     /// This store's share of the environment, which other `Store`s on the same file in this process
     /// use too (`SharedEnvironments`); the environment closes when the last of them goes.
@@ -120,7 +123,8 @@ public final class Store: Sendable {
         return result
     }
 
-    /// Marks a store of an older layout as layout 6 before events of format 2, or rows by reference, are written to it (see `layoutVersion`).
+    /// Marks a store of an older layout as the current one before events of format 2, rows by reference or
+    /// journal entries with images are written to it (see `layoutVersion`).
     func markLayout(in transaction: Transaction) throws {
         let key = Array("layout".utf8)
         let layout = Array(Self.layoutVersion.utf8)
