@@ -76,17 +76,17 @@ final class Journal: Sendable {
     private static let releases = DispatchQueue(label: "evsync.journal.pin-release")
 
     /// Checkpoint slots, then entries.
-    private static let slotSize = 4096, entriesStart = 2 * 4096
+    static let slotSize = 4096, entriesStart = 2 * 4096
     /// The entries between two checkpoints: bounds what a restore does again.
     private static let maxEntries = 256
     /// The most pages of a checkpoint's free list kept as `spare`.
     private static let spareLimit = 1 << 16
-    private static let capacity = 4 << 20
-    private static let entryHeader = 32
+    static let capacity = 4 << 20
+    static let entryHeader = 32
     /// A checkpoint whose entries may hold images is marked 2, so that an evsync from before them, which
     /// would restore it without its images, finds no checkpoint (and then refuses the store's layout, 7).
     private static let checkpointMagic = Array("EVSJRNL2".utf8), formerCheckpointMagic = Array("EVSJRNL1".utf8)
-    private static let entryMagic: UInt32 = 0x4A45_5645
+    static let entryMagic: UInt32 = 0x4A45_5645
 
     /// This boot's id, or nil where the system does not say: then there is no journal, and every
     /// durable commit is flushed by LMDB as before.
@@ -223,7 +223,7 @@ final class Journal: Sendable {
         // Nor is a page free in it; a free list too long to read each time is left to be imaged as its pages come
         // back, which costs bytes, not soundness.
         state.spare = []
-        try? forEachFreedPage(in: pin, after: 0) {
+        try? pin.forEachFreedPage(after: 0) {
             state.spare.insert($0)
             return state.spare.count < Self.spareLimit
         }
@@ -247,7 +247,7 @@ final class Journal: Sendable {
         var taken = Set<UInt64>()
         let file = DataFile(descriptor: environment.descriptor)
         do throws(StorageError) {
-            try forEachFreedPage(in: next, after: state.imagedThrough) { page throws(StorageError) in
+            try next.forEachFreedPage(after: state.imagedThrough) { page throws(StorageError) in
                 guard page <= state.lastPage, !state.spare.contains(page), taken.insert(page).inserted else { return true }
                 guard let bytes = file.read(page * UInt64(state.pageSize), state.pageSize) else {
                     throw StorageError(code: EIO, operation: "reading page \(page) of the data file")
@@ -260,23 +260,6 @@ final class Journal: Sendable {
             throw error
         }
         return (next, images)
-    }
-
-    /// Calls `body` with each page that the commits after `commit` freed, as `transaction` sees them, while it
-    /// returns true. LMDB keys its free-page records by the commit that freed them, native-endian, and each
-    /// holds its page numbers after their count.
-    private func forEachFreedPage(in transaction: Transaction, after commit: Int,
-                                  _ body: (UInt64) throws(StorageError) -> Bool) throws(StorageError) {
-        let cursor = try transaction.cursor(Database(dbi: 0, name: "the free pages"))
-        var record = try cursor.seek(atLeast: withUnsafeBytes(of: UInt(commit + 1)) { Array($0) })
-        while let (key, value) = record {
-            guard key.count == 8, value.count >= 8, case let count = value.loadUnaligned(as: UInt64.self),
-                  count < UInt64(value.count / 8) else {
-                throw StorageError(code: MDB_CORRUPTED, operation: "reading the free pages", reason: "a free-page record is not whole")
-            }
-            for index in 0..<Int(count) where try !body(value.loadUnaligned(fromByteOffset: 8 * (index + 1), as: UInt64.self)) { return }
-            record = try cursor.next()
-        }
     }
 
     /// Whether the latest checkpoint is this environment's and every commit since is covered by it or an
@@ -401,90 +384,9 @@ final class Journal: Sendable {
         }
     }
 
-    // MARK: Restoring after a power cut
-
-    /// If the data file may have lost writes since the last checkpoint (made in another boot, or on another
-    /// device), writes that checkpoint's meta page back over both of `dataPath`'s, and returns the
-    /// changes of the entries after it, to be done again; nil if the file is as the last commit left it.
-    /// Runs before LMDB opens the file, with the journal's lock held.
-    func restoreIfCutOff(dataPath: String) throws(StorageError) -> [[UInt8]]? {
-        guard let latest = try cutOff(dataPath: dataPath) else { return nil }
-        let pageSize = Int(latest.meta.u32(40))
-        guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else {
-            throw StorageError(code: MDB_CORRUPTED, operation: "restoring \(dataPath)", reason: "the journal's checkpoint holds no meta page")
-        }
-        let (changes, images) = entries(after: latest, pageSize: pageSize)
-        let data = open(dataPath, O_RDWR | O_CLOEXEC)
-        guard data >= 0 else { throw StorageError(code: errno, operation: "opening \(dataPath)") }
-        defer { Glibc.close(data) }
-        // The checkpoint's pages that later commits freed, as they were before LMDB could reuse them; the first
-        // image of a page is the checkpoint's (a later one, of a page reused since, is not).
-        var restored = Set<UInt64>()
-        for image in images where restored.insert(image.page).inserted {
-            let written = image.bytes.withUnsafeBytes { pwrite(data, $0.baseAddress, pageSize, off_t(image.page) * off_t(pageSize)) }
-            guard written == pageSize else { throw StorageError(code: written < 0 ? errno : EIO, operation: "restoring \(dataPath)") }
-        }
-        try MetaPages.write(latest.meta, pageSize: pageSize, asCommit: latest.transaction, to: data, path: dataPath)
-        guard fsync(data) == 0 else { throw StorageError(code: errno, operation: "flushing \(dataPath)") }
-        return changes
-    }
-
-    /// Throws if the data file needs restoring, which a store opened read-only cannot do: read as it is, its
-    /// newest commit may point to pages that never reached the disk, and what it shows would be wrong.
-    func refuseIfCutOff(dataPath: String) throws(StorageError) {
-        guard try cutOff(dataPath: dataPath) != nil else { return }
-        throw StorageError(code: EROFS, operation: "opening \(dataPath)", reason: Self.cutOffReason)
-    }
-
-    static let cutOffReason = "lost power or its disk since its last writes, and its journal must restore it "
-        + "before it can be read, which takes a write"
-
-    /// The last checkpoint, if the data file may have lost writes since it was made (in another boot, or on
-    /// another device), and the data file is the one it was made of; nil if it is as the last commit left it.
-    private func cutOff(dataPath: String) throws(StorageError) -> Checkpoint? {
-        guard let latest = latestCheckpoint(), let boot = Self.bootID else { return nil }
-        var status = stat()
-        guard stat(dataPath, &status) == 0, UInt64(status.st_ino) == latest.inode else { return nil }
-        if latest.boot == boot && latest.device == UInt64(status.st_dev) { return nil }
-        let data = open(dataPath, O_RDONLY | O_CLOEXEC)
-        guard data >= 0 else { throw StorageError(code: errno, operation: "opening \(dataPath)") }
-        defer { Glibc.close(data) }
-        // Commits only ever raise the ids in the two meta pages: below the checkpoint's, the file is not the one
-        // the journal followed (another store's copied over it in place), and its pages are not the checkpoint's.
-        let file = DataFile(descriptor: data)
-        guard let filePageSize = file.meta()?.pageSize, let first = file.read(144, 8), let second = file.read(UInt64(filePageSize) + 144, 8),
-              min(first.u64(0), second.u64(0)) + 1 >= latest.transaction, max(first.u64(0), second.u64(0)) >= latest.transaction
-        else { return nil }
-        return latest
-    }
-
-    /// The changes of the entries that follow `checkpoint`, one commit after another, and the images they
-    /// hold, in order, up to the first entry that is not whole (a write the power cut cut short, or one made
-    /// before the checkpoint).
-    private func entries(after checkpoint: Checkpoint, pageSize: Int) -> (changes: [[UInt8]], images: [Image]) {
-        var changes: [[UInt8]] = [], images: [Image] = []
-        var offset = Self.entriesStart
-        var expected = checkpoint.transaction + 1
-        while let header = read(offset, Self.entryHeader), header.u32(0) == Self.entryMagic,
-              header.u64(8) == checkpoint.number, header.u64(16) == expected,
-              case let count = Int(header.u32(24)), count <= Redo.limit,
-              case let imageCount = Int(header.u32(28)), imageCount <= Self.capacity / pageSize,
-              case let size = count + imageCount * (8 + pageSize),
-              let body = read(offset + Self.entryHeader, size),
-              (header[8...] + body).withUnsafeBytes({ CRC32C.checksum($0) }) == header.u32(4) {
-            changes.append(Array(body[0..<count]))
-            for start in stride(from: count, to: size, by: 8 + pageSize) {
-                images.append(Image(page: body.u64(start), bytes: Array(body[start + 8 ..< start + 8 + pageSize])))
-            }
-            offset += Self.entryHeader + size
-            expected += 1
-        }
-        return (changes, images)
-    }
-
     // MARK: The file
 
-    private func read(_ offset: Int, _ count: Int) -> [UInt8]? {
+    func read(_ offset: Int, _ count: Int) -> [UInt8]? {
         DataFile(descriptor: descriptor.load(ordering: .relaxed)).read(UInt64(offset), count)
     }
 
