@@ -61,7 +61,7 @@ struct DAVCustomEntityTests {
           .enabled(if: DAVInteropTests.parsersInstalled, "needs .tools/venv (Tools/python-env)"),
           arguments: [("radicale", 8941), ("xandikos", 8942)])
     func choreRoundTrip(server: String, port: Int) async throws {
-        let dav = try OwnDAV(server, port: port)
+        let dav = try await OwnDAV(server, port: port)
         let directory = try TemporaryDirectory("dav-custom")
         let schemas = directory.file("schemas")
         try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)

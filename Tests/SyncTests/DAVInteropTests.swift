@@ -167,8 +167,8 @@ struct DAVServerTests {
 
     @Test("the server takes a mapped holiday with If-None-Match: * once, gives it back in a calendar-multiget, and stops",
           arguments: ["radicale", "xandikos"])
-    func putAndMultiget(server: String) throws {
-        let dav = try OwnDAV(server)
+    func putAndMultiget(server: String) async throws {
+        let dav = try await OwnDAV(server)
         #expect(try dav.status() == "running \(server) \(dav.base)")
         let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
                                     userAgent: "evsync-tests")
@@ -214,7 +214,7 @@ struct DAVServerTests {
 
     @Test("Tools/dav start --max-sync-token-age: Radicale answers a sync token older than that 403 DAV:valid-sync-token")
     func expiredToken() async throws {
-        let dav = try OwnDAV("radicale", ["--max-sync-token-age", "1"])
+        let dav = try await OwnDAV("radicale", ["--max-sync-token-age", "1"])
         let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
                                     userAgent: "evsync-tests")
         let collection = dav.base + "evsync/holidays/"

@@ -27,13 +27,17 @@ struct DAVSyncTests {
         }
 
         /// The UIDs and SUMMARYs of the calendar's items.
-        func items() async throws -> [String: String] {
+        func items() async throws -> [String: String] { try await listing().items }
+
+        /// How many items the calendar holds, and their UIDs and SUMMARYs: fewer UIDs than items is a UID held twice.
+        func listing() async throws -> (count: Int, items: [String: String]) {
+            let lines = try await run(["list"]).stdoutLines
             var items: [String: String] = [:]
-            for line in try await run(["list"]).stdoutLines {
+            for line in lines {
                 let item = try #require(JSONParser.parse(line).objectValue)
                 items[item["uid"]?.stringValue ?? ""] = item["summary"]?.stringValue
             }
-            return items
+            return (lines.count, items)
         }
     }
 
@@ -48,7 +52,7 @@ struct DAVSyncTests {
     @Test("a first sync fills real collections; another client's edit, addition and deletion are pulled; evsync's edit keeps its VALARM and X- lines; evsync's deletion reaches it; nothing changed is nothing to do",
           arguments: [("radicale", 8921), ("xandikos", 8922)])
     func roundTrip(server: String, port: Int) async throws {
-        let dav = try OwnDAV(server, port: port)
+        let dav = try await OwnDAV(server, port: port)
         let directory = try TemporaryDirectory("dav-sync")
         let a = Evsync(store: directory.file("a")), b = Evsync(store: directory.file("b"))
         let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
@@ -110,7 +114,7 @@ struct DAVSyncTests {
 
     @Test("an expired sync token (Radicale's max_sync_token_age) is a full listing reconciled by href and ETag: changes and a deletion made meanwhile arrive, nothing is duplicated, nothing wiped")
     func expiredToken() async throws {
-        let dav = try OwnDAV("radicale", ["--max-sync-token-age", "1"], port: 8923)
+        let dav = try await OwnDAV("radicale", ["--max-sync-token-age", "1"], port: 8923)
         let directory = try TemporaryDirectory("dav-token")
         let a = Evsync(store: directory.file("a")), b = Evsync(store: directory.file("b"))
         let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
@@ -146,7 +150,7 @@ struct DAVSyncTests {
 extension DAVSyncTests {
     @Test("what evsync cannot hold (a timed event, a task; Radicale refuses text that is not iCalendar) is skipped with its reason and the rest arrives; a vCard 4 birthday without a year from another client is read and kept exactly")
     func skipped() async throws {
-        let dav = try OwnDAV("radicale", port: 8927)
+        let dav = try await OwnDAV("radicale", port: 8927)
         let directory = try TemporaryDirectory("dav-skip")
         let a = Evsync(store: directory.file("a"))
         let schemas = directory.file("schemas")
@@ -193,7 +197,7 @@ extension DAVSyncTests {
 extension DAVSyncTests {
     @Test("a field changed on both sides is a conflict: server-wins takes the other client's, client-wins writes ours onto its item")
     func conflicts() async throws {
-        let dav = try OwnDAV("radicale", port: 8929)
+        let dav = try await OwnDAV("radicale", port: 8929)
         let directory = try TemporaryDirectory("dav-conflict")
         let a = Evsync(store: directory.file("a"))
         let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
@@ -226,7 +230,7 @@ extension DAVSyncTests {
     @Test("kill -9 in the middle of pushing and of pulling 500 holidays: the next syncs converge, each UID once on the server, nothing lost",
           arguments: [("radicale", 8924), ("xandikos", 8928)])
     func killed(server: String, port: Int) async throws {
-        let dav = try OwnDAV(server, port: port)
+        let dav = try await OwnDAV(server, port: port)
         let calendarPath = (server == "radicale" ? "evsync/" : "evsync/calendars/") + "holidays/"
         let calendar = dav.base + calendarPath
         let directory = try TemporaryDirectory("dav-kill")
@@ -248,9 +252,8 @@ extension DAVSyncTests {
         let pushed = try await a.ok(["sync", "--protocol", "dav", "--remote", dav.base], environment: environment)
         #expect(!pushed.contains("rejected"), "\(pushed)")
         let peer = Peer(collection: calendar, authFile: dav.authFile)
-        let served = try await peer.run(["list"]).stdoutLines
-        #expect(served.count == 500)
-        #expect(try await peer.items().count == 500)   // by UID: none twice
+        let served = try await peer.listing()
+        #expect(served.count == 500 && served.items.count == 500, "\(served.count) items, \(served.items.count) UIDs")
         #expect(try await Self.names(a, "Holiday").count == 500)
 
         // The pull. Xandikos: sync-collection, then multigets of 100, killed after two of them, through a proxy that
@@ -268,7 +271,7 @@ extension DAVSyncTests {
     @Test("through a server that sheds every 9th request (503, not applied) and one that loses the answer to every 11th (applied, answered 503): 200 creates, then edits and deletions both ways, converge with each UID once on the server and nothing lost",
           arguments: ["radicale", "xandikos"])
     func faults(server: String) async throws {
-        let dav = try OwnDAV(server)
+        let dav = try await OwnDAV(server)
         let calendar = dav.base + (server == "radicale" ? "evsync/" : "evsync/calendars/") + "holidays/"
         let directory = try TemporaryDirectory("dav-faults")
         let a = Evsync(store: directory.file("a")), b = Evsync(store: directory.file("b"))
@@ -286,8 +289,8 @@ extension DAVSyncTests {
         }
         let peer = Peer(collection: calendar, authFile: dav.authFile)
         func expectConverged(_ count: Int) async throws {
-            #expect(try await peer.run(["list"]).stdoutLines.count == count)
-            #expect(try await peer.items().count == count)   // by UID: none twice
+            let served = try await peer.listing()
+            #expect(served.count == count && served.items.count == count, "\(served.count) items, \(served.items.count) UIDs")
             let held = try await Self.names(a, "Holiday")
             #expect(held.count == count)
             #expect(try await Self.names(b, "Holiday") == held)
@@ -347,8 +350,8 @@ struct DAVPushTests {
     }
 
     @Test("a create sent twice is acknowledged from its first copy; an update against a stale ETag gets the server's item to merge; a UID held at another href is that item, a conflict, not a loop", arguments: [("radicale", 8925), ("xandikos", 8926)])
-    func outcomes(server: String, port: Int) throws {
-        let dav = try OwnDAV(server, port: port)
+    func outcomes(server: String, port: Int) async throws {
+        let dav = try await OwnDAV(server, port: port)
         let (remote, holiday) = try Self.remote(dav)
         let fields: JSONObject = ["name": "Carnival", "date": "2027-02-08"]
         guard case .applied(let version) = try remote.push([.create(id: "carnival", fields: fields)], of: holiday).first else {

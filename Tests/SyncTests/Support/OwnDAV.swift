@@ -13,10 +13,10 @@ final class OwnDAV: Sendable {
     private static let tool = ServerTool.path("dav")
 
     /// - Parameter server: `radicale` or `xandikos`; `options`: more of `Tools/dav start`'s.
-    init(_ server: String, _ options: [String] = [], port: Int? = nil) throws {
+    init(_ server: String, _ options: [String] = [], port: Int? = nil) async throws {
         let port = try port ?? ServerTool.freePort()
         self.port = port
-        (base, authFile) = try ServerTool.start(Self.tool, ["--server", server, "--port", String(port)] + options, port: port)
+        (base, authFile) = try await ServerTool.start(Self.tool, ["--server", server, "--port", String(port)] + options, port: port)
     }
 
     deinit { _ = try? DaemonStarter.run([Self.tool, "stop", "--port", String(port)]) }

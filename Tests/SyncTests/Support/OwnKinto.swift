@@ -22,13 +22,13 @@ final class OwnKinto: Sendable {
 
     /// Stops the server and starts it again on the same port: its memory backend comes back empty.
     func restartEmpty() async throws {
-        let stopped = try DaemonStarter.run([Self.tool, "stop", "--port", String(port)])
+        let stopped = try await DaemonStarter.run([Self.tool, "stop", "--port", String(port)])
         #expect(stopped.status == 0, "\(stopped)")
         _ = try await Self.start(port)
     }
 
     /// `Tools/kinto start`, tried as `ServerTool.start` tries it.
     private static func start(_ port: Int) async throws -> (String, String) {
-        try ServerTool.start(tool, ["--port", String(port)], port: port)
+        try await ServerTool.start(tool, ["--port", String(port)], port: port)
     }
 }
