@@ -23,16 +23,6 @@ public enum DaemonStarter {
         return (exit, text(output), text(errors))
     }
 
-    /// `run`, waited for by a thread of its own: a server's start takes seconds, which an async test must not
-    /// spend holding one of the test runner's few threads (two on a 2-core machine).
-    public static func run(_ argv: [String], environment: [String: String]? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try run(argv, environment: environment) as (status: Int32, stdout: String, stderr: String) })
-            }
-        }
-    }
-
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }

@@ -11,16 +11,17 @@ enum ServerTool {
     static func path(_ name: String) -> String { repository.appendingPathComponent("Tools/\(name)").path }
 
     /// `tool start ARGUMENTS`, whose two lines (the URL, the credentials file) it returns. It leaves a server
-    /// running: `DaemonStarter`, not `ProcessRunner`. Tried three times, stopping what a failed try left: on a
+    /// running, and is waited for alone (`ProcessRunner` waits for the command's pid, not for its output to close),
+    /// on a thread of its own, not the test runner's few. Tried three times, stopping what a failed try left: on a
     /// machine busy with a parallel test run, a start can miss its deadline.
     static func start(_ tool: String, _ arguments: [String], port: Int) async throws -> (String, String) {
         var failure = ""
         for _ in 1...3 {
-            let started = try await DaemonStarter.run([tool, "start"] + arguments)
+            let started = try await ProcessRunner.run(tool, ["start"] + arguments, environment: ProcessInfo.processInfo.environment)
             let lines = started.stdout.split(separator: "\n").map(String.init)
             if started.status == 0, lines.count == 2 { return (lines[0], lines[1]) }
             failure = "status \(started.status): \(started.stderr)"
-            _ = try? await DaemonStarter.run([tool, "stop", "--port", String(port)])
+            _ = try? await ProcessRunner.run(tool, ["stop", "--port", String(port)], environment: ProcessInfo.processInfo.environment)
         }
         throw ParseStandIn.Failure(description: "\(tool) start failed: \(failure)")
     }
