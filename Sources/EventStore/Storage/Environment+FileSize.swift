@@ -13,21 +13,25 @@ extension Environment {
     /// again. Any other writer cuts back what an import writing in place left
     /// past the used pages when it was killed before its own `trimFile`.
     /// Readers never read past their snapshot's last page.
-    func fitFileForWriting() throws(StorageError) {
-        guard writesInPlace else { return try cutFileToUsedPages() }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw StorageError(code: errno, operation: "reading the data file's size") }
-        guard Int(status.st_size) < mapSize else { return }
+    /// `size` is the file's, if the caller has just read it.
+    func fitFileForWriting(size: Int?) throws(StorageError) {
+        guard writesInPlace else { return try cutFileToUsedPages(size: size) }
+        guard let size = size ?? fileSize() else { throw StorageError(code: errno, operation: "reading the data file's size") }
+        guard size < mapSize else { return }
         guard ftruncate(descriptor, off_t(mapSize)) == 0 else { throw StorageError(code: errno, operation: "extending the data file to the map") }
     }
 
     /// Cuts the data file back to the pages committed transactions use, if it is longer. Only under the write lock.
-    private func cutFileToUsedPages() throws(StorageError) {
-        var status = stat()
+    private func cutFileToUsedPages(size: Int? = nil) throws(StorageError) {
         let used = usedFileBytes
-        guard fstat(descriptor, &status) == 0, Int(status.st_size) > used else { return }
+        guard let size = size ?? fileSize(), size > used else { return }
         guard ftruncate(descriptor, off_t(used)) == 0 else { throw StorageError(code: errno, operation: "trimming the data file") }
         reservedEnd.store(0, ordering: .relaxed)
+    }
+
+    private func fileSize() -> Int? {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 ? Int(status.st_size) : nil
     }
 
     /// Allocates disk blocks for the data file up to `bytes` from its start,

@@ -184,9 +184,13 @@ final class Journal: Sendable {
     }
 
     /// The newest checkpoint in either slot, if there is one.
+    /// Both slots are read in one `pread`: every commit asks (another process may have made one since), and
+    /// copying 4 KB costs less than a second syscall. A file too short for the second slot is read for the first.
     func latestCheckpoint() -> Checkpoint? {
-        (0..<2).compactMap { slot in read(slot * Self.slotSize, Checkpoint.size).flatMap(Checkpoint.init) }
-            .max { $0.number < $1.number }
+        let slots = read(0, Self.slotSize + Checkpoint.size) ?? read(0, Checkpoint.size) ?? []
+        return [0, Self.slotSize].compactMap { start in
+            slots.count >= start + Checkpoint.size ? Checkpoint(Array(slots[start..<start + Checkpoint.size])) : nil
+        }.max { $0.number < $1.number }
     }
 
     /// Flushes the data file, pins and records its last commit as a checkpoint. The caller holds the
