@@ -5,7 +5,7 @@ import PackageDescription
 // the compiler keeps the direction (docs/architecture.md):
 //
 //   evsync (CLI) → KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
-//                                                                                  ↘ CZstd, CCRC32C
+//                                                                                  ↘ CZstd, CCRC32C, CFileStatus
 //       ↘ CPrctl, CTerminal  ↘ HTTPTransport → CCurl
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
@@ -31,8 +31,10 @@ let package = Package(
         .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
         // CRC-32C by SSE 4.2's instruction, for the checksum of every event read and written (CRC32C.swift).
         .target(name: "CCRC32C"),
+        // statx(2) for a file's identity and size without reading its times, at every commit (Environment.swift).
+        .target(name: "CFileStatus"),
         // The local store: LMDB wrapper, JSON, log, views, schemas, the Store API and its ingest API for sync batches.
-        .target(name: "EventStore", dependencies: ["CLMDB", "CLMDBGuard", "CCRC32C", "CZstd"]),
+        .target(name: "EventStore", dependencies: ["CLMDB", "CLMDBGuard", "CCRC32C", "CFileStatus", "CZstd"]),
         // The sync engine: pull, push, merge, lock, report, the SyncRemote protocol and an in-memory remote.
         .target(name: "EventSync", dependencies: ["EventStore"]),
         // HTTP over libcurl and the one retry loop, shared by the remote adapters; it knows no sync and no server.

@@ -29,10 +29,7 @@ extension Environment {
         reservedEnd.store(0, ordering: .relaxed)
     }
 
-    private func fileSize() -> Int? {
-        var status = stat()
-        return fstat(descriptor, &status) == 0 ? Int(status.st_size) : nil
-    }
+    private func fileSize() -> Int? { Self.identity(of: "", in: descriptor)?.size }
 
     /// Allocates disk blocks for the data file up to `bytes` from its start,
     /// for a transaction that writes in place (`writesInPlace`). A page written

@@ -1,3 +1,4 @@
+import CFileStatus
 import CLMDB
 import CLMDBGuard
 import Foundation
@@ -18,7 +19,7 @@ final class Environment: @unchecked Sendable {
     /// Where the data file is mapped: the range `releaseMappedPages` drops.
     let mapRange: (UInt, Int)?
     /// The data file this environment has open: its device and inode.
-    private let dataFile: (dev_t, ino_t)?
+    private let dataFile: (device: UInt64, inode: UInt64)?
     /// The store's directory, where `data.mdb` should still be that file.
     private let directory: String
     /// File-backed resident bytes right after the last `releaseMappedPages`.
@@ -76,9 +77,10 @@ final class Environment: @unchecked Sendable {
         self.writesInPlace = writesInPlace && !readOnly
         self.mapRange = Self.mapRange(of: directory)
         var descriptor: Int32 = -1
-        var status = stat()
-        self.dataFile = mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS && fstat(descriptor, &status) == 0
-            ? (status.st_dev, status.st_ino) : nil
+        self.dataFile = mdb_env_get_fd(handle, &descriptor) == MDB_SUCCESS
+            ? Self.identity(of: "", in: descriptor).map { ($0.device, $0.inode) } : nil
+        // Only this process's own reads (`DataFile`) go through the descriptor: LMDB reads through its map.
+        if dataFile != nil { evsync_skip_access_times(descriptor) }
         // Reader slots of processes that were killed stay taken until someone clears them.
         var stale: Int32 = 0
         mdb_reader_check(handle, &stale)
@@ -156,14 +158,24 @@ final class Environment: @unchecked Sendable {
     /// only this tells a long reader that the store it reads is gone.
     func dataFileState(in directory: String) -> DataFileState { dataFileStatus(in: directory).state }
 
-    /// `dataFileState`, and the file's size when it is this environment's: one `stat` tells both, and a
+    /// `dataFileState`, and the file's size when it is this environment's: one look tells both, and a
     /// write needs both (a syscall fewer per commit counts where a single write is a flush and a few syscalls).
     private func dataFileStatus(in directory: String) -> (state: DataFileState, size: Int?) {
-        guard let (device, inode) = dataFile else { return (.inPlace, nil) }
-        var status = stat()
-        guard stat(directory + "/data.mdb", &status) == 0 else { return (errno == ENOENT || errno == ENOTDIR ? .removed : .inPlace, nil) }
-        guard status.st_dev == device && status.st_ino == inode else { return (.replaced, nil) }
-        return (.inPlace, Int(status.st_size))
+        guard let dataFile else { return (.inPlace, nil) }
+        guard let file = Self.identity(of: directory + "/data.mdb") else {
+            return (errno == ENOENT || errno == ENOTDIR ? .removed : .inPlace, nil)
+        }
+        guard file.device == dataFile.device && file.inode == dataFile.inode else { return (.replaced, nil) }
+        return (.inPlace, file.size)
+    }
+
+    /// The device, inode and size of `path`, or of the open file `descriptor` when `path` is empty, read without
+    /// the file's times: on Linux 6.13 and later, a `stat` at every commit costs every commit two inode writes
+    /// (see CFileStatus.h). Nil with `errno` set if the file cannot be looked at.
+    static func identity(of path: String, in descriptor: Int32 = AT_FDCWD) -> (device: UInt64, inode: UInt64, size: Int)? {
+        var (device, inode, size): (UInt64, UInt64, UInt64) = (0, 0, 0)
+        guard evsync_file_identity(descriptor, path, &device, &inode, &size) == 0 else { return nil }
+        return (device, inode, Int(clamping: size))
     }
 
     enum DataFileState {

@@ -1,3 +1,4 @@
+import CFileStatus
 import CLMDB
 import Dispatch
 import Glibc
@@ -118,6 +119,7 @@ final class Journal: Sendable {
             Glibc.close(descriptor)
             throw StorageError(code: code, operation: "opening \(path)")
         }
+        if descriptor >= 0 { evsync_skip_access_times(descriptor) }
         self.descriptor = Atomic(descriptor)
         state = Mutex(State(size: descriptor < 0 ? 0 : Int(status.st_size)))
     }
@@ -142,6 +144,7 @@ final class Journal: Sendable {
         guard descriptor.load(ordering: .relaxed) < 0 else { return }
         let created = open(path, O_RDWR | O_CREAT | O_CLOEXEC, Environment.fileMode)
         guard created >= 0 else { throw StorageError(code: errno, operation: "creating \(path)") }
+        evsync_skip_access_times(created)
         descriptor.store(created, ordering: .relaxed)
         let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if folder >= 0 { Glibc.close(folder) } }
@@ -203,16 +206,15 @@ final class Journal: Sendable {
         try create()
         try StorageError.check(mdb_env_sync(environment.handle, 1), "flushing the store")
         let pin = try Transaction(environment: environment.handle, readOnly: true)
-        var status = stat()
-        guard fstat(environment.descriptor, &status) == 0,
+        guard let file = Environment.identity(of: "", in: environment.descriptor),
               let (page, _) = DataFile(descriptor: environment.descriptor).newestMetaPage(), page.u64(144) == UInt64(pin.id),
               let boot = Self.bootID else {
             pin.discard()
             throw StorageError(code: MDB_CORRUPTED, operation: "making a checkpoint", reason: "the data file's newest meta page is not the last commit's")
         }
         let number = max(latestCheckpoint()?.number ?? 0, state.checkpoint) + 1
-        let record = Checkpoint(number: number, transaction: UInt64(pin.id), owner: owner, device: UInt64(status.st_dev),
-                                inode: UInt64(status.st_ino), boot: boot, meta: Array(page.prefix(Checkpoint.metaBytes)))
+        let record = Checkpoint(number: number, transaction: UInt64(pin.id), owner: owner, device: file.device,
+                                inode: file.inode, boot: boot, meta: Array(page.prefix(Checkpoint.metaBytes)))
         do throws(StorageError) {
             try write(record.bytes, at: Int(number % 2) * Self.slotSize)
             if !flushedWithEntry { try flush() }
