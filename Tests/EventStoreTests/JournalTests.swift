@@ -36,4 +36,34 @@ struct JournalTests {
             #expect(try #require(journal.latestCheckpoint()).number > first)
         }
     }
+
+    /// A restore compares the checkpoint's device and inode with `stat`'s (`Journal+Restore.swift`): a checkpoint
+    /// that named its file otherwise would have every later open restore the store.
+    @Test("a checkpoint names the data file as stat does, and the store's own reads of its files leave their access times")
+    func filesLookedAtWithoutTheirTimes() throws {
+        try withTemporaryStore { store, directory in
+            try store.add("Holiday", id: "a", fields: ["name": "A", "date": "2026-01-01"])
+            let checkpoint = try #require(store.environment.journal?.latestCheckpoint())
+            var status = stat()
+            #expect(stat(directory.path + "/data.mdb", &status) == 0)
+            #expect(checkpoint.device == UInt64(status.st_dev))
+            #expect(checkpoint.inode == UInt64(status.st_ino))
+
+            // O_NOATIME, as /proc/self/fdinfo shows a descriptor's flags (octal), on the journal's and LMDB's descriptors.
+            let noAccessTime = 0o1000000
+            var flagsByFile: [String: [Int]] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name),
+                      target.hasPrefix(directory.path + "/"),
+                      let info = try? String(contentsOfFile: "/proc/self/fdinfo/" + name, encoding: .utf8),
+                      let line = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") }),
+                      let flags = Int(line.dropFirst("flags:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+                else { continue }
+                flagsByFile[String(target.dropFirst(directory.path.count + 1)), default: []].append(flags)
+            }
+            let journal = try #require(flagsByFile["journal"])
+            #expect(journal.allSatisfy { $0 & noAccessTime != 0 }, "the journal's descriptor")
+            #expect(try #require(flagsByFile["data.mdb"]).contains { $0 & noAccessTime != 0 }, "LMDB's descriptor on data.mdb")
+        }
+    }
 }
