@@ -25,6 +25,7 @@ public final class ScriptedServer: Sendable {
     public let port: Int
     private let listener: Int32
     private let script: Script
+    private let stopped = Atomic(false)
 
     /// Answers `script` in order, then `last` to every request after.
     public init(_ script: [Answer] = [], then last: Answer) throws {
@@ -58,8 +59,11 @@ public final class ScriptedServer: Sendable {
     /// The requests received so far, in order.
     public var requests: [Request] { script.state.withLock { $0.requests } }
 
-    /// Stops listening: the port then refuses connections.
+    /// Stops listening: the port then refuses connections. Once only: the serving thread closes the listener
+    /// when it stops, and a second `shutdown` (an explicit stop, then `deinit`'s) would reach whatever socket of
+    /// another test took that descriptor's number since: its server then refused every connection.
     public func stop() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
     }
 }
