@@ -96,10 +96,11 @@ private final class ExitState: Sendable {
 }
 
 public enum ProcessRunner {
-    /// Runs a program to completion.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String],
+    /// Runs a program to completion, with this process's environment unless given another.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                     stdin: String? = nil) async throws -> ProcessOutput {
-        try await RunningProcess(executable: executable, arguments: arguments, environment: environment, stdin: stdin).wait()
+        try await RunningProcess(executable: executable, arguments: arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+                                 stdin: stdin).wait()
     }
 
     /// The full path of a program on PATH.

@@ -50,7 +50,7 @@ struct DAVCustomEntityTests {
     static func parsed(_ text: String, in directory: TemporaryDirectory) async throws -> JSONObject {
         let file = directory.file("item-\(UUID().uuidString).ics")
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
-        let output = try await ProcessRunner.run(DAVSyncTests.python, ["-c", readTask, file], environment: ProcessInfo.processInfo.environment)
+        let output = try await ProcessRunner.run(DAVSyncTests.python, ["-c", readTask, file])
         #expect(output.status == 0, "icalendar could not read \(text): \(output)")
         var values = try #require(JSONParser.parse(output.stdout).objectValue)
         #expect(values.removeValue(forKey: "DTSTAMP") != nil)

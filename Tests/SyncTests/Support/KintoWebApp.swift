@@ -73,7 +73,7 @@ struct KintoWebApp: Sendable {
         let url = path.hasPrefix("http") ? path : server + path
         let config = operation(method: method, url: url, body: body, headers: headers, output: scratch.file("body"),
                                headerFile: scratch.file("headers"))
-        let output = try await ProcessRunner.run(Self.curl, ["-K", "-"], environment: ProcessInfo.processInfo.environment,
+        let output = try await ProcessRunner.run(Self.curl, ["-K", "-"],
                                                  stdin: config.joined(separator: "\n") + "\n")
         guard output.status == 0, let status = Int(output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw Failure(description: "curl \(method) \(url) failed: \(output)")
@@ -210,7 +210,7 @@ struct KintoWebApp: Sendable {
                                 output: scratch.file("batch-\(batches)"), headerFile: nil)
             batches += 1
         }
-        let output = try await ProcessRunner.run(Self.curl, ["-K", "-"], environment: ProcessInfo.processInfo.environment,
+        let output = try await ProcessRunner.run(Self.curl, ["-K", "-"],
                                                  stdin: config.joined(separator: "\n") + "\n")
         guard output.status == 0 else { throw Failure(description: "curl batch seeding failed: \(output)") }
         let statuses = output.stdoutLines

@@ -22,7 +22,7 @@ final class OwnKinto: Sendable {
 
     /// Stops the server and starts it again on the same port: its memory backend comes back empty.
     func restartEmpty() async throws {
-        let stopped = try await ProcessRunner.run(Self.tool, ["stop", "--port", String(port)], environment: ProcessInfo.processInfo.environment)
+        let stopped = try await ServerTool.stop(Self.tool, port: port)
         #expect(stopped.status == 0, "\(stopped)")
         _ = try await Self.start(port)
     }

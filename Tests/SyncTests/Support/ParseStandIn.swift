@@ -66,7 +66,7 @@ final class ParseStandIn: Sendable {
             lines.append("data-binary = \"@\(scratch.file("request"))\"")
         }
         let curl = ProcessRunner.which("curl") ?? "/usr/bin/curl"
-        let output = try await ProcessRunner.run(curl, ["-K", "-"], environment: ProcessInfo.processInfo.environment,
+        let output = try await ProcessRunner.run(curl, ["-K", "-"],
                                                  stdin: lines.joined(separator: "\n") + "\n")
         guard output.status == 0, let status = Int(output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw Failure(description: "curl \(method) \(url) failed: \(output)")

@@ -17,13 +17,18 @@ enum ServerTool {
     static func start(_ tool: String, _ arguments: [String], port: Int) async throws -> (String, String) {
         var failure = ""
         for _ in 1...3 {
-            let started = try await ProcessRunner.run(tool, ["start"] + arguments, environment: ProcessInfo.processInfo.environment)
+            let started = try await ProcessRunner.run(tool, ["start"] + arguments)
             let lines = started.stdout.split(separator: "\n").map(String.init)
             if started.status == 0, lines.count == 2 { return (lines[0], lines[1]) }
             failure = "status \(started.status): \(started.stderr)"
-            _ = try? await ProcessRunner.run(tool, ["stop", "--port", String(port)], environment: ProcessInfo.processInfo.environment)
+            _ = try? await stop(tool, port: port)
         }
         throw ParseStandIn.Failure(description: "\(tool) start failed: \(failure)")
+    }
+
+    /// `tool stop --port PORT`.
+    static func stop(_ tool: String, port: Int) async throws -> ProcessOutput {
+        try await ProcessRunner.run(tool, ["stop", "--port", String(port)])
     }
 
     /// A port nobody listens on now: the kernel's pick for a socket bound to port 0.
