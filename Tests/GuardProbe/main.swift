@@ -2,7 +2,7 @@ import EventStore
 import Glibc
 
 // An app, for the crash-guard tests (EventStoreTests/CrashGuardTests.swift) and the power-cut tests of
-// single writes (`writer`, evsyncTests/JournalPowerCutTests.swift): its own signal
+// single writes (`writer`, evsyncTests/SingleWritePowerCutTests.swift): its own signal
 // handlers, a store used with or without `CrashGuard`, and a fault on purpose, in a process of
 // its own so that the tests' runner survives it. `GuardProbe <scenario> <store directory>`; what
 // it did goes to stdout, one line a step, and the app's handler exits with 51 (SIGSEGV) or 47
@@ -101,7 +101,7 @@ func faultOutsideEvsync() -> Never {
 
 /// Writes for ever, one transaction a write, saying each once it returned: an add, every other time an
 /// edit of the record added before, and every fifth time the deletion of the one before that (said before
-/// it begins too), for the power-cut tests (evsyncTests/JournalPowerCutTests.swift).
+/// it begins too), for the power-cut tests (evsyncTests/SingleWritePowerCutTests.swift).
 /// - Parameter writeBack: whether the data file's pages go to the disk after each write, as the kernel may
 ///   write them back at any moment: the disk then holds every page LMDB reused.
 func writeForEver(_ directory: String, durability: Store.Durability, writeBack: Bool = false) throws -> Never {
