@@ -134,7 +134,7 @@ func writeForEver(_ directory: String, durability: Store.Durability, writeBack: 
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|writer|writer-normal|writer-write-back DIRECTORY")
+    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|write-after-fault|writer|writer-normal|writer-write-back DIRECTORY")
     exit(2)
 }
 let (scenario, directory) = (arguments[1], arguments[2])
@@ -181,6 +181,20 @@ do {
         report("installed: \(CrashGuard.isInstalled)")
         report("handlers \(before == after ? "unchanged" : "changed"): \(front(guardHandler: nil))")
         readCutFile(store, directory)  // unguarded: SIGBUS kills the process
+    case "write-after-fault":
+        // A write that meets a page past the file's end inside LMDB's write calls, then two more writes.
+        CrashGuard.install()
+        let store = try use(directory)
+        guard truncate(directory + "/data.mdb", 8192) == 0 else { report("cannot truncate"); exit(1) }
+        for attempt in 1...2 {
+            do {
+                _ = try store.add("Holiday", fields: ["name": "After the cut", "date": "2026-02-01"])
+                report("write \(attempt): stored")
+            } catch {
+                report("write \(attempt): \(error.code) \(error.message)")
+            }
+        }
+        exit(0)
     case "writer":
         try writeForEver(directory, durability: .full)
     case "writer-normal":
