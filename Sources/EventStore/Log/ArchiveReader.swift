@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// Reads archived events back for the readers of the past (`history`, `diff`, `--as-of`, `blame`): opens each
 /// segment once, when first needed, and notes the ones that are needed but missing.

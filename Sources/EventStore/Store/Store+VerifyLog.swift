@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// What `Store.verifyLog()` found.
 public struct LogVerification: Sendable, Equatable {
