@@ -9,14 +9,18 @@ public struct DAVError: RemoteError, Sendable {
     public let status: Int?
     /// An answer over a size bound (the XML reader's, the HTTP client's): a smaller request may pass.
     let isTooLarge: Bool
+    /// An answer that is no readable XML: a smaller request (fewer items) may pass.
+    let isUnreadable: Bool
     /// A refusal of one item's, not the server's (an href outside the collection): the others go on.
     let concernsOneItem: Bool
 
-    init(_ code: SyncError.Code, _ message: String, status: Int? = nil, isTooLarge: Bool = false, concernsOneItem: Bool = false) {
+    init(_ code: SyncError.Code, _ message: String, status: Int? = nil, isTooLarge: Bool = false, isUnreadable: Bool = false,
+         concernsOneItem: Bool = false) {
         self.syncCode = code
         self.message = message
         self.status = status
         self.isTooLarge = isTooLarge
+        self.isUnreadable = isUnreadable
         self.concernsOneItem = concernsOneItem
     }
 

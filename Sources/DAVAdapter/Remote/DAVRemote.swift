@@ -41,6 +41,10 @@ public final class DAVRemote: SyncRemote {
     }
     /// Items asked for per multiget.
     public var multigetBatch = 100
+    /// Answers cut short (507, RFC 6578 §3.6) one pull follows before it stops with an error, having kept what they
+    /// brought: a server whose chain never ends cannot hold a sync (and its lock) forever. At 100 items an answer,
+    /// 100,000 items; the next sync goes on from the last answer's token.
+    public var maximumChainedAnswers = 1000
     /// The largest multiget answer read: a larger one is asked for again in halves, down to the one item too large
     /// to hold, which is skipped.
     public var maximumAnswerBytes = XMLReader.maximumBytes
@@ -397,7 +401,7 @@ public final class DAVRemote: SyncRemote {
         do {
             return try Multistatus(parsing: response.body)
         } catch {
-            throw DAVError(.server, "the server's answer to \(what) is not a readable multistatus: \(error)")
+            throw DAVError(.server, "the server's answer to \(what) is not a readable multistatus: \(error)", isUnreadable: true)
         }
     }
 }
