@@ -1,6 +1,6 @@
 @testable import DAVAdapter
-import EventStore
-import EventSync
+@testable import EventStore
+@testable import EventSync
 import Foundation
 import HTTPTransport
 import Testing
@@ -151,5 +151,32 @@ struct DAVHostileServerTests {
         #expect(pages.map { $0.cursor.map { DAVCursor($0).token } } == ["t1", "t2", "t3", "t4"])
         let reports = server.requests.filter { $0.line.hasPrefix("REPORT") }.map(\.body)
         #expect(reports.count == 4 && reports[3].contains("<sync-token>t3</sync-token>"), "\(reports)")
+    }
+
+    @Test("a sync stopped in a 507 chain keeps every answer it had, and the next goes on from the last token")
+    func chainKeepsWhatItHad() async throws {
+        let answers = (1...3).map { n in
+            Scripted.multistatus(Self.carried("/p/holidays/m\(n).ics", uid: "m\(n)")
+                + #"<d:response><d:href>/p/holidays/</d:href><d:status>HTTP/1.1 507 Insufficient Storage</d:status></d:response><d:sync-token>t\#(n)</d:sync-token>"#)
+        }
+        // The store's Birthday is synced first: an empty address book.
+        let discovery = Scripted.discovery(listingReports: true)
+        let birthdays = Scripted.multistatus(#"<d:response><d:href>/p/birthdays/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><a:addressbook/></d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#)
+        let server = try ScriptedServer(discovery.prefix(2) + [birthdays, Scripted.multistatus("<d:sync-token>b1</d:sync-token>"), discovery[2]] + answers,
+                                        then: ScriptedServer.Answer(500))
+        let directory = try TemporaryDirectory()
+        let store = try Store(directory: directory.file("store"), create: true)
+        let url = server.url + "/"
+        let engine = SyncEngine(store: store) {
+            let remote = try DAVRemote(serverURL: url, credentials: nil)
+            remote.retry.attempts = 1
+            remote.maximumChainedAnswers = 3
+            return remote
+        }
+        let error = await #expect(throws: SyncError.self) { try await engine.sync() }
+        #expect(error?.message.contains("507") == true, "\(String(describing: error))")
+        #expect(try store.records("Holiday").map(\.id).sorted() == ["m1", "m2", "m3"])
+        let cursor = try #require(try store.pullCursor(remote: DAVRemote.address(of: try DAVRemote.checkedServer(url)), entity: "Holiday"))
+        #expect(DAVCursor(cursor).token == "t3")
     }
 }
