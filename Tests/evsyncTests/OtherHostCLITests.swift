@@ -113,4 +113,40 @@ struct OtherHostCLITests {
             }
         }
     }
+
+    @Test("DAV members on another host or outside the collection are skipped, each named; the member inside arrives; nothing reaches the other host",
+          .enabled(if: works, "needs unshare -n and ip"))
+    func davMembersElsewhere() throws {
+        try withSandbox { sandbox in
+            func collection(_ name: String, _ type: String) -> [String: Any] {
+                Self.multistatus(#"<d:response><d:href>/p/\#(name)/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/>\#(type)</d:resourcetype></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#)
+            }
+            func member(_ href: String, uid: String) -> String {
+                let item = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:x", "BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20270101T000000Z",
+                            "DTSTART;VALUE=DATE:20270301", "SUMMARY:\(uid.uppercased())", "END:VEVENT", "END:VCALENDAR", ""].joined(separator: "&#13;\n")
+                return #"<d:response><d:href>\#(href)</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item)</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#
+            }
+            let elsewhere = ["http://\(Self.other)/stolen/y.ics", "/victim/private/x.ics", "/p/holidays/../../etc/passwd"]
+            let listing = member("/p/holidays/a.ics", uid: "a") + elsewhere.enumerated().map { member($1, uid: "o\($0)") }.joined()
+            let script = [Self.given: [
+                Self.principal("/p/"),
+                Self.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>/p/</d:href></c:calendar-home-set><a:addressbook-home-set xmlns:a="urn:ietf:params:xml:ns:carddav"><d:href>/p/</d:href></a:addressbook-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
+                collection("birthdays", #"<a:addressbook xmlns:a="urn:ietf:params:xml:ns:carddav"/>"#),
+                Self.multistatus("<d:sync-token>b1</d:sync-token>"),
+                collection("holidays", "<c:calendar/>"),
+                Self.multistatus(listing + "<d:sync-token>t1</d:sync-token>"),
+                Self.answer(404),
+            ], Self.other: [Self.answer(200)]]
+            let (result, logged) = try Self.sync(sandbox, remote: "dav+http://\(Self.given)/", script: script,
+                                                 environment: "EVSYNC_AUTH='me:\(Self.password)'")
+            #expect(result.status == 0, "\(result)")
+            for href in elsewhere {
+                #expect(result.stderr.contains("\(href) is not inside the collection /p/holidays: "), "\(href): \(result)")
+            }
+            #expect(logged.allSatisfy { $0.host == Self.given }, "\(logged.map { "\($0.host) \($0.line)" })")
+            #expect(logged.count == 6, "\(logged.map(\.line))")
+            let listed = try sandbox.succeed(["list", "Holiday", "--json"]).stdout
+            #expect(listed.contains(#""id":"a""#) && !listed.contains(#""o0""#), "\(listed)")
+        }
+    }
 }

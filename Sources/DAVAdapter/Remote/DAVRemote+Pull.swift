@@ -129,11 +129,13 @@ extension DAVRemote {
                     if response.status == 507 { truncated = true }
                     continue
                 }
+                // A collection inside is no member (RFC 4791 allows none in a calendar): left alone, as it always was.
+                if key.hasSuffix("/") { continue }
                 if let outside = skip(outside: response.href, collection: collection) {
                     skipped.append(outside)
                 } else if response.status == 404 {
                     removed.append(response.href)
-                } else if let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed, !key.hasSuffix("/") {
+                } else if let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed {
                     changed.append(DAVMember(href: response.href, etag: etag, body: response.property(collection.dataProperty.0, collection.dataProperty.1)?.text))
                 }
             }
