@@ -65,7 +65,7 @@ extension DAVRemote {
         if collection.created { token = "" }
         var first = true
         var withBodies = true
-        /// Answers of this pull cut short (507) and followed: bounded by `maximumChainedAnswers`.
+        // Answers of this pull cut short (507) and followed: bounded by `maximumChainedAnswers`.
         var answers = 0
         guard collection.supportsSync else {
             let (members, skipped) = try propfindMembers(collection)
