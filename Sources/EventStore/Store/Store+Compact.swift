@@ -254,9 +254,13 @@ struct CompactionPlan: Sendable {
         let snapshot = transaction.id
         let secondHalf = Mutex<Result<CompactionPlan?, any Error>>(.success(nil))
         let done = DispatchSemaphore(value: 0)
+        // Lent to the thread and taken back before it signals: a `Store` the thread still held as the compaction
+        // returned kept the store open in this process a moment longer, and the shrink after it refused to run.
+        let lent = Mutex<Store?>(store)
         Thread {
             let result = Result { () throws -> CompactionPlan? in
-                try store.environment.read { second in
+                guard let store = lent.withLock({ $0.take() }) else { return nil }
+                return try store.environment.read { second in
                     // A commit came between the two snapshots: the first does it all.
                     second.id == snapshot ? try make(cut: cut, store: store, in: second, from: middle, until: nil) : nil
                 }
