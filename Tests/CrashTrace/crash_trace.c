@@ -8,6 +8,8 @@
  * length when it began: it makes durable only the writes recorded before that (a write that raced with it may
  * have missed it).
  *
+ * CRASH_TRACE_KEEP=<directory>, on the same file system, gets a hard link to every file opened, named by its inode.
+ *
  * CRASH_TRACE_BOOT_ID=<text> instead makes the process read that text as /proc/sys/kernel/random/boot_id: a
  * process that opens a crash state sees a new boot, as after a power cut.
  *
@@ -44,6 +46,7 @@ static int log_fd = -1;
 static char root[PATH_MAX];
 static size_t root_length;
 static char boot_id[64];
+static char keep[PATH_MAX];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Descriptors open on a file in the tree: 1 a file, 2 a directory, 3 a file opened O_SYNC/O_DSYNC. */
 static unsigned char traced[MAX_FDS];
@@ -218,6 +221,14 @@ static void opened(int fd, int flags) {
     if (fstat(fd, &status) != 0) return;
     traced[fd] = S_ISDIR(status.st_mode) ? 2 : (flags & (O_SYNC | O_DSYNC)) ? 3 : 1;
     if (S_ISDIR(status.st_mode)) return;
+    if (keep[0]) {
+        /* A second name keeps the inode alive after the run unlinks or replaces the file, so that a crash state
+         * can put its content back into the inode it had. */
+        char link[64], kept[PATH_MAX];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        snprintf(kept, sizeof kept, "%s/%llu", keep, (unsigned long long)status.st_ino);
+        syscall(SYS_linkat, AT_FDCWD, link, AT_FDCWD, kept, AT_SYMLINK_FOLLOW);
+    }
     pthread_mutex_lock(&lock);
     emit(OPEN, (uint32_t)flags, (int64_t)status.st_ino, (int64_t)status.st_size, path, 0, 0, 0);
     pthread_mutex_unlock(&lock);
@@ -253,6 +264,8 @@ __attribute__((constructor)) static void start(void) {
     const char *directory = getenv("CRASH_TRACE_DIR"), *file = getenv("CRASH_TRACE_LOG");
     if (!directory || !file) return;
     snprintf(root, sizeof root, "%s", directory);
+    const char *inodes = getenv("CRASH_TRACE_KEEP");
+    if (inodes) snprintf(keep, sizeof keep, "%s", inodes);
     root_length = strlen(root);
     log_fd = (int)syscall(SYS_openat, AT_FDCWD, file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (log_fd < 0) return;
@@ -369,7 +382,7 @@ int dup3(int fd, int to, int flags) { REAL(dup3); int result = real_dup3(fd, to,
 ssize_t write(int fd, const void *data, size_t length) {
     REAL(write);
     ssize_t n = real_write(fd, data, length);
-    if (n > 0 && fd == 1) output(data, (size_t)n);
+    if (n > 0 && fd == 1 && !is_traced(1)) output(data, (size_t)n);
     if (n > 0 && is_traced(fd)) write_record(fd, lseek(fd, 0, SEEK_CUR) - n, data, (size_t)n);
     return n;
 }
@@ -391,7 +404,7 @@ ssize_t pwrite64(int fd, const void *data, size_t length, off64_t offset) {
 ssize_t writev(int fd, const struct iovec *iov, int count) {
     REAL(writev);
     ssize_t n = real_writev(fd, iov, count);
-    if (n > 0 && fd == 1) { for (int i = 0; i < count; i++) output(iov[i].iov_base, iov[i].iov_len); }
+    if (n > 0 && fd == 1 && !is_traced(1)) { for (int i = 0; i < count; i++) output(iov[i].iov_base, iov[i].iov_len); }
     if (n > 0 && is_traced(fd)) iov_record(fd, lseek(fd, 0, SEEK_CUR) - n, iov, count, n);
     return n;
 }
@@ -542,11 +555,20 @@ void *mmap(void *address, size_t length, int protection, int flags, int fd, off_
     if (shadow == MAP_FAILED) return result;
     struct stat status;
     off_t size = fstat(fd, &status) == 0 ? status.st_size : 0;
-    /* What the file holds now, read without the map (a page past the file's end would fault). */
-    for (off_t at = 0; offset + at < size && (size_t)at < length;) {
-        ssize_t n = pread(fd, shadow + at, (size_t)(size - offset - at) < length - (size_t)at ? (size_t)(size - offset - at) : length - (size_t)at, offset + at);
-        if (n <= 0) break;
-        at += n;
+    /* What the file holds now, read without the map (a page past the file's end would fault), and only where it
+     * has data: an import's data file is as long as the map, 64 GiB, and nearly all hole. */
+    off_t end = offset + (off_t)length < size ? offset + (off_t)length : size;
+    for (off_t at = offset; at < end;) {
+        off_t data = lseek(fd, at, SEEK_DATA);
+        if (data < 0 || data >= end) break;
+        off_t hole = lseek(fd, data, SEEK_HOLE);
+        if (hole < 0 || hole > end) hole = end;
+        while (data < hole) {
+            ssize_t n = pread(fd, shadow + (data - offset), (size_t)(hole - data), data);
+            if (n <= 0) { hole = data; break; }
+            data += n;
+        }
+        at = hole > at ? hole : end;
     }
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_MAPS; i++) {
@@ -630,3 +652,19 @@ int unlinkat(int dirfd, const char *path, int flags) {
 int rmdir(const char *path) { REAL(rmdir); NAME_CALL(RMDIR, real_rmdir(path), AT_FDCWD, path, AT_FDCWD, 0); }
 int mkdir(const char *path, mode_t mode) { REAL(mkdir); NAME_CALL(MKDIR, real_mkdir(path, mode), AT_FDCWD, path, AT_FDCWD, 0); }
 int mkdirat(int dirfd, const char *path, mode_t mode) { REAL(mkdirat); NAME_CALL(MKDIR, real_mkdirat(dirfd, path, mode), dirfd, path, AT_FDCWD, 0); }
+
+/* mkdtemp and mkstemp create inside libc, past open and mkdir. */
+char *mkdtemp(char *template) {
+    REAL(mkdtemp);
+    char *result = real_mkdtemp(template);
+    if (result) name_record(MKDIR, AT_FDCWD, result, AT_FDCWD, 0, 0);
+    return result;
+}
+
+int mkstemp(char *template) { REAL(mkstemp); int fd = real_mkstemp(template); opened(fd, O_CREAT | O_RDWR); return fd; }
+int mkstemp64(char *template) { REAL(mkstemp64); int fd = real_mkstemp64(template); opened(fd, O_CREAT | O_RDWR); return fd; }
+int mkostemp(char *template, int flags) { REAL(mkostemp); int fd = real_mkostemp(template, flags); opened(fd, O_CREAT | O_RDWR | flags); return fd; }
+int mkstemps(char *template, int suffix) { REAL(mkstemps); int fd = real_mkstemps(template, suffix); opened(fd, O_CREAT | O_RDWR); return fd; }
+int mkostemps(char *template, int suffix, int flags) {
+    REAL(mkostemps); int fd = real_mkostemps(template, suffix, flags); opened(fd, O_CREAT | O_RDWR | flags); return fd;
+}

@@ -29,8 +29,40 @@ struct CrashStateTests {
     static func missingAdds(_ state: CrashStateExplorer.State) throws -> [String] {
         let ids = state.acknowledged.split(separator: "\n").map(String.init)
         guard !ids.isEmpty else { return [] }
-        let (records, problems) = try holidays(state)
+        let (records, problems) = try Self.holidays(state)
         return problems + ids.filter { records[$0] == nil }.map { "acknowledged add \($0) is missing" }
+    }
+
+    /// The explorer itself: a file written and acknowledged without a flush must be found lost in some state, and
+    /// the same write flushed (`sync FILE`: fsync) before the acknowledgement never. Without this, a model that
+    /// kept everything would pass every scenario.
+    @Test("the explorer finds an acknowledged write that was never flushed, and passes one that was",
+          arguments: [false, true])
+    func explorerFindsAnUnflushedAcknowledgement(flushed: Bool) throws {
+        try withSandbox { sandbox in
+            let explorer = try CrashStateExplorer(sandbox: sandbox)
+            let file = explorer.disk.appendingPathComponent("saved").path
+            // The file is made (and its name flushed) before the trace: only its content is in question.
+            try explorer.prepare { _ in
+                try Data().write(to: URL(fileURLWithPath: file))
+            }
+            var environment = sandbox.environment
+            for (key, value) in explorer.traced { environment[key] = value }
+            let script = "printf 'the record' > '\(file)'\(flushed ? " && sync '\(file)'" : "") && echo saved"
+            let shell = try RunningCommand(executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script], environment: environment,
+                                           directory: sandbox.root, stdin: .none, outputDirectory: sandbox.root)
+            let finished = shell.wait()
+            try #require(finished.status == 0 && finished.stdout == "saved\n", "\(finished)")
+            let failures = try explorer.failures("self-test", storeChecks: false) { state in
+                let content = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+                return state.acknowledged.isEmpty || content == "the record" ? [] : ["acknowledged, and the file holds \(content.debugDescription)"]
+            }
+            if flushed {
+                #expect(failures.isEmpty, "\(failures)")
+            } else {
+                #expect(failures.contains { $0.contains(#"the file holds """#) }, "the explorer missed a write lost after its acknowledgement: \(failures)")
+            }
+        }
     }
 
     @Test("the first add, which makes the store: nothing it leaves is damaged, and its add survives once acknowledged")
@@ -53,6 +85,135 @@ struct CrashStateTests {
                 try explorer.run(["add", "Holiday", "name=Day \(day)", "date=2026-01-0\(day)"])
             }
             try explorer.explore("cli-adds", check: Self.missingAdds)
+        }
+    }
+
+    /// What `GuardProbe writer-N`s acknowledged (`add ID`, `edit ID`, `delete ID`, and `deleting ID` before a deletion
+    /// begins), each writer on its own, missing from the state.
+    static func writerLosses(_ state: CrashStateExplorer.State) throws -> [String] {
+        var problems: [String] = []
+        var records: [String: String]?
+        for (pid, text) in state.printed {
+            var added: [String] = [], edited: [String] = [], deleted: Set<String> = [], deleting: Set<String> = []
+            for line in text.split(separator: "\n") {
+                let words = line.split(separator: " ").map(String.init)
+                guard words.count == 2 else { continue }
+                switch words[0] {
+                case "add": added.append(words[1])
+                case "edit": edited.append(words[1])
+                case "delete": deleted.insert(words[1])
+                case "deleting": deleting.insert(words[1])
+                default: break
+                }
+            }
+            guard !added.isEmpty else { continue }
+            if records == nil {
+                let listed = try holidays(state)
+                records = listed.records
+                problems += listed.problems
+            }
+            let found = records ?? [:]
+            // A deletion under way at the cut may be on the disk or not.
+            problems += added.filter { found[$0] == nil && !deleting.contains($0) }.map { "writer \(pid): acknowledged add \($0) is missing" }
+            problems += edited.filter { found[$0] != "edited" && !deleting.contains($0) }.map { "writer \(pid): acknowledged edit of \($0) is missing" }
+            problems += deleted.filter { found[$0] != nil }.map { "writer \(pid): acknowledged deletion of \($0) undone" }
+        }
+        return problems
+    }
+
+    @Test("one process writing single records through the library: every acknowledged add, edit and deletion survives any cut")
+    func libraryWriter() throws {
+        try withSandbox { sandbox in
+            let explorer = try CrashStateExplorer(sandbox: sandbox)
+            try explorer.prepare(["add", "Holiday", "name=Before", "date=2026-01-01"])
+            let writer = try explorer.launch(JournalPowerCutTests.probe, ["writer-6", explorer.store])
+            let finished = writer.wait()
+            try #require(finished.status == 0, "GuardProbe writer-6: \(finished)")
+            try explorer.explore("library-writer", check: Self.writerLosses)
+        }
+    }
+
+    @Test("two processes writing single records at once: every write either acknowledged survives any cut")
+    func twoWriters() throws {
+        try withSandbox { sandbox in
+            let explorer = try CrashStateExplorer(sandbox: sandbox)
+            try explorer.prepare(["add", "Holiday", "name=Before", "date=2026-01-01"])
+            let writers = try (0..<2).map { _ in try explorer.launch(JournalPowerCutTests.probe, ["writer-5", explorer.store]) }
+            for writer in writers {
+                let finished = writer.wait()
+                try #require(finished.status == 0, "GuardProbe writer-5: \(finished)")
+            }
+            try explorer.explore("two-writers", check: Self.writerLosses)
+        }
+    }
+
+    /// An import is one transaction, written through a writable map (MDB_WRITEMAP): all of it or none of it, and
+    /// all of it once it said so.
+    @Test("an import: all of it or none of it after any cut, and all of it once reported")
+    func importAll() throws {
+        try withSandbox { sandbox in
+            let explorer = try CrashStateExplorer(sandbox: sandbox)
+            try explorer.prepare(["add", "Holiday", "name=Before", "date=2026-01-01"])
+            let ids = (0..<300).map { String(format: "imported-%04d", $0) }
+            let lines = ids.map { #"{"id":"\#($0)","name":"Imported \#($0)","date":"2026-03-01"}"# }.joined(separator: "\n")
+            let file = try sandbox.write("import.jsonl", lines + "\n")
+            try explorer.run(["import", "Holiday", file, "--json"])
+            try explorer.explore("import") { state in
+                let (records, problems) = try Self.holidays(state)
+                let present = ids.filter { records[$0] != nil }.count
+                if !state.acknowledged.isEmpty, present != ids.count { return problems + ["the import was reported, and \(present) of its \(ids.count) records are there"] }
+                if present != 0, present != ids.count { return problems + ["\(present) of the import's \(ids.count) records are there: a part of one transaction"] }
+                return problems + (records.values.isEmpty ? ["the record added before the import is missing"] : [])
+            }
+        }
+    }
+
+    @Test("a compaction and its shrink: every record as it was after any cut")
+    func compaction() throws {
+        try withSandbox { sandbox in
+            let explorer = try CrashStateExplorer(sandbox: sandbox)
+            let records = 40
+            var before = ""
+            try explorer.prepare { store in
+                try CompactionPowerCutTests.seed(store, records: records)
+                before = try sandbox.succeed(["--store", store, "list", "Holiday", "--json"]).stdout
+            }
+            try explorer.run(["log", "compact", "--before", "\(3 * records + 1)", "--json"])
+            try explorer.explore("compaction") { state in
+                let listed = try state.run(["list", "Holiday", "--json"])
+                return listed.status == Exit.ok && listed.stdout == before ? [] : ["the records are not as before the compaction: \(listed)"]
+            }
+        }
+    }
+
+    /// A backup is written beside its directory, flushed and checked, then renamed into place: under its name
+    /// there is a whole store or nothing, at any cut, and a whole store once it was reported.
+    @Test("a backup: under its name a whole store or nothing after any cut, and a whole store once reported")
+    func backup() throws {
+        try withSandbox { sandbox in
+            let explorer = try CrashStateExplorer(sandbox: sandbox)
+            var before = ""
+            try explorer.prepare { store in
+                for day in 1...2 { try sandbox.succeed(["--store", store, "add", "Holiday", "name=Before \(day)", "date=2026-01-0\(day)"]) }
+                before = try sandbox.succeed(["--store", store, "list", "Holiday", "--json"]).stdout
+            }
+            let backup = explorer.disk.appendingPathComponent("backup").path
+            try explorer.run(["backup", backup, "--json"])
+            try explorer.explore("backup") { state in
+                var problems: [String] = []
+                let listed = try state.run(["list", "Holiday", "--json"])
+                if listed.stdout != before { problems.append("the store is not as before the backup: \(listed)") }
+                guard FileManager.default.fileExists(atPath: backup) else {
+                    return problems + (state.acknowledged.isEmpty ? [] : ["the backup was reported, and \(backup) is gone"])
+                }
+                for arguments in [["log", "verify"], ["list", "Holiday", "--json"]] {
+                    let result = try state.run(["--store", backup] + arguments)
+                    if result.status != Exit.ok || (arguments[0] == "list" && result.stdout != before) {
+                        problems.append("\(state.acknowledged.isEmpty ? "unreported" : "reported") backup, evsync --store \(backup) \(arguments.joined(separator: " ")): \(result)")
+                    }
+                }
+                return problems
+            }
         }
     }
 }

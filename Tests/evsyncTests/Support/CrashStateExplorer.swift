@@ -16,6 +16,8 @@ final class CrashStateExplorer {
     /// The directory the shim traces: the store, and whatever a command writes beside it (a backup).
     let disk: URL
     let log: String
+    /// A second name for every file the run opened or the trace began with, by inode (`CRASH_TRACE_KEEP`).
+    let keep: String
     /// The disk as it was when the trace began: durable.
     private var initial: DiskModel
 
@@ -33,7 +35,9 @@ final class CrashStateExplorer {
         let root = URL(fileURLWithPath: sandbox.root.path).resolvingSymlinksInPath()
         disk = root.appendingPathComponent("disk", isDirectory: true)
         log = root.appendingPathComponent("crash-trace.log").path
+        keep = root.appendingPathComponent("inodes").path
         try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
         initial = try DiskModel(root: disk.path)
     }
 
@@ -41,16 +45,38 @@ final class CrashStateExplorer {
     @discardableResult
     func prepare(_ arguments: [String], stdin: Data? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
         try #require(!FileManager.default.fileExists(atPath: log), "prepare before any traced command", sourceLocation: sourceLocation)
-        let result = try sandbox.run(arguments, stdin: stdin, environment: ["EVSYNC_STORE": store], sourceLocation: sourceLocation)
-        #expect(result.status == Exit.ok, "evsync \(arguments.joined(separator: " ")): \(result)", sourceLocation: sourceLocation)
-        sync()
-        initial = try DiskModel(root: disk.path)
-        return result
+        var result: CLIResult?
+        try prepare(sourceLocation: sourceLocation) { store in
+            result = try sandbox.run(arguments, stdin: stdin, environment: ["EVSYNC_STORE": store], sourceLocation: sourceLocation)
+        }
+        let finished = try #require(result, sourceLocation: sourceLocation)
+        #expect(finished.status == Exit.ok, "evsync \(arguments.joined(separator: " ")): \(finished)", sourceLocation: sourceLocation)
+        return finished
     }
 
     /// The environment of a traced command.
     var traced: [String: String?] {
-        ["LD_PRELOAD": shim, "CRASH_TRACE_DIR": disk.path, "CRASH_TRACE_LOG": log, "EVSYNC_STORE": store]
+        ["LD_PRELOAD": shim, "CRASH_TRACE_DIR": disk.path, "CRASH_TRACE_LOG": log, "CRASH_TRACE_KEEP": keep, "EVSYNC_STORE": store]
+    }
+
+    /// Writes to the disk untraced, before the trace begins, through `body` given the store's path; what it leaves
+    /// is flushed, the disk as the trace starts.
+    func prepare(sourceLocation: SourceLocation = #_sourceLocation, _ body: (String) throws -> Void) throws {
+        try #require(!FileManager.default.fileExists(atPath: log), "prepare before any traced command", sourceLocation: sourceLocation)
+        try body(store)
+        sync()
+        initial = try DiskModel(root: disk.path)
+        for file in initial.files { _ = link(disk.path + "/" + (initial.name(of: file.inode) ?? ""), keep + "/\(file.inode)") }
+    }
+
+    /// Starts `executable arguments…` traced, with the environment `evsync` gets.
+    func launch(_ executable: URL, _ arguments: [String]) throws -> RunningCommand {
+        var environment = sandbox.environment
+        for (key, value) in traced { environment[key] = value }
+        let output = disk.deletingLastPathComponent().appendingPathComponent("probe-output")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        return try RunningCommand(executable: executable, arguments: arguments, environment: environment, directory: sandbox.root,
+                                  stdin: .none, outputDirectory: output)
     }
 
     /// Runs `evsync arguments…` traced, to completion.
@@ -83,16 +109,17 @@ final class CrashStateExplorer {
     /// `rebuild-views --verify`), and whatever `check` says of what was acknowledged holds. Records an issue for
     /// each failing state (three at most), with the trace and the state kept on disk for a look.
     func explore(_ name: String, sourceLocation: SourceLocation = #_sourceLocation, check: (State) throws -> [String]) throws {
+        for failure in try failures(name, sourceLocation: sourceLocation, check: check) {
+            Issue.record("\(name): \(failure)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// The failing states of the trace, described (three at most); `storeChecks` false leaves out the store's
+    /// soundness, for a trace of something else than a store.
+    func failures(_ name: String, storeChecks: Bool = true, sourceLocation: SourceLocation = #_sourceLocation,
+                  check: (State) throws -> [String]) throws -> [String] {
         let events = try CrashTrace.read(log)
         try #require(!events.isEmpty, "the trace is empty: the shim did not load", sourceLocation: sourceLocation)
-        // The inodes the run left, kept by a second name, so that a state puts each file's content back in its own.
-        let keep = disk.deletingLastPathComponent().appendingPathComponent("inodes").path
-        try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
-        for relative in FileManager.default.subpaths(atPath: disk.path) ?? [] {
-            var status = stat()
-            let path = disk.path + "/" + relative
-            if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG { _ = link(path, keep + "/\(status.st_ino)") }
-        }
         // The cuts worth most: just before a flush (the most written and not yet flushed) and just after an output.
         var cuts = events.indices.filter { index in
             events[index].kind == .output || index == events.count - 1
@@ -120,13 +147,13 @@ final class CrashStateExplorer {
                 hasher.combine(state.names)
                 hasher.combine(state.images)
                 guard seen.insert(hasher.finalize()).inserted else { continue }
-                try materialise(state, model: model, keep: keep)
+                try materialise(state, model: model)
                 checked += 1
                 let context = State(explorer: self, printed: printed, isLast: index == events.count - 1, bootID: UUID().uuidString.lowercased())
-                let problems = try soundness(context) + check(context)
+                let problems = try (storeChecks ? soundness(context) : []) + check(context)
                 guard !problems.isEmpty else { continue }
                 // The state as the cut left it, before the checks opened it.
-                try materialise(state, model: model, keep: keep)
+                try materialise(state, model: model)
                 let kept = failures.isEmpty ? keepFailure(name) : nil
                 let before = (max(0, index - 12)...index).map { "  #\($0) \(events[$0].summary)" }
                 failures.append("""
@@ -143,9 +170,9 @@ final class CrashStateExplorer {
             }
             if failures.count >= 3 { break }
         }
-        for failure in failures { Issue.record("\(name): \(failure)", sourceLocation: sourceLocation) }
         #expect(checked > 0, "\(name): no crash state was checked", sourceLocation: sourceLocation)
         print("crash states of \(name): \(checked) checked at \(cuts.count) cuts of \(events.count) events, \(failures.count) failing (seed \(Self.seed), budget \(Self.budget))")
+        return failures
     }
 
     /// What every state must be: a store that opens, whose log and views are sound; or no store, before it was made.
@@ -168,7 +195,7 @@ final class CrashStateExplorer {
 
     /// Puts a state onto the disk directory: its directories, and each file's content in its own inode when the run
     /// left that inode (else in a new file).
-    private func materialise(_ state: (names: [String: DiskModel.Node], images: [Int: DiskModel.Image]), model: DiskModel, keep: String) throws {
+    private func materialise(_ state: (names: [String: DiskModel.Node], images: [Int: DiskModel.Image]), model: DiskModel) throws {
         let manager = FileManager.default
         for item in try manager.contentsOfDirectory(atPath: disk.path) { try manager.removeItem(atPath: disk.path + "/" + item) }
         for (path, node) in state.names.sorted(by: { $0.key < $1.key }) where node == .directory {

@@ -111,6 +111,11 @@ struct DiskModel {
         currentNames = durableNames
     }
 
+    /// The current name of the file with this inode.
+    func name(of inode: UInt64) -> String? {
+        currentNames.first { if case .file(let file) = $0.value { files[file].inode == inode } else { false } }?.key
+    }
+
     private func relative(_ path: String) -> String? {
         if path == root { return "" }
         guard path.hasPrefix(root + "/") else { return nil }
