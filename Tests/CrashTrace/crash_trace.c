@@ -177,11 +177,21 @@ static void shadow_write(const char *path, off_t offset, const void *data, size_
     }
 }
 
+/* Before a flush of `fd`: the writes made through its file's maps, which the flush writes too, recorded; and the
+ * log's length, which the flush covers. */
+static int64_t before_flush(int fd) {
+    char path[PATH_MAX];
+    pthread_mutex_lock(&lock);
+    if (traced[fd] != 2 && path_of(fd, path)) record_map_writes(path, 0, (char *)UINTPTR_MAX);
+    int64_t covers = log_length();
+    pthread_mutex_unlock(&lock);
+    return covers;
+}
+
 static void flush_record(int fd, int64_t covers) {
     char path[PATH_MAX];
     if (!path_of(fd, path)) return;
     pthread_mutex_lock(&lock);
-    if (traced[fd] != 2) record_map_writes(path, 0, (char *)UINTPTR_MAX);
     emit(FLUSH, traced[fd] == 2 ? FLUSH_DIRECTORY : 0, covers, 0, path, 0, 0, 0);
     pthread_mutex_unlock(&lock);
 }
@@ -491,7 +501,7 @@ int posix_fallocate(int fd, off_t offset, off_t length) {
 
 int fsync(int fd) {
     REAL(fsync);
-    int64_t covers = is_traced(fd) ? log_length() : 0;
+    int64_t covers = is_traced(fd) ? before_flush(fd) : 0;
     int result = real_fsync(fd);
     if (result == 0 && is_traced(fd)) flush_record(fd, covers);
     return result;
@@ -499,7 +509,7 @@ int fsync(int fd) {
 
 int fdatasync(int fd) {
     REAL(fdatasync);
-    int64_t covers = is_traced(fd) ? log_length() : 0;
+    int64_t covers = is_traced(fd) ? before_flush(fd) : 0;
     int result = real_fdatasync(fd);
     if (result == 0 && is_traced(fd)) flush_record(fd, covers);
     return result;
@@ -509,7 +519,7 @@ int fdatasync(int fd) {
  * metadata: recorded as a flush only in that case, which is generous; evsync does not call it today. */
 int sync_file_range(int fd, off64_t offset, off64_t length, unsigned int flags) {
     REAL(sync_file_range);
-    int64_t covers = is_traced(fd) ? log_length() : 0;
+    int64_t covers = is_traced(fd) ? before_flush(fd) : 0;
     int result = real_sync_file_range(fd, offset, length, flags);
     if (result == 0 && is_traced(fd) && (flags & 2) && (flags & 4)) flush_record(fd, covers);
     return result;

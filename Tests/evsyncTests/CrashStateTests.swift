@@ -9,7 +9,7 @@ import TestSupport
 /// flushed, plus any of the 4 KiB blocks written since each file's last flush, and names per their directory's
 /// flush), a bounded seeded sample of them, and checks each: every write acknowledged before the cut is there,
 /// `log verify` and `rebuild-views --verify` pass. The method and its limits: docs/crash-states.md.
-/// `CRASH_STATES_BUDGET` (states a scenario, 48) and `CRASH_STATES_SEED` make a longer or another run.
+/// `CRASH_STATES_BUDGET` (about how many states a scenario checks, 96) and `CRASH_STATES_SEED` make a longer or another run.
 @Suite("crash states")
 struct CrashStateTests {
     /// `list Holiday --json` of the state, as id → details; a problem if it fails.
@@ -213,6 +213,38 @@ struct CrashStateTests {
                     }
                 }
                 return problems
+            }
+        }
+    }
+
+    static let kinto = ProcessInfo.processInfo.environment["EVSYNC_TEST_KINTO"].flatMap { $0.isEmpty ? nil : $0 }
+    static let kintoAuthFile = ProcessInfo.processInfo.environment["EVSYNC_TEST_KINTO_AUTH_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// A pull from a real Kinto (`EVSYNC_TEST_KINTO`, as the sync tests): another store pushes records to a fresh
+    /// bucket, then the traced store, holding a record of its own, syncs.
+    @Test("a pull: everything the sync reported is there after any cut, and the record written before it",
+          .enabled(if: kinto != nil && kintoAuthFile != nil, "needs a Kinto server: set EVSYNC_TEST_KINTO and EVSYNC_TEST_KINTO_AUTH_FILE (Tools/test does)"))
+    func pull() throws {
+        try withSandbox { sandbox in
+            let explorer = try CrashStateExplorer(sandbox: sandbox)
+            let server = try #require(Self.kinto), authFile = try #require(Self.kintoAuthFile)
+            let remote = (server.hasSuffix("/") ? String(server.dropLast()) : server) + "/buckets/t" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            let ids = (0..<30).map { String(format: "pulled-%04d", $0) }
+            let lines = ids.map { #"{"id":"\#($0)","name":"Pulled \#($0)","date":"2026-04-01"}"# }.joined(separator: "\n")
+            let source = sandbox.root.appendingPathComponent("source").path
+            try sandbox.succeed(["--store", source, "import", "Holiday", try sandbox.write("pulled.jsonl", lines + "\n")])
+            try sandbox.succeed(["--store", source, "sync", "--remote", remote, "--auth-file", authFile])
+            let local = try explorer.prepare(["add", "Holiday", "name=Local", "date=2026-01-01"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let sync = try explorer.run(["sync", "--remote", remote, "--auth-file", authFile, "--json"])
+            #expect(sync.stdout.contains(#""pulled":30"#), "\(sync)")
+            try explorer.explore("pull") { state in
+                let (records, problems) = try Self.holidays(state)
+                var found = problems + (records[local] == nil ? ["the record added before the sync is missing"] : [])
+                if !state.acknowledged.isEmpty {
+                    let missing = ids.filter { records[$0] == nil }
+                    if !missing.isEmpty { found.append("the sync reported, and \(missing.count) of the \(ids.count) records it pulled are missing") }
+                }
+                return found
             }
         }
     }

@@ -25,8 +25,11 @@ final class CrashStateExplorer {
 
     /// How many states a scenario checks, and the seed of its sample: `CRASH_STATES_BUDGET` and
     /// `CRASH_STATES_SEED` make a longer or another run.
-    static let budget = ProcessInfo.processInfo.environment["CRASH_STATES_BUDGET"].flatMap { Int($0) } ?? 48
+    static let budget = ProcessInfo.processInfo.environment["CRASH_STATES_BUDGET"].flatMap { Int($0) } ?? 96
     static let seed = ProcessInfo.processInfo.environment["CRASH_STATES_SEED"].flatMap { UInt64($0) } ?? 0xC0FFEE
+
+    /// `CRASH_STATES_VERBOSE=1` prints every state checked.
+    static let verbose = ProcessInfo.processInfo.environment["CRASH_STATES_VERBOSE"] == "1"
 
     init(sandbox: Sandbox) throws {
         self.sandbox = sandbox
@@ -120,13 +123,13 @@ final class CrashStateExplorer {
                   check: (State) throws -> [String]) throws -> [String] {
         let events = try CrashTrace.read(log)
         try #require(!events.isEmpty, "the trace is empty: the shim did not load", sourceLocation: sourceLocation)
-        // The cuts worth most: just before a flush (the most written and not yet flushed) and just after an output.
+        // The cuts worth most: just before each flush, where the most is written and not yet flushed (a cut just
+        // after an acknowledgement leaves a subset of what the cut before the next flush may), and the end.
         var cuts = events.indices.filter { index in
-            events[index].kind == .output || index == events.count - 1
-                || (index + 1 < events.count && [.flush, .flushAll].contains(events[index + 1].kind))
+            index == events.count - 1 || [.flush, .flushAll].contains(events[index + 1].kind)
         }
         var random = SplitMix64(seed: Self.seed)
-        let cutBudget = max(1, Self.budget / 4)
+        let cutBudget = max(1, Self.budget / 6)
         if cuts.count > cutBudget { cuts = Array(cuts.shuffled(using: &random).prefix(cutBudget)).sorted() }
         let perCut = max(4, Self.budget / max(1, cuts.count))
 
@@ -139,7 +142,7 @@ final class CrashStateExplorer {
             cut = nextCut.next()
             var printed: [Int32: String] = [:]
             for output in model.outputs { printed[output.pid, default: ""] += output.text }
-            for choices in model.choices(budget: perCut, using: &random) {
+            for choices in model.choices(budget: perCut, enumerateUpTo: 16, using: &random) {
                 let state = model.state(choices)
                 var hasher = Hasher()
                 hasher.combine(printed.count)
@@ -151,6 +154,7 @@ final class CrashStateExplorer {
                 checked += 1
                 let context = State(explorer: self, printed: printed, isLast: index == events.count - 1, bootID: UUID().uuidString.lowercased())
                 let problems = try (storeChecks ? soundness(context) : []) + check(context)
+                if Self.verbose { print("\(name): state after event \(index) (\(event.summary)): \(problems.isEmpty ? "sound" : "FAILS")\n\(model.describe(choices))") }
                 guard !problems.isEmpty else { continue }
                 // The state as the cut left it, before the checks opened it.
                 try materialise(state, model: model)

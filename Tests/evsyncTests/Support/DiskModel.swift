@@ -260,9 +260,10 @@ struct DiskModel {
         return count
     }
 
-    /// The states of this moment to check: all of them when they are at most `budget`, else none kept, all kept,
-    /// and a random sample.
-    func choices(budget: Int, using random: inout some RandomNumberGenerator) -> [Choices] {
+    /// The states of this moment to check: all of them when there are at most `enumerateUpTo`; else, within
+    /// `budget`, none kept and all kept, then for each choice point in a random order the states where it alone is
+    /// lost and where it alone is kept (the usual shape of an ordering bug: one write without another), then random ones.
+    func choices(budget: Int, enumerateUpTo: Int, using random: inout some RandomNumberGenerator) -> [Choices] {
         let points = self.points
         let radices = points.map { $0.versions.count + 1 } + [pendingNames.count + 1]
         func make(_ digits: [Int]) -> Choices {
@@ -271,15 +272,23 @@ struct DiskModel {
             choices.names = digits[points.count]
             return choices
         }
-        if stateCount <= budget {
+        if stateCount <= max(budget, enumerateUpTo) {
             return (0..<stateCount).map { number in
                 var rest = number
                 return make(radices.map { radix in defer { rest /= radix }; return rest % radix })
             }
         }
-        var result = [make(radices.map { _ in 0 }), make(radices.map { $0 - 1 })]
+        let none = radices.map { _ in 0 }, all = radices.map { $0 - 1 }
+        var result = [make(none), make(all)]
+        for point in radices.indices.shuffled(using: &random) where radices[point] > 1 {
+            var allBut = all, only = none
+            allBut[point] = 0
+            only[point] = radices[point] - 1
+            result += [make(allBut), make(only)]
+            if result.count >= budget { return Array(result.prefix(budget)) }
+        }
         while result.count < budget {
-            // Half the time each block kept whole or not at all: a flush half done is the common case.
+            // Often each block kept whole or not at all: a flush half done is the common case.
             let keepBias = Int.random(in: 0...2, using: &random)
             result.append(make(radices.map { radix in
                 switch keepBias {
