@@ -25,9 +25,9 @@ struct CrashStateTests {
         return (records, [])
     }
 
-    /// The ids printed by `evsync add`, one a line, missing from the state.
+    /// The ids printed by `evsync add`, one a line, before the trace or in it before the cut, missing from the state.
     static func missingAdds(_ state: CrashStateExplorer.State) throws -> [String] {
-        let ids = state.acknowledged.split(separator: "\n").map(String.init)
+        let ids = (state.prepared + state.acknowledged).split(separator: "\n").map(String.init)
         guard !ids.isEmpty else { return [] }
         let (records, problems) = try Self.holidays(state)
         return problems + ids.filter { records[$0] == nil }.map { "acknowledged add \($0) is missing" }
@@ -88,10 +88,11 @@ struct CrashStateTests {
         }
     }
 
-    /// What `GuardProbe writer-N`s acknowledged (`add ID`, `edit ID`, `delete ID`, and `deleting ID` before a deletion
+    /// What `evsync add`s acknowledged before the trace, and what `GuardProbe writer-N`s acknowledged (`add ID`, `edit ID`, `delete ID`, and `deleting ID` before a deletion
     /// begins), each writer on its own, missing from the state.
     static func writerLosses(_ state: CrashStateExplorer.State) throws -> [String] {
-        var problems: [String] = []
+        var problems = try missingAdds(CrashStateExplorer.State(explorer: state.explorer, printed: [:], prepared: state.prepared,
+                                                                isLast: state.isLast, bootID: state.bootID))
         var records: [String: String]?
         for (pid, text) in state.printed {
             var added: [String] = [], edited: [String] = [], deleted: Set<String> = [], deleting: Set<String> = []
@@ -163,7 +164,8 @@ struct CrashStateTests {
                 let present = ids.filter { records[$0] != nil }.count
                 if !state.acknowledged.isEmpty, present != ids.count { return problems + ["the import was reported, and \(present) of its \(ids.count) records are there"] }
                 if present != 0, present != ids.count { return problems + ["\(present) of the import's \(ids.count) records are there: a part of one transaction"] }
-                return problems + (records.values.isEmpty ? ["the record added before the import is missing"] : [])
+                let before = state.prepared.trimmingCharacters(in: .whitespacesAndNewlines)
+                return problems + (records[before] == nil ? ["the record added before the import is missing"] : [])
             }
         }
     }
@@ -234,12 +236,13 @@ struct CrashStateTests {
             let source = sandbox.root.appendingPathComponent("source").path
             try sandbox.succeed(["--store", source, "import", "Holiday", try sandbox.write("pulled.jsonl", lines + "\n")])
             try sandbox.succeed(["--store", source, "sync", "--remote", remote, "--auth-file", authFile])
-            let local = try explorer.prepare(["add", "Holiday", "name=Local", "date=2026-01-01"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            defer { Self.deleteBucket(remote, authFile: authFile) }
+            try explorer.prepare(["add", "Holiday", "name=Local", "date=2026-01-01"])
             let sync = try explorer.run(["sync", "--remote", remote, "--auth-file", authFile, "--json"])
             #expect(sync.stdout.contains(#""pulled":30"#), "\(sync)")
             try explorer.explore("pull") { state in
                 let (records, problems) = try Self.holidays(state)
-                var found = problems + (records[local] == nil ? ["the record added before the sync is missing"] : [])
+                var found = problems + (records[state.prepared.trimmingCharacters(in: .whitespacesAndNewlines)] == nil ? ["the record added before the sync is missing"] : [])
                 if !state.acknowledged.isEmpty {
                     let missing = ids.filter { records[$0] == nil }
                     if !missing.isEmpty { found.append("the sync reported, and \(missing.count) of the \(ids.count) records it pulled are missing") }
@@ -247,5 +250,22 @@ struct CrashStateTests {
                 return found
             }
         }
+    }
+
+    /// Deletes a test bucket, as the sync suites do theirs (a Kinto's memory backend slows with every record it
+    /// holds); the credentials reach curl as a config on its standard input, never in its arguments.
+    static func deleteBucket(_ url: String, authFile: String) {
+        guard let credentials = try? String(contentsOfFile: authFile, encoding: .utf8).trimmingCharacters(in: .newlines),
+              let curl = ProcessRunner.which("curl") else { return }
+        let quoted = credentials.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: curl)
+        process.arguments = ["-s", "-o", "/dev/null", "-X", "DELETE", "-K", "-", url]
+        let input = Pipe()
+        process.standardInput = input
+        guard (try? process.run()) != nil else { return }
+        input.fileHandleForWriting.write(Data("user = \"\(quoted)\"\n".utf8))
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
     }
 }

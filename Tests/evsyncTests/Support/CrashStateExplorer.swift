@@ -18,6 +18,8 @@ final class CrashStateExplorer {
     let log: String
     /// A second name for every file the run opened or the trace began with, by inode (`CRASH_TRACE_KEEP`).
     let keep: String
+    /// What the commands run by `prepare` printed: acknowledged before the trace began.
+    private(set) var prepared = ""
     /// The disk as it was when the trace began: durable.
     private var initial: DiskModel
 
@@ -53,6 +55,7 @@ final class CrashStateExplorer {
             result = try sandbox.run(arguments, stdin: stdin, environment: ["EVSYNC_STORE": store], sourceLocation: sourceLocation)
         }
         let finished = try #require(result, sourceLocation: sourceLocation)
+        prepared += finished.stdout
         #expect(finished.status == Exit.ok, "evsync \(arguments.joined(separator: " ")): \(finished)", sourceLocation: sourceLocation)
         return finished
     }
@@ -95,6 +98,8 @@ final class CrashStateExplorer {
         let explorer: CrashStateExplorer
         /// What each process printed before the cut, by process, in order: what it acknowledged.
         let printed: [Int32: String]
+        /// What the commands run by `prepare` printed.
+        let prepared: String
         /// Whether the cut is after the whole trace.
         let isLast: Bool
         let bootID: String
@@ -152,7 +157,7 @@ final class CrashStateExplorer {
                 guard seen.insert(hasher.finalize()).inserted else { continue }
                 try materialise(state, model: model)
                 checked += 1
-                let context = State(explorer: self, printed: printed, isLast: index == events.count - 1, bootID: UUID().uuidString.lowercased())
+                let context = State(explorer: self, printed: printed, prepared: prepared, isLast: index == events.count - 1, bootID: UUID().uuidString.lowercased())
                 let problems = try (storeChecks ? soundness(context) : []) + check(context)
                 if Self.verbose { print("\(name): state after event \(index) (\(event.summary)): \(problems.isEmpty ? "sound" : "FAILS")\n\(model.describe(choices))") }
                 guard !problems.isEmpty else { continue }
