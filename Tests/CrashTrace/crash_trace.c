@@ -314,49 +314,21 @@ static int boot_id_fd(const char *path) {
     return fd;
 }
 
-int open(const char *path, int flags, ...) {
-    REAL(open);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list list; va_start(list, flags); mode = va_arg(list, mode_t); va_end(list); }
-    int fake = boot_id_fd(path);
-    if (fake >= 0) return fake;
-    int fd = real_open(path, flags, mode);
-    opened(fd, flags);
-    return fd;
-}
+/* The mode is there only with O_CREAT or O_TMPFILE. */
+#define OPEN_CALL(name, ...) \
+    REAL(name); \
+    mode_t mode = 0; \
+    if (flags & (O_CREAT | O_TMPFILE)) { va_list list; va_start(list, flags); mode = va_arg(list, mode_t); va_end(list); } \
+    int fake = boot_id_fd(path); \
+    if (fake >= 0) return fake; \
+    int fd = real_##name(__VA_ARGS__, mode); \
+    opened(fd, flags); \
+    return fd
 
-int open64(const char *path, int flags, ...) {
-    REAL(open64);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list list; va_start(list, flags); mode = va_arg(list, mode_t); va_end(list); }
-    int fake = boot_id_fd(path);
-    if (fake >= 0) return fake;
-    int fd = real_open64(path, flags, mode);
-    opened(fd, flags);
-    return fd;
-}
-
-int openat(int dirfd, const char *path, int flags, ...) {
-    REAL(openat);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list list; va_start(list, flags); mode = va_arg(list, mode_t); va_end(list); }
-    int fake = boot_id_fd(path);
-    if (fake >= 0) return fake;
-    int fd = real_openat(dirfd, path, flags, mode);
-    opened(fd, flags);
-    return fd;
-}
-
-int openat64(int dirfd, const char *path, int flags, ...) {
-    REAL(openat64);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list list; va_start(list, flags); mode = va_arg(list, mode_t); va_end(list); }
-    int fake = boot_id_fd(path);
-    if (fake >= 0) return fake;
-    int fd = real_openat64(dirfd, path, flags, mode);
-    opened(fd, flags);
-    return fd;
-}
+int open(const char *path, int flags, ...) { OPEN_CALL(open, path, flags); }
+int open64(const char *path, int flags, ...) { OPEN_CALL(open64, path, flags); }
+int openat(int dirfd, const char *path, int flags, ...) { OPEN_CALL(openat, dirfd, path, flags); }
+int openat64(int dirfd, const char *path, int flags, ...) { OPEN_CALL(openat64, dirfd, path, flags); }
 
 int creat(const char *path, mode_t mode) {
     REAL(creat);
@@ -464,36 +436,37 @@ int truncate(const char *path, off_t length) {
 }
 
 /* A size it reserves (without FALLOC_FL_KEEP_SIZE) is a truncation up to it; blocks it reserves hold zeros. */
+static void allocated(int fd, int keep_size) {
+    char path[PATH_MAX];
+    struct stat status;
+    if (is_traced(fd) && !keep_size && path_of(fd, path) && fstat(fd, &status) == 0) truncated(path, status.st_size);
+}
+
 int fallocate(int fd, int mode, off_t offset, off_t length) {
     REAL(fallocate);
     int result = real_fallocate(fd, mode, offset, length);
-    char path[PATH_MAX];
-    if (result == 0 && is_traced(fd) && !(mode & 1 /* FALLOC_FL_KEEP_SIZE */) && path_of(fd, path)) {
-        struct stat status;
-        if (fstat(fd, &status) == 0) truncated(path, status.st_size);
-    }
+    if (result == 0) allocated(fd, mode & 1 /* FALLOC_FL_KEEP_SIZE */);
     return result;
 }
 
 int fallocate64(int fd, int mode, off64_t offset, off64_t length) {
     REAL(fallocate64);
     int result = real_fallocate64(fd, mode, offset, length);
-    char path[PATH_MAX];
-    if (result == 0 && is_traced(fd) && !(mode & 1) && path_of(fd, path)) {
-        struct stat status;
-        if (fstat(fd, &status) == 0) truncated(path, status.st_size);
-    }
+    if (result == 0) allocated(fd, mode & 1);
     return result;
 }
 
 int posix_fallocate(int fd, off_t offset, off_t length) {
     REAL(posix_fallocate);
     int result = real_posix_fallocate(fd, offset, length);
-    char path[PATH_MAX];
-    if (result == 0 && is_traced(fd) && path_of(fd, path)) {
-        struct stat status;
-        if (fstat(fd, &status) == 0) truncated(path, status.st_size);
-    }
+    if (result == 0) allocated(fd, 0);
+    return result;
+}
+
+int posix_fallocate64(int fd, off64_t offset, off64_t length) {
+    REAL(posix_fallocate64);
+    int result = real_posix_fallocate64(fd, offset, length);
+    if (result == 0) allocated(fd, 0);
     return result;
 }
 

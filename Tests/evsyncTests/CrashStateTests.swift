@@ -12,6 +12,10 @@ import TestSupport
 /// `CRASH_STATES_BUDGET` (about how many states a scenario checks, 96) and `CRASH_STATES_SEED` make a longer or another run.
 @Suite("crash states")
 struct CrashStateTests {
+    static func withExplorer(_ body: (CrashStateExplorer) throws -> Void) throws {
+        try withSandbox { sandbox in try body(try CrashStateExplorer(sandbox: sandbox)) }
+    }
+
     /// `list Holiday --json` of the state, as id → details; a problem if it fails.
     static func holidays(_ state: CrashStateExplorer.State) throws -> (records: [String: String], problems: [String]) {
         let result = try state.run(["list", "Holiday", "--json"])
@@ -39,18 +43,14 @@ struct CrashStateTests {
     @Test("the explorer finds an acknowledged write that was never flushed, and passes one that was",
           arguments: [false, true])
     func explorerFindsAnUnflushedAcknowledgement(flushed: Bool) throws {
-        try withSandbox { sandbox in
-            let explorer = try CrashStateExplorer(sandbox: sandbox)
+        try Self.withExplorer { explorer in
             let file = explorer.disk.appendingPathComponent("saved").path
             // The file is made (and its name flushed) before the trace: only its content is in question.
             try explorer.prepare { _ in
                 try Data().write(to: URL(fileURLWithPath: file))
             }
-            var environment = sandbox.environment
-            for (key, value) in explorer.traced { environment[key] = value }
             let script = "printf 'the record' > '\(file)'\(flushed ? " && sync '\(file)'" : "") && echo saved"
-            let shell = try RunningCommand(executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script], environment: environment,
-                                           directory: sandbox.root, stdin: .none, outputDirectory: sandbox.root)
+            let shell = try explorer.launch(URL(fileURLWithPath: "/bin/sh"), ["-c", script])
             let finished = shell.wait()
             try #require(finished.status == 0 && finished.stdout == "saved\n", "\(finished)")
             let failures = try explorer.failures("self-test", storeChecks: false) { state in
@@ -67,8 +67,7 @@ struct CrashStateTests {
 
     @Test("the first add, which makes the store: nothing it leaves is damaged, and its add survives once acknowledged")
     func storeCreation() throws {
-        try withSandbox { sandbox in
-            let explorer = try CrashStateExplorer(sandbox: sandbox)
+        try Self.withExplorer { explorer in
             try explorer.run(["add", "Holiday", "name=Day 1", "date=2026-01-01"])
             try explorer.explore("store-creation", check: Self.missingAdds)
         }
@@ -78,8 +77,7 @@ struct CrashStateTests {
     /// its own, and a cut in it could roll the previous command's add back.
     @Test("CLI adds from separate processes: every acknowledged add survives any cut")
     func cliAdds() throws {
-        try withSandbox { sandbox in
-            let explorer = try CrashStateExplorer(sandbox: sandbox)
+        try Self.withExplorer { explorer in
             try explorer.prepare(["add", "Holiday", "name=Before", "date=2026-01-01"])
             for day in 1...3 {
                 try explorer.run(["add", "Holiday", "name=Day \(day)", "date=2026-01-0\(day)"])
@@ -122,29 +120,19 @@ struct CrashStateTests {
         return problems
     }
 
-    @Test("one process writing single records through the library: every acknowledged add, edit and deletion survives any cut")
-    func libraryWriter() throws {
-        try withSandbox { sandbox in
-            let explorer = try CrashStateExplorer(sandbox: sandbox)
+    /// One process, or two at once (so that the store passes from one to the other between writes), writing
+    /// single records through the library.
+    @Test("processes writing single records through the library: every acknowledged add, edit and deletion survives any cut",
+          arguments: [1, 2])
+    func libraryWriters(count: Int) throws {
+        try Self.withExplorer { explorer in
             try explorer.prepare(["add", "Holiday", "name=Before", "date=2026-01-01"])
-            let writer = try explorer.launch(JournalPowerCutTests.probe, ["writer-6", explorer.store])
-            let finished = writer.wait()
-            try #require(finished.status == 0, "GuardProbe writer-6: \(finished)")
-            try explorer.explore("library-writer", check: Self.writerLosses)
-        }
-    }
-
-    @Test("two processes writing single records at once: every write either acknowledged survives any cut")
-    func twoWriters() throws {
-        try withSandbox { sandbox in
-            let explorer = try CrashStateExplorer(sandbox: sandbox)
-            try explorer.prepare(["add", "Holiday", "name=Before", "date=2026-01-01"])
-            let writers = try (0..<2).map { _ in try explorer.launch(JournalPowerCutTests.probe, ["writer-5", explorer.store]) }
+            let writers = try (0..<count).map { _ in try explorer.launch(JournalPowerCutTests.probe, ["writer-6", explorer.store]) }
             for writer in writers {
                 let finished = writer.wait()
-                try #require(finished.status == 0, "GuardProbe writer-5: \(finished)")
+                try #require(finished.status == 0, "GuardProbe writer-6: \(finished)")
             }
-            try explorer.explore("two-writers", check: Self.writerLosses)
+            try explorer.explore(count == 1 ? "library-writer" : "two-writers", check: Self.writerLosses)
         }
     }
 
@@ -152,12 +140,11 @@ struct CrashStateTests {
     /// all of it once it said so.
     @Test("an import: all of it or none of it after any cut, and all of it once reported")
     func importAll() throws {
-        try withSandbox { sandbox in
-            let explorer = try CrashStateExplorer(sandbox: sandbox)
+        try Self.withExplorer { explorer in
             try explorer.prepare(["add", "Holiday", "name=Before", "date=2026-01-01"])
             let ids = (0..<300).map { String(format: "imported-%04d", $0) }
             let lines = ids.map { #"{"id":"\#($0)","name":"Imported \#($0)","date":"2026-03-01"}"# }.joined(separator: "\n")
-            let file = try sandbox.write("import.jsonl", lines + "\n")
+            let file = try explorer.sandbox.write("import.jsonl", lines + "\n")
             try explorer.run(["import", "Holiday", file, "--json"])
             try explorer.explore("import") { state in
                 let (records, problems) = try Self.holidays(state)
@@ -172,13 +159,12 @@ struct CrashStateTests {
 
     @Test("a compaction and its shrink: every record as it was after any cut")
     func compaction() throws {
-        try withSandbox { sandbox in
-            let explorer = try CrashStateExplorer(sandbox: sandbox)
+        try Self.withExplorer { explorer in
             let records = 40
             var before = ""
             try explorer.prepare { store in
                 try CompactionPowerCutTests.seed(store, records: records)
-                before = try sandbox.succeed(["--store", store, "list", "Holiday", "--json"]).stdout
+                before = try explorer.sandbox.succeed(["--store", store, "list", "Holiday", "--json"]).stdout
             }
             try explorer.run(["log", "compact", "--before", "\(3 * records + 1)", "--json"])
             try explorer.explore("compaction") { state in
@@ -192,12 +178,11 @@ struct CrashStateTests {
     /// there is a whole store or nothing, at any cut, and a whole store once it was reported.
     @Test("a backup: under its name a whole store or nothing after any cut, and a whole store once reported")
     func backup() throws {
-        try withSandbox { sandbox in
-            let explorer = try CrashStateExplorer(sandbox: sandbox)
+        try Self.withExplorer { explorer in
             var before = ""
             try explorer.prepare { store in
-                for day in 1...2 { try sandbox.succeed(["--store", store, "add", "Holiday", "name=Before \(day)", "date=2026-01-0\(day)"]) }
-                before = try sandbox.succeed(["--store", store, "list", "Holiday", "--json"]).stdout
+                for day in 1...2 { try explorer.sandbox.succeed(["--store", store, "add", "Holiday", "name=Before \(day)", "date=2026-01-0\(day)"]) }
+                before = try explorer.sandbox.succeed(["--store", store, "list", "Holiday", "--json"]).stdout
             }
             let backup = explorer.disk.appendingPathComponent("backup").path
             try explorer.run(["backup", backup, "--json"])
@@ -227,15 +212,14 @@ struct CrashStateTests {
     @Test("a pull: everything the sync reported is there after any cut, and the record written before it",
           .enabled(if: kinto != nil && kintoAuthFile != nil, "needs a Kinto server: set EVSYNC_TEST_KINTO and EVSYNC_TEST_KINTO_AUTH_FILE (Tools/test does)"))
     func pull() throws {
-        try withSandbox { sandbox in
-            let explorer = try CrashStateExplorer(sandbox: sandbox)
+        try Self.withExplorer { explorer in
             let server = try #require(Self.kinto), authFile = try #require(Self.kintoAuthFile)
             let remote = (server.hasSuffix("/") ? String(server.dropLast()) : server) + "/buckets/t" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
             let ids = (0..<30).map { String(format: "pulled-%04d", $0) }
             let lines = ids.map { #"{"id":"\#($0)","name":"Pulled \#($0)","date":"2026-04-01"}"# }.joined(separator: "\n")
-            let source = sandbox.root.appendingPathComponent("source").path
-            try sandbox.succeed(["--store", source, "import", "Holiday", try sandbox.write("pulled.jsonl", lines + "\n")])
-            try sandbox.succeed(["--store", source, "sync", "--remote", remote, "--auth-file", authFile])
+            let source = explorer.sandbox.root.appendingPathComponent("source").path
+            try explorer.sandbox.succeed(["--store", source, "import", "Holiday", try explorer.sandbox.write("pulled.jsonl", lines + "\n")])
+            try explorer.sandbox.succeed(["--store", source, "sync", "--remote", remote, "--auth-file", authFile])
             defer { Self.deleteBucket(remote, authFile: authFile) }
             try explorer.prepare(["add", "Holiday", "name=Local", "date=2026-01-01"])
             let sync = try explorer.run(["sync", "--remote", remote, "--auth-file", authFile, "--json"])
