@@ -35,8 +35,8 @@
 
 enum { OPEN = 1, WRITE = 2, TRUNCATE = 3, FLUSH = 4, RENAME = 5, UNLINK = 6, MKDIR = 7, RMDIR = 8, OUTPUT = 9,
        FLUSH_ALL = 10, START = 11 };
-/* FLUSH flags */
-enum { FLUSH_DIRECTORY = 1 };
+/* FLUSH flags: a directory; or only the range [b, b + length) of the file, length in the data (an O_DSYNC write). */
+enum { FLUSH_DIRECTORY = 1, FLUSH_RANGE = 2 };
 
 #define MAX_FDS 65536
 #define MAX_MAPS 64
@@ -203,7 +203,10 @@ static void write_record(int fd, off_t offset, const void *data, size_t length) 
     emit(WRITE, 0, offset, 0, path, 0, data, length);
     shadow_write(path, offset, data, length);
     /* O_SYNC/O_DSYNC: durable when the call returns. */
-    if (traced[fd] == 3) emit(FLUSH, 0, log_length(), 0, path, 0, 0, 0);
+    if (traced[fd] == 3) {
+        int64_t range = (int64_t)length;
+        emit(FLUSH, FLUSH_RANGE, log_length(), offset, path, 0, &range, sizeof range);
+    }
     pthread_mutex_unlock(&lock);
 }
 

@@ -15,12 +15,14 @@ struct TraceEvent {
     let flags: UInt32
     /// The offset or size; for a flush, the log's length when it began; for an open, the inode.
     let a: Int64
+    /// For an open, the size; for a flush of a range, where it starts (its length is the data).
+    let b: Int64
     let path: String
     let path2: String
     let data: [UInt8]
 
     static let openCreate: UInt32 = 0o100, openTruncate: UInt32 = 0o1000
-    static let flushDirectory: UInt32 = 1
+    static let flushDirectory: UInt32 = 1, flushRange: UInt32 = 2
 
     var summary: String {
         switch kind {
@@ -81,7 +83,7 @@ enum CrashTrace {
             let (pathLength, path2Length, dataLength) = (u32(at + 32), u32(at + 36), u32(at + 40))
             let pathStart = at + 48, path2Start = pathStart + pathLength, dataStart = path2Start + path2Length
             guard dataStart + dataLength == at + size else { break }
-            events.append(TraceEvent(at: at, kind: kind, pid: Int32(truncatingIfNeeded: u32(at + 8)), flags: UInt32(u32(at + 12)), a: i64(at + 16),
+            events.append(TraceEvent(at: at, kind: kind, pid: Int32(truncatingIfNeeded: u32(at + 8)), flags: UInt32(u32(at + 12)), a: i64(at + 16), b: i64(at + 24),
                                      path: String(decoding: bytes[pathStart..<path2Start], as: UTF8.self),
                                      path2: String(decoding: bytes[path2Start..<dataStart], as: UTF8.self),
                                      data: Array(bytes[dataStart..<dataStart + dataLength])))

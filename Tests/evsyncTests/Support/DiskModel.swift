@@ -156,8 +156,14 @@ struct DiskModel {
         }
     }
 
-    private mutating func flush(file: Int, covering covers: Int) {
-        let (done, left) = (files[file].pending.filter { $0.at < covers }, files[file].pending.filter { $0.at >= covers })
+    /// Makes durable the changes to `file` recorded before `covers` (in `blocks` only, for an O_DSYNC write).
+    private mutating func flush(file: Int, covering covers: Int, blocks: ClosedRange<Int>? = nil) {
+        func flushed(_ change: Pending) -> Bool {
+            guard change.at < covers else { return false }
+            guard let blocks else { return true }
+            return change.block.map { blocks.contains($0) } ?? false
+        }
+        let (done, left) = (files[file].pending.filter(flushed), files[file].pending.filter { !flushed($0) })
         for change in done {
             if let block = change.block, let image = change.image { files[file].durable.blocks[block] = image }
             files[file].durable.size = change.sizeAfter
@@ -205,7 +211,13 @@ struct DiskModel {
             if event.flags & TraceEvent.flushDirectory != 0 {
                 flush(directory: path, covering: Int(event.a))
             } else if case .file(let file)? = currentNames[path] {
-                flush(file: file, covering: Int(event.a))
+                var blocks: ClosedRange<Int>?
+                if event.flags & TraceEvent.flushRange != 0, event.data.count == 8 {
+                    let length = Int(event.data.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                    let start = Int(event.b)
+                    blocks = start / Self.blockSize ... max(start, start + length - 1) / Self.blockSize
+                }
+                flush(file: file, covering: Int(event.a), blocks: blocks)
             }
         case .flushAll:
             for file in files.indices { flush(file: file, covering: Int(event.a)) }
