@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["EventStore", "EventSync"], path: "Tests/Support"),
         // An app with its own signal handlers and a store, for the crash-guard tests to run as a child process.
         .executableTarget(name: "GuardProbe", dependencies: ["EventStore"], path: "Tests/GuardProbe"),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "GuardProbe", "TestSupport"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "GuardProbe", "TestSupport"], exclude: ["Fixtures"]),
         // The engine without a server (RemoteFold's rules, InMemoryRemote): with EventStoreTests, the core loop.
         .testTarget(name: "EventSyncTests", dependencies: ["EventStore", "EventSync", "TestSupport"]),
         // The adapters' decisions without a server (KintoPull's and ParsePull's steps as table rows).

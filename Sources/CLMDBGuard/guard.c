@@ -12,6 +12,8 @@ static __thread sigjmp_buf *guard_target;
 /* How many handlers deep this thread is in forwarding a fault that is not the guard's
  * (see `forward`): a fault met while an earlier handler runs goes to the one before it. */
 static __thread int forward_depth;
+/* How many guarded calls of this thread ended in a fault (see `evsync_mdb_guard_thread_faults`). */
+static __thread unsigned fault_count;
 
 static atomic_int installed;
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -194,6 +196,7 @@ static void touch(const MDB_val *value) {
         sigjmp_buf *outer = guard_target;                  \
         if (sigsetjmp(target, 0)) {                        \
             guard_target = outer;                          \
+            fault_count++;                                 \
             on_fault_do;                                   \
             return EVSYNC_MDB_FAULT;                       \
         }                                                  \
@@ -238,6 +241,10 @@ int evsync_mdb_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *stat) {
 
 int evsync_mdb_dbi_open(MDB_txn *txn, const char *name, unsigned int flags, MDB_dbi *dbi) {
     GUARDED(mdb_dbi_open(txn, name, flags, dbi), (void)0, (void)0);
+}
+
+unsigned evsync_mdb_guard_thread_faults(void) {
+    return fault_count;
 }
 
 void evsync_mdb_txn_abort(MDB_txn *txn) {

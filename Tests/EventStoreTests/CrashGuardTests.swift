@@ -45,6 +45,19 @@ struct CrashGuardTests {
         #expect(output.stdoutLines == ["records: 50", "a SIGSEGV sent by kill was ignored", "faulting"], "\(output)")
     }
 
+    /// A fault that cuts one of LMDB's write calls short leaves what LMDB holds for the environment unknown: the
+    /// process writes no more to the store, and says why, rather than commit on top of it.
+    @Test("after a fault inside a write, the process refuses every later write to that store, saying why")
+    func writesRefusedAfterAFault() async throws {
+        let output = try await Self.run("write-after-fault")
+        #expect(!output.killedBySignal && output.status == 0, "\(output)")
+        let lines = output.stdoutLines
+        try #require(lines.count == 3, "\(output)")
+        #expect(lines[0] == "records: 50")
+        #expect(lines[1].hasPrefix("write 1: corrupt ") && lines[1].contains("LMDB met a page it cannot follow"), "\(lines[1])")
+        #expect(lines[2].hasPrefix("write 2: corrupt ") && lines[2].contains("this process writes no more to the store"), "\(lines[2])")
+    }
+
     @Test("an app's handlers installed after opening: the next read puts the guard back in front, a page past the file's end is an error, and the app's handler gets a fault outside evsync")
     func handlersInstalledAfter() async throws {
         let output = try await Self.run("after")

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 @testable import EventStore
 import TestSupport
@@ -148,6 +149,65 @@ struct StoreWriteTests {
         #expect(try store.records("Holiday").map(\.id).sorted() == (["first"] + (0..<10).filter { $0 != 4 }.map { "t\($0)" }).sorted())
         #expect(try store.history(of: "t4").isEmpty)
         #expect(try store.verifyLog().damage == nil)
+    }
+
+    @Test("synchronous writes from many threads, through two Store values, share one commit; one that throws fails alone")
+    func synchronousWritesShareACommit() throws {
+        let directory = try TemporaryDirectory("evsync-tests")
+        let stores = [try Store(directory: directory.file("store"), create: true), try Store(directory: directory.file("store"))]
+        // The first write leads; it is held until the others are queued behind it (a handshake, not a sleep).
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let finished = DispatchGroup()
+        let outcomes = Mutex<[String: String]>([:])
+        func onThread(_ body: @escaping @Sendable () -> Void) {
+            finished.enter()
+            Thread { body(); finished.leave() }.start()
+        }
+        onThread {
+            do {
+                try stores[0].write { transaction in
+                    started.signal()
+                    release.wait()
+                    try transaction.add("Holiday", id: "first", fields: Self.holiday("First"))
+                }
+            } catch {
+                outcomes.withLock { $0["first"] = "\(error)" }
+            }
+        }
+        started.wait()
+        let before = try Self.commits(stores[0])
+        for n in 0..<10 {
+            onThread {
+                do {
+                    if n == 4 {
+                        // A change the store refuses: an id already taken.
+                        try stores[n % 2].write { transaction in
+                            try transaction.add("Holiday", id: "t4", fields: Self.holiday("T4"))
+                            try transaction.add("Holiday", id: "t4", fields: Self.holiday("T4 again"))
+                        }
+                    } else {
+                        try stores[n % 2].add("Holiday", id: "t\(n)", fields: Self.holiday("T\(n)"))
+                    }
+                    outcomes.withLock { $0["t\(n)"] = "stored" }
+                } catch {
+                    outcomes.withLock { $0["t\(n)"] = (error as? StoreError).map { "\($0.code)" } ?? "\(error)" }
+                }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while stores[0].environment.groupCommit.queuedCount < 10 && ContinuousClock.now < deadline { usleep(1_000) }
+        #expect(stores[0].environment.groupCommit.queuedCount == 10, "every writer waits behind the first")
+        release.signal()
+        finished.wait()
+        let said = outcomes.withLock { $0 }
+        #expect(said["first"] == nil)
+        #expect(said["t4"] == "\(StoreError.Code.invalidData)")
+        #expect(said.filter { $0.value == "stored" }.count == 9)
+        // The first write, then the ten in one.
+        #expect(try Self.commits(stores[0]) == before + 2)
+        #expect(try stores[1].records("Holiday").map(\.id).sorted() == (["first"] + (0..<10).filter { $0 != 4 }.map { "t\($0)" }).sorted())
+        #expect(try stores[0].history(of: "t4").isEmpty)
+        #expect(try stores[0].verifyLog().damage == nil)
     }
 
     @Test("16 tasks writing through two Store values on one directory lose nothing, and log verify passes")

@@ -2,7 +2,7 @@ import EventStore
 import Glibc
 
 // An app, for the crash-guard tests (EventStoreTests/CrashGuardTests.swift) and the power-cut tests of
-// single writes (`writer`, evsyncTests/JournalPowerCutTests.swift): its own signal
+// single writes (`writer`, evsyncTests/SingleWritePowerCutTests.swift): its own signal
 // handlers, a store used with or without `CrashGuard`, and a fault on purpose, in a process of
 // its own so that the tests' runner survives it. `GuardProbe <scenario> <store directory>`; what
 // it did goes to stdout, one line a step, and the app's handler exits with 51 (SIGSEGV) or 47
@@ -101,7 +101,7 @@ func faultOutsideEvsync() -> Never {
 
 /// Writes for ever, one transaction a write, saying each once it returned: an add, every other time an
 /// edit of the record added before, and every fifth time the deletion of the one before that (said before
-/// it begins too), for the power-cut tests (evsyncTests/JournalPowerCutTests.swift).
+/// it begins too), for the power-cut tests (evsyncTests/SingleWritePowerCutTests.swift).
 /// - Parameter writeBack: whether the data file's pages go to the disk after each write, as the kernel may
 ///   write them back at any moment: the disk then holds every page LMDB reused.
 /// - Parameter adds: how many adds before it exits (`writer-N`, for the crash-state tests).
@@ -135,7 +135,7 @@ func writeForEver(_ directory: String, durability: Store.Durability, writeBack: 
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|writer|writer-normal|writer-write-back|writer-N DIRECTORY")
+    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|write-after-fault|writer|writer-normal|writer-write-back|writer-N DIRECTORY")
     exit(2)
 }
 let (scenario, directory) = (arguments[1], arguments[2])
@@ -182,6 +182,20 @@ do {
         report("installed: \(CrashGuard.isInstalled)")
         report("handlers \(before == after ? "unchanged" : "changed"): \(front(guardHandler: nil))")
         readCutFile(store, directory)  // unguarded: SIGBUS kills the process
+    case "write-after-fault":
+        // A write that meets a page past the file's end inside LMDB's write calls, then two more writes.
+        CrashGuard.install()
+        let store = try use(directory)
+        guard truncate(directory + "/data.mdb", 8192) == 0 else { report("cannot truncate"); exit(1) }
+        for attempt in 1...2 {
+            do {
+                _ = try store.add("Holiday", fields: ["name": "After the cut", "date": "2026-02-01"])
+                report("write \(attempt): stored")
+            } catch {
+                report("write \(attempt): \(error.code) \(error.message)")
+            }
+        }
+        exit(0)
     case "writer":
         try writeForEver(directory, durability: .full)
     case "writer-normal":

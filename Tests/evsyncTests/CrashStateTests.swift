@@ -127,7 +127,7 @@ struct CrashStateTests {
     func libraryWriters(count: Int) throws {
         try Self.withExplorer { explorer in
             try explorer.prepare(["add", "Holiday", "name=Before", "date=2026-01-01"])
-            let writers = try (0..<count).map { _ in try explorer.launch(JournalPowerCutTests.probe, ["writer-6", explorer.store]) }
+            let writers = try (0..<count).map { _ in try explorer.launch(SingleWritePowerCutTests.probe, ["writer-6", explorer.store]) }
             for writer in writers {
                 let finished = writer.wait()
                 try #require(finished.status == 0, "GuardProbe writer-6: \(finished)")

@@ -52,6 +52,9 @@ int evsync_mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 int evsync_mdb_drop(MDB_txn *txn, MDB_dbi dbi, int del);
 int evsync_mdb_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *stat);
 int evsync_mdb_dbi_open(MDB_txn *txn, const char *name, unsigned int flags, MDB_dbi *dbi);
+/* How many guarded calls of the calling thread ended in EVSYNC_MDB_FAULT so far. A fault inside a
+ * write call leaves LMDB's state for that environment unknown: the caller stops writing to it. */
+unsigned evsync_mdb_guard_thread_faults(void);
 /* On a fault the transaction is aborted, as a failed commit is. */
 int evsync_mdb_txn_commit(MDB_txn *txn);
 void evsync_mdb_txn_abort(MDB_txn *txn);

@@ -67,7 +67,7 @@ struct Meta {
     let transaction: UInt64
 }
 
-/// Plain reads of a data file (and, for `MetaPages`, its newest meta page).
+/// Plain reads of a data file: the only code of evsync that knows LMDB's file format, and it only reads.
 struct DataFile {
     let descriptor: Int32
 
@@ -117,10 +117,12 @@ struct DataFile {
         return newest
     }
 
-    /// The newer meta page, whole, and the page size; nil if either is not one LMDB would accept.
-    func newestMetaPage() -> (page: [UInt8], pageSize: Int)? {
-        guard let meta = meta(), let first = read(0, meta.pageSize), let second = read(UInt64(meta.pageSize), meta.pageSize) else { return nil }
-        return (first.u64(144) < second.u64(144) ? second : first, meta.pageSize)
+    /// The number of the last commit in the data file at `path`, as its newer meta page says; nil if it cannot be read.
+    static func newestCommit(of path: String) -> UInt64? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        return DataFile(descriptor: descriptor).meta()?.transaction
     }
 
     /// The pages past the end of the file that `meta` counts as used or free; nil if there are none.

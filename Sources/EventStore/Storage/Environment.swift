@@ -51,27 +51,17 @@ final class Environment: @unchecked Sendable {
     /// `fdatasync` without): mixing keeps both coherent and durable.
     init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false,
          writesInPlace: Bool = false) throws(StorageError) {
-        // Before anything reads the data file: a power cut may have left it with meta pages the journal replaces.
-        if readOnly, let journal = try Journal(directory: directory, readOnly: true) {
-            defer { journal.close() }
-            try journal.refuseIfCutOff(dataPath: directory + "/data.mdb")
+        // Before anything reads the data file: a store of the former journal design is migrated first (`LegacyJournal`).
+        if readOnly {
+            try LegacyJournal.refuseIfCutOff(directory)
+        } else {
+            try LegacyJournal.migrate(directory, mapSize: mapSize, maxDatabases: maxDatabases)
         }
-        let journal = readOnly ? nil : try Journal(directory: directory)
-        defer { journal?.finishOpening() }
-        let lost: [[UInt8]]?
-        let handle: OpaquePointer
-        do throws(StorageError) {
-            lost = try journal?.restoreIfCutOff(dataPath: directory + "/data.mdb")
-            try Self.refuseEmptyDataFile(in: directory)
-            try DataFileCheck.check(directory + "/data.mdb")
-            handle = try Self.openHandle(directory: directory, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly,
-                                         writesInPlace: writesInPlace, journalled: journal != nil)
-        } catch {
-            journal?.close()
-            throw error
-        }
+        try Self.refuseEmptyDataFile(in: directory)
+        try DataFileCheck.check(directory + "/data.mdb")
+        let handle = try Self.openHandle(directory: directory, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly,
+                                         writesInPlace: writesInPlace)
         self.handle = handle
-        self.journal = journal
         self.directory = directory
         self.commits = CommitSignal(directory: directory)
         self.writesInPlace = writesInPlace && !readOnly
@@ -84,24 +74,11 @@ final class Environment: @unchecked Sendable {
         // Reader slots of processes that were killed stay taken until someone clears them.
         var stale: Int32 = 0
         mdb_reader_check(handle, &stale)
-        // The commits the journal holds after the checkpoint it restored, done again, then a checkpoint of this boot.
-        if let lost {
-            do {
-                _ = try write(journalled: false) { transaction in
-                    for changes in lost { try changes.withUnsafeBytes { try Redo.apply($0, in: transaction, of: self) } }
-                }
-            } catch {
-                throw error as? StorageError ?? StorageError(code: MDB_CORRUPTED, operation: "replaying the journal in \(directory)")
-            }
-        }
     }
 
-    /// What makes commits durable with one flush; nil for a read-only environment.
-    let journal: Journal?
-
     /// An LMDB environment opened on `directory`, its handle guarded (`CrashGuard`).
-    private static func openHandle(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool, writesInPlace: Bool,
-                                   journalled: Bool) throws(StorageError) -> OpaquePointer {
+    private static func openHandle(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool,
+                                   writesInPlace: Bool) throws(StorageError) -> OpaquePointer {
         var handle: OpaquePointer?
         try StorageError.check(mdb_env_create(&handle), "creating the environment")
         guard let handle else { throw StorageError(code: MDB_PANIC, operation: "creating the environment") }
@@ -113,8 +90,6 @@ final class Environment: @unchecked Sendable {
             // The meta page of a commit is written without a flush of its own (LMDB still flushes the data pages
             // before writing it); `write(durable:)` flushes it after the commit, unless the write may be lost.
             var flags = UInt32(MDB_NOTLS) | UInt32(MDB_NOMETASYNC)
-            // With a journal, a commit is made durable by its entry or a checkpoint (see `Journal`).
-            if journalled { flags |= UInt32(MDB_NOSYNC) }
             if readOnly { flags |= UInt32(MDB_RDONLY) }
             // Without read-ahead: pages the kernel reads around each fault of the map count in the process's
             // memory too (importing 1M records peaked ~28 MiB higher with it), and an import touches pages at random.
@@ -134,6 +109,10 @@ final class Environment: @unchecked Sendable {
     /// The thread in a write transaction of this environment, if any: a second write on it would wait
     /// for itself for ever (LMDB's write lock is not recursive).
     private let writingThread = Atomic<UInt>(0)
+    /// Whether this thread is inside a write transaction of this environment.
+    var isWritingOnThisThread: Bool { writingThread.load(ordering: .relaxed) == UInt(pthread_self()) }
+    /// Whether a fault cut one of LMDB's write calls short in this process (see `commit`).
+    private let writesRefused = Atomic<Bool>(false)
     /// Whether `close` ran: the handle is then gone.
     private let closed = Atomic<Bool>(false)
 
@@ -146,7 +125,6 @@ final class Environment: @unchecked Sendable {
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         commits.stopWatching()
-        journal?.close()
         // Whatever way an import ended (a failure before it began included), its extension of the file goes.
         if writesInPlace { try? trimFile() }
         mdb_env_close(handle)
@@ -259,8 +237,6 @@ final class Environment: @unchecked Sendable {
     func openDatabase(_ name: String, flags: Int32 = 0, in transaction: Transaction) throws(StorageError) -> Database {
         var dbi: MDB_dbi = 0
         try StorageError.check(evsync_mdb_dbi_open(transaction.handle, name, UInt32(flags), &dbi), "opening database \(name)")
-        // A database made is a change `Redo` cannot tell.
-        if flags & MDBFlags.create != 0 { transaction.redo = nil }
         return Database(dbi: dbi, name: name)
     }
 
@@ -288,24 +264,37 @@ final class Environment: @unchecked Sendable {
     /// it throws. A durable commit is flushed: a power cut must not take back what
     /// a user or the server was told is stored.
     ///
-    /// With a journal (see `Journal`), a commit is durable by its entry, flushed before it (one flush), or by a
-    /// checkpoint after it; `journalled: false` asks for the checkpoint, whatever the transaction did.
-    ///
-    /// Without one (a system that tells no boot id), the environment is opened with `MDB_NOMETASYNC`: LMDB's
-    /// commit writes the transaction's pages, flushes them (`fdatasync`, or `msync` with `MDB_WRITEMAP`),
-    /// and only then writes the meta page that points to them, unflushed. A durable write flushes it here,
-    /// after the write lock is released, so the next writer need not wait for it. Without the flush a power
-    /// cut may take back the last commits (the meta page is flushed with the next commit's pages, or by the
-    /// kernel), never leave a meta page pointing to pages not on disk: LMDB's "integrity, not
-    /// durability" (`MDB_NOMETASYNC` in lmdb.h), the guarantee of SQLite's `synchronous=NORMAL` in WAL.
-    func write<T>(durable: Bool = true, journalled: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
+    /// The environment is opened with `MDB_NOMETASYNC`: LMDB's commit writes the transaction's pages, flushes
+    /// them (`fdatasync`, or `msync` with `MDB_WRITEMAP`), and only then writes the meta page that points to
+    /// them, unflushed. A durable write flushes it here (`flush`), after the write lock is released, so that
+    /// the next writer need not wait for it. Without the flush a power cut may take back the last commits,
+    /// whole and in order (the meta page is flushed with the next commit's pages, or by the kernel), and never
+    /// leaves a meta page pointing to pages not on disk: LMDB's "integrity, not durability" (`MDB_NOMETASYNC`
+    /// in lmdb.h), the guarantee of SQLite's `synchronous=NORMAL` in WAL.
+    func write<T>(durable: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
+        let result = try commit(body)
+        if durable { try flush() }
+        commits.notify()
+        return result
+    }
+
+    /// Runs `body` in the write transaction and commits it, unflushed (see `write`); the caller flushes
+    /// if the commit must be durable, then tells observers (`commits.notify`).
+    func commit<T>(_ body: (Transaction) throws -> T) throws -> T {
         let thread = UInt(pthread_self())
-        guard writingThread.load(ordering: .relaxed) != thread else {
+        guard !isWritingOnThisThread else {
             throw StoreError(.failure, "a store write was started inside another on the same thread: use the transaction at hand")
         }
-        let transaction = try Transaction(environment: handle, readOnly: false, recording: journalled && !writesInPlace)
-        // A shrink (`Store.shrinkDataFile`) swaps in a new file only while it holds the write lock: once this
-        // holds it, a file swapped since this environment opened is the store, and the open one is not.
+        if writesRefused.load(ordering: .relaxed) {
+            throw StorageError(code: EVSYNC_MDB_FAULT, operation: "writing to \(directory)", reason: Self.refusedReason)
+        }
+        let faultsBefore = evsync_mdb_guard_thread_faults()
+        // A fault inside one of LMDB's write calls jumped out of it (`CrashGuard`): what LMDB holds in memory for
+        // this environment is unknown from then on, so this process writes no more to it.
+        defer { if evsync_mdb_guard_thread_faults() != faultsBefore { writesRefused.store(true, ordering: .relaxed) } }
+        let transaction = try Transaction(environment: handle, readOnly: false)
+        // A shrink (`Store.shrinkDataFile`) swaps in a new file only when no process has the store open; a
+        // process that opened it before and held it since would still see the old file here.
         let file = dataFileStatus(in: directory)
         guard file.state != .replaced else {
             transaction.discard()
@@ -314,16 +303,10 @@ final class Environment: @unchecked Sendable {
         writingThread.store(thread, ordering: .relaxed)
         defer { writingThread.store(0, ordering: .relaxed) }
         let result: T
-        let id = transaction.id
-        var needsCheckpoint = false
         do {
             try fitFileForWriting(size: file.size)
             result = try body(transaction)
-            if let journal {
-                needsCheckpoint = try journal.commit(transaction, durable: durable || !journalled, in: self)
-            } else {
-                try transaction.commit()
-            }
+            try transaction.commit()
         } catch {
             transaction.discard()
             throw error
@@ -331,20 +314,18 @@ final class Environment: @unchecked Sendable {
         // Pages written through the map (`MDB_WRITEMAP`) change no file time, which is what
         // other processes' observers watch (`CommitSignal`): mark the commit on the file.
         if writesInPlace { futimens(descriptor, nil) }
-        // Told after the flush: what an observer shows is what a power cut keeps. If the flush fails, the
-        // commit is visible but its durability unknown: the write reports the failure (as fsync's caller must).
-        if let journal {
-            if needsCheckpoint && (durable || !journalled) {
-                let holding = try Transaction(environment: handle, readOnly: false)
-                defer { holding.discard() }
-                try journal.checkpoint(covering: id, holding: holding, in: self)
-            }
-        } else if durable {
-            try StorageError.check(mdb_env_sync(handle, 1), "flushing the commit to disk")
-        }
-        commits.notify()
         return result
     }
+
+    /// Makes every commit so far durable: flushes the data file, and with it the meta page of the last
+    /// commit (`mdb_env_sync`). If it fails, what was committed is visible but its durability unknown,
+    /// and the write reports the failure, as fsync's caller must.
+    func flush() throws(StorageError) {
+        try StorageError.check(mdb_env_sync(handle, 1), "flushing the commit to disk")
+    }
+
+    private static let refusedReason = "an earlier write of this process met a page LMDB cannot follow, and LMDB was stopped "
+        + "inside that write: this process writes no more to the store (open it again in a new process; `evsync log verify` checks it)"
 }
 
 extension Environment {

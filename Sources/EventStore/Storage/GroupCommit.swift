@@ -1,14 +1,20 @@
+import CLMDB
 import Dispatch
 import Synchronization
 
-/// The writes awaited through `Store.write`'s async overload, committed together.
+/// Writes from many threads and tasks, committed and flushed together (group commit).
 ///
-/// Writes submitted while a commit is under way wait for it, then all go in
-/// the next: each in a transaction nested in one parent, which is committed
-/// and flushed once. So concurrent writers share the flush (about a millisecond
-/// or more on real disks), and each is still all or nothing, since a nested
-/// transaction that fails is discarded alone. The work runs on `queue`, a
-/// thread of Dispatch's, never on the cooperative pool.
+/// A write is queued as a `Job`. If no commit is being led, the writer leads: it takes every queued job and
+/// runs each in a transaction nested in one parent (one job alone runs in the parent itself), commits the
+/// parent, hands the lead on to whoever queued meanwhile, and only then flushes. So the next group commits
+/// while this one's flush runs, and writers queued during a commit share the next one's flush. Each job is
+/// still all or nothing on its own: a nested transaction that fails is discarded alone, and only a failed
+/// commit or flush fails the whole group. A job is told it succeeded only after the flush that makes it
+/// durable (when it asked for durability).
+///
+/// A synchronous writer (`Environment.groupWrite`) that finds nobody leading leads one group on its own thread;
+/// the lead is then handed to the writer queue, `queue`, a thread of Dispatch's (never the cooperative pool),
+/// which is also where an awaited write (`Store.write`'s async overload) is led.
 final class GroupCommit: Sendable {
     /// One write.
     struct Job: Sendable {
@@ -16,71 +22,143 @@ final class GroupCommit: Sendable {
         /// transaction must be discarded. It keeps its own result.
         let run: @Sendable (Transaction) -> Bool
         /// Called once, after the commit: with nil when the write is durable (or failed on its own),
-        /// or with the error that kept the transaction from being committed.
+        /// or with the error that kept the transaction from being committed or flushed.
         let finish: @Sendable ((any Error)?) -> Void
         /// Whether the commit must be on disk before `finish` (`Store.Durability.full`).
         let durable: Bool
     }
 
     let queue = DispatchQueue(label: "evsync.store.writer", qos: .userInitiated)
-    private let pending = Mutex<[Job]>([])
 
-    /// Queues `job`; `environment` commits it with whatever else is queued by then.
-    func submit(_ job: Job, to environment: Environment) {
-        let first = pending.withLock { jobs in
-            jobs.append(job)
-            return jobs.count == 1
+    private struct State {
+        var jobs: [Job] = []
+        /// Whether a writer leads: takes the queued jobs, or will.
+        var leading = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Queues `job`; returns whether the caller is to lead, since nobody does.
+    fileprivate func enqueue(_ job: Job) -> Bool {
+        state.withLock { state in
+            state.jobs.append(job)
+            guard !state.leading else { return false }
+            state.leading = true
+            return true
         }
-        // One drain per batch: later jobs join the batch the drain will take.
-        if first { queue.async { environment.commitPending() } }
+    }
+
+    /// Queues `job` and returns at once; `environment`'s writer queue leads if nobody does.
+    func submit(_ job: Job, to environment: Environment) {
+        if enqueue(job) { queue.async { environment.leadGroup() } }
     }
 
     /// How many writes wait for the next commit (for tests).
-    var queuedCount: Int { pending.withLock { $0.count } }
+    var queuedCount: Int { state.withLock { $0.jobs.count } }
 
-    /// Takes every queued job.
+    /// Takes every queued job; none, and the lead is given up, when nothing is queued.
     fileprivate func take() -> [Job] {
-        pending.withLock { jobs in
-            defer { jobs = [] }
-            return jobs
+        state.withLock { state in
+            if state.jobs.isEmpty { state.leading = false }
+            defer { state.jobs = [] }
+            return state.jobs
         }
+    }
+
+    /// After a group's commit: the lead goes to `queue` if jobs were queued meanwhile, else it is given up.
+    fileprivate func handOff(in environment: Environment) {
+        let more = state.withLock { state in
+            if state.jobs.isEmpty { state.leading = false }
+            return !state.jobs.isEmpty
+        }
+        if more { queue.async { environment.leadGroup() } }
     }
 }
 
 /// Thrown inside a write transaction to abort it for a job that failed on its own.
 private struct JobFailed: Error {}
 
+/// A synchronous write's closure and outcome, handed to whichever thread leads its group. The writer's
+/// thread waits on `done` from `enqueue` until `finish`, so the closure and the result are never used by
+/// two threads at once, and the semaphore orders the leader's writes before the writer's reads.
+private final class SynchronousWrite<T>: @unchecked Sendable {
+    /// Let go before the writer is woken: the writer's closure must not outlive its call (`withoutActuallyEscaping`).
+    var body: ((Transaction) throws -> T)?
+    var outcome: Result<T, any Error>?
+    var commitError: (any Error)?
+    let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping (Transaction) throws -> T) { self.body = body }
+}
+
 extension Environment {
-    /// Commits every queued write in one transaction (one each where nested transactions are not
-    /// available: with `MDB_WRITEMAP`), then tells each how it went.
-    fileprivate func commitPending() {
+    /// `write(durable:)`, committed with whatever other writes are queued at the time: the call returns once its
+    /// own change is committed (and durable, if asked), and throws what its own `body` threw, or the commit's error.
+    ///
+    /// `body` may run on another writer's thread, while this one waits.
+    func groupWrite<T>(durable: Bool, _ body: (Transaction) throws -> T) throws -> T {
+        if isWritingOnThisThread {
+            throw StoreError(.failure, "a store write was started inside another on the same thread: use the transaction at hand")
+        }
+        return try withoutActuallyEscaping(body) { body in
+            let write = SynchronousWrite(body)
+            let job = GroupCommit.Job(run: { transaction in
+                guard let body = write.body else { return false }
+                write.outcome = Result { try body(transaction) }
+                if case .success = write.outcome { return true }
+                return false
+            }, finish: { error in
+                write.commitError = error
+                write.body = nil
+                write.done.signal()
+            }, durable: durable)
+            if groupCommit.enqueue(job) { leadGroup() }
+            write.done.wait()
+            if let error = write.commitError { throw error }
+            guard let outcome = write.outcome else { throw StoreError(.failure, "a write was never run") }
+            return try outcome.get()
+        }
+    }
+
+    /// Commits the queued jobs as one group (one by one with `MDB_WRITEMAP`, where LMDB nests no transactions),
+    /// hands the lead on, flushes, and tells each job how it went.
+    fileprivate func leadGroup() {
         let jobs = groupCommit.take()
-        if writesInPlace {
-            for job in jobs {
-                do {
-                    try write(durable: job.durable) { transaction in if !job.run(transaction) { throw JobFailed() } }
-                    job.finish(nil)
-                } catch is JobFailed {
-                    job.finish(nil)
-                } catch {
-                    job.finish(error)
-                }
-            }
-            return
-        }
         guard !jobs.isEmpty else { return }
-        do {
-            // Flushed if any of the writes asks for it (Stores on one file may differ).
-            try write(durable: jobs.contains { $0.durable }) { parent in
-                for job in jobs {
-                    let nested = try Transaction(environment: handle, readOnly: false, parent: parent)
-                    if job.run(nested) { try nested.commit() } else { nested.discard() }
+        var failures = [(any Error)?](repeating: nil, count: jobs.count)
+        func commitEach() {
+            for (index, job) in jobs.enumerated() {
+                do {
+                    try commit { transaction in if !job.run(transaction) { throw JobFailed() } }
+                } catch is JobFailed {
+                } catch {
+                    failures[index] = error
                 }
             }
-        } catch {
-            for job in jobs { job.finish(error) }
-            return
         }
-        for job in jobs { job.finish(nil) }
+        if writesInPlace || jobs.count == 1 {
+            commitEach()
+        } else {
+            do {
+                try commit { parent in
+                    for job in jobs {
+                        let nested = try Transaction(environment: handle, readOnly: false, parent: parent)
+                        if job.run(nested) { try nested.commit() } else { nested.discard() }
+                    }
+                }
+            } catch {
+                failures = failures.map { _ in error }
+            }
+        }
+        groupCommit.handOff(in: self)
+        if jobs.indices.contains(where: { failures[$0] == nil && jobs[$0].durable }) {
+            do {
+                try flush()
+            } catch {
+                failures = failures.map { $0 ?? error }
+            }
+        }
+        if failures.contains(where: { $0 == nil }) { commits.notify() }
+        for (job, failure) in zip(jobs, failures) { job.finish(failure) }
     }
 }

@@ -17,14 +17,10 @@ final class Transaction {
     private var writeCursors: [OpaquePointer?] = []
     /// The transaction this one is nested in, if it is.
     private let parent: Transaction?
-    /// The changes made so far, for the journal; nil when they are not recorded (see `Redo`).
-    var redo: Redo?
 
     /// - Parameter parent: the write transaction this one is nested in: its changes become the parent's
     ///   when it commits, and vanish when it is discarded, the parent going on either way.
-    /// - Parameter recording: whether a write transaction records its changes in `redo` (a nested one
-    ///   records them if its parent does).
-    init(environment: OpaquePointer, readOnly: Bool, parent: Transaction? = nil, recording: Bool = false) throws(StorageError) {
+    init(environment: OpaquePointer, readOnly: Bool, parent: Transaction? = nil) throws(StorageError) {
         var handle: OpaquePointer?
         let flags = readOnly ? UInt32(MDB_RDONLY) : 0
         try StorageError.check(evsync_mdb_txn_begin(environment, parent?.handle, flags, &handle), "beginning a transaction")
@@ -32,7 +28,6 @@ final class Transaction {
         self.handle = handle
         self.readOnly = readOnly
         self.parent = parent
-        if let parent { redo = parent.redo == nil ? nil : Redo() } else if recording && !readOnly { redo = Redo() }
     }
 
     deinit {
@@ -44,17 +39,6 @@ final class Transaction {
         finished = true
         closeWriteCursors()
         try StorageError.check(evsync_mdb_txn_commit(handle), "committing")
-        if let parent, parent.redo != nil {
-            if let redo { parent.recorded { $0.append(redo) } } else { parent.redo = nil }
-        }
-    }
-
-    /// Adds to `redo` through `change`, or stops recording once it is full.
-    func recorded(_ change: (inout Redo) -> Void) {
-        guard var current = redo else { return }
-        redo = nil
-        change(&current)
-        if !current.isFull { redo = current }
     }
 
     /// Ends the transaction without keeping its changes (`mdb_txn_abort`).
@@ -150,9 +134,7 @@ final class Transaction {
                        flags: UInt32) throws(StorageError) -> Int32 {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var dataValue = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let code = evsync_mdb_cursor_put(try writeCursor(database), &keyValue, &dataValue, flags)
-        if code == MDB_SUCCESS { recorded { $0.put(database, key, value) } }
-        return code
+        return evsync_mdb_cursor_put(try writeCursor(database), &keyValue, &dataValue, flags)
     }
 
     /// Removes `key`; returns whether it was there.
@@ -160,9 +142,7 @@ final class Transaction {
     func delete(_ key: [UInt8], in database: Database) throws(StorageError) -> Bool {
         let code = key.withUnsafeBytes { keyBytes in
             var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-            let code = evsync_mdb_del(handle, database.dbi, &keyValue, nil)
-            if code == MDB_SUCCESS { recorded { $0.delete(database, keyBytes, value: nil) } }
-            return code
+            return evsync_mdb_del(handle, database.dbi, &keyValue, nil)
         }
         if code == MDB_NOTFOUND { return false }
         try StorageError.check(code, "deleting from \(database.name)")
@@ -176,7 +156,6 @@ final class Transaction {
         let code = evsync_mdb_del(handle, database.dbi, &keyValue, &dataValue)
         if code == MDB_NOTFOUND { return }
         try StorageError.check(code, "deleting from \(database.name)")
-        recorded { $0.delete(database, key, value: value) }
     }
 
     /// Removes each of `keys` (in ascending order) that is there, through the database's write cursor:
@@ -194,13 +173,6 @@ final class Transaction {
             }
             if code == MDB_NOTFOUND { continue }
             try StorageError.check(code, "finding a key in \(database.name)")
-            if redo != nil {
-                // What the cursor stands on: the key's first value, which is all `mdb_cursor_del` removes.
-                var keyValue = MDB_val(), dataValue = MDB_val()
-                try StorageError.check(evsync_mdb_cursor_get(cursor, &keyValue, &dataValue, MDB_GET_CURRENT), "reading \(database.name)")
-                recorded { $0.delete(database, UnsafeRawBufferPointer(start: keyValue.mv_data, count: keyValue.mv_size),
-                                     value: UnsafeRawBufferPointer(start: dataValue.mv_data, count: dataValue.mv_size)) }
-            }
             try StorageError.check(evsync_mdb_cursor_del(cursor, 0), "deleting from \(database.name)")
             deleted += 1
         }
@@ -210,14 +182,12 @@ final class Transaction {
     /// Removes every entry of `database`, keeping the database itself.
     func empty(_ database: Database) throws(StorageError) {
         // LMDB resets the database's cursors itself, the write cursor among them.
-        redo = nil
         try StorageError.check(evsync_mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
     }
 
     /// Deletes `database` from the environment; its handle is closed.
     func drop(_ database: Database) throws(StorageError) {
         closeWriteCursor(database)
-        redo = nil
         try StorageError.check(evsync_mdb_drop(handle, database.dbi, 1), "deleting \(database.name)")
     }
 

@@ -4,10 +4,11 @@ extension Store {
     /// When a write of the app's own is on disk, as SQLite's `synchronous` settings in WAL mode.
     public enum Durability: String, Sendable, Codable {
         /// On disk before the write returns (or its awaiting task resumes): a power cut keeps every
-        /// write the app was told succeeded. One flush per commit, of its entry in the store's journal,
-        /// shared by writes committed together (`write`'s async overload); see docs/store.md.
+        /// write the app was told succeeded. LMDB's two ordered flushes per commit (its pages, then the
+        /// meta page that points to them), shared by writes from several threads or tasks that are
+        /// committed together (group commit); see docs/store.md.
         case full
-        /// Committed and visible before it returns, on disk with the next flushed commit or checkpoint, or
+        /// Committed and visible before it returns, on disk with the next flushed commit, or
         /// within the kernel's writeback (about 30 s): a power cut may take back the last writes, all or
         /// nothing each, in order, and never damages the store. No flush of its own. SQLite's
         /// `synchronous=NORMAL` in WAL mode.

@@ -102,8 +102,8 @@ extension Store {
         throw failure
     }
 
-    /// Layouts opened as they are: a store of layout 2 to 6 becomes layout 7 when it is next written.
-    private static let currentLayouts: Set<String> = ["2", "3", "4", compactedLayout, "6", layoutVersion]
+    /// Layouts opened as they are: a store of layout 2 to 7 becomes layout 8 when it is next written.
+    private static let currentLayouts: Set<String> = ["2", "3", "4", compactedLayout, "6", "7", layoutVersion]
 
     /// - Returns: the log, `meta`, and how many events were replayed into the views (upgraded or repaired), if they were.
     static func openDatabases(in environment: Environment, directory: String, create: Bool,
@@ -115,7 +115,7 @@ extension Store {
             if let layout, !currentLayouts.contains(layout) {
                 guard layout == "1" else {
                     let store = "the store at \(directory)"
-                    if let number = Int(layout), number > Int(layoutVersion) ?? 7 {
+                    if let number = Int(layout), number > Int(layoutVersion) ?? 8 {
                         throw StoreError(.corrupt, "\(store) was written by a newer evsync (layout \(layout); this one reads \(layoutVersion))",
                                          remedy: .useNewerVersion, directory: directory)
                     }

@@ -12,18 +12,23 @@ import CDispatch
 /// file, so the file is rewritten compactly, each database in key order into full pages
 /// (`Environment.copyRepacked`), and swapped in.
 ///
-/// The swap is safe only when nobody else has the file open: a process that had mapped the old file would go
-/// on reading it, and a write of its would land in a file no longer the store's. So it happens only when no
-/// other process has the store open (each holds LMDB's shared lock on the first byte of `lock.mdb`, which
-/// `F_GETLK` sees) and no other `Store` of this process is open on it. The copy is of a read snapshot, made
-/// while other processes go on writing; the swap runs while this process holds LMDB's write lock and that
-/// byte's lock exclusively (so that nobody opens the store in that instant), and only if nothing was
-/// committed since the snapshot. Should a process still hold the old file, it cannot write to it: every
-/// write checks first that `data.mdb` is still the file its environment has open.
+/// Everything is done through LMDB's API: the new file is an environment of its own that LMDB writes, and
+/// nothing but liblmdb writes `data.mdb` or `lock.mdb`. The swap is safe only when no process has the store
+/// open: one that had mapped the old file would go on reading it, and `lock.mdb` holds the old file's commit
+/// number, which LMDB resets only when it opens the store with nobody else there. So:
+/// 1. The copy is made from a read snapshot of the store, while other processes go on writing.
+/// 2. This process closes the store, then takes the lock on `lock.mdb`'s first byte exclusively: LMDB holds
+///    it shared in every process that has the store open, and waits for it as it opens one. Failing that,
+///    another process has the store open, and nothing changes.
+/// 3. Holding it, and only if the data file's newest commit is still the snapshot's, the copy is renamed over
+///    `data.mdb` and the directory flushed.
+/// 4. Still holding it, this process opens the store again: LMDB, finding itself alone, sets `lock.mdb` up
+///    anew from the new file's meta pages (`mdb_env_setup_locks`, `mdb_env_share_locks` in mdb.c), and only
+///    then lets the processes that waited in. Whoever opens the store next sees the new file, whole.
 ///
-/// The new file is written beside the old (an environment in `.data.mdb.shrinking-XXXXXX/`), flushed, then
-/// renamed over it and the directory flushed: a crash or a power cut leaves the old file or the new, each a
-/// whole store, and perhaps a leftover the next shrink removes.
+/// A crash or a power cut leaves the old file or the new, each a whole store flushed by LMDB, and perhaps a
+/// leftover copy that the next shrink removes. Should a process still hold the old file, it cannot write to
+/// it: every write checks first that `data.mdb` is still the file its environment has open.
 extension Store {
     /// What `shrinkDataFile(in:)` did.
     public struct Shrink: Sendable, Equatable, Codable {
@@ -48,16 +53,45 @@ extension Store {
         }
         let dataFile = directory + "/data.mdb"
         removeShrinkLeftovers(in: directory)
-        // Opened before the store and closed after it: closing a descriptor of `lock.mdb` drops every `fcntl`
-        // lock this process holds on it, LMDB's included, and LMDB's must last as long as its environment.
-        let lockFile = open(directory + "/lock.mdb", O_RDWR | O_CLOEXEC)
-        let lockFileError = lockFile < 0 ? errno : 0  // read now: opening the store below sets errno again
-        defer { if lockFile >= 0 { close(lockFile) } }
-        let before = fileSize(dataFile)
         var configuration = configuration
         configuration.create = false
-        let heldOpenBy = try swapInCompactCopy(in: directory, configuration: configuration, lockFile: lockFile, lockFileError: lockFileError)
-        return Shrink(bytesBefore: before, bytesAfter: fileSize(dataFile), heldOpenBy: heldOpenBy)
+        let before = fileSize(dataFile)
+        let context = StoreError.Context(directory: directory, mapSize: nil, mapReduced: false, readOnlyBecause: nil)
+        // Opened before the store and closed after every opening of it here: closing a descriptor of `lock.mdb`
+        // drops every `fcntl` lock this process holds on it, LMDB's included.
+        let lockFile = open(directory + "/lock.mdb", O_RDWR | O_CLOEXEC)
+        guard lockFile >= 0 else {
+            if errno == ENOENT { _ = try Store(directory: directory, configuration: configuration) }  // says why
+            throw StoreError.wrap(StorageError(code: errno, operation: "opening \(directory)/lock.mdb"), in: context)
+        }
+        defer { close(lockFile) }
+        let copy: (directory: String, snapshot: UInt64)
+        switch try writeCompactCopy(of: directory, configuration: configuration, lockFile: lockFile) {
+        case .heldOpen(let other): return Shrink(bytesBefore: before, bytesAfter: before, heldOpenBy: other)
+        case .written(let directory, let snapshot): copy = (directory, snapshot)
+        }
+        defer { removeCopy(copy.directory) }
+        // The store is closed here now.
+        guard holdOffOpeners(lockFile) else {
+            return Shrink(bytesBefore: before, bytesAfter: before, heldOpenBy: otherProcessHoldingOpen(lockFile) ?? -1)
+        }
+        // Nobody has the store open now, and nobody can open it: a commit made since the snapshot is in the file.
+        guard DataFile.newestCommit(of: dataFile) == copy.snapshot else {
+            releaseOpeners(lockFile)
+            return Shrink(bytesBefore: before, bytesAfter: before, heldOpenBy: -1)
+        }
+        do throws(StorageError) {
+            guard rename(copy.directory + "/data.mdb", dataFile) == 0 else {
+                throw StorageError(code: errno, operation: "renaming \(copy.directory)/data.mdb to \(dataFile)")
+            }
+            try LegacyJournal.flushDirectory(directory)
+        } catch {
+            releaseOpeners(lockFile)
+            throw StoreError.wrap(error, in: context)
+        }
+        // LMDB sets `lock.mdb` up for the new file as it opens the store alone, then shares the lock.
+        _ = try Store(directory: directory, configuration: configuration)
+        return Shrink(bytesBefore: before, bytesAfter: fileSize(dataFile), heldOpenBy: nil)
     }
 
     /// The pid of another process that has the store open: LMDB keeps a shared lock on the first byte of
@@ -68,17 +102,16 @@ extension Store {
         return probe.l_type == Int16(F_UNLCK) ? nil : probe.l_pid
     }
 
-    /// Turns this process's shared lock on the first byte of `lock.mdb` (its environment's) into an exclusive
-    /// one, if no other process has the store open; false if one has. Until `releaseOpeners` turns it back, a
-    /// process opening the store waits: LMDB takes that shared lock before it opens `data.mdb`, so nobody can
-    /// open the file that is about to be replaced.
+    /// Takes the lock on the first byte of `lock.mdb` exclusively, if no other process has the store open; false
+    /// if one has. Until it is let go, a process opening the store waits: LMDB takes that lock shared before it
+    /// opens `data.mdb`, so nobody can open the file that is about to be replaced.
     private static func holdOffOpeners(_ lockFile: Int32) -> Bool {
         var lock = firstByte(F_WRLCK)
         return fcntl(lockFile, F_SETLK, &lock) == 0
     }
 
     private static func releaseOpeners(_ lockFile: Int32) {
-        var lock = firstByte(F_RDLCK)
+        var lock = firstByte(F_UNLCK)
         _ = fcntl(lockFile, F_SETLK, &lock)
     }
 
@@ -91,53 +124,31 @@ extension Store {
         return lock
     }
 
-    /// Opens the store, writes a compact copy of a snapshot of it beside the data file, and swaps it in unless
-    /// another process has the store open or something was committed since the snapshot (then returns that
-    /// process, or -1 when it is gone); the store closes on return, before the caller closes `lockFile`.
-    ///
-    /// The copy is made without the write lock, so that writers in other processes go on meanwhile; the lock
-    /// is held only to see that nothing changed, for the rename and the directory's flush.
-    private static func swapInCompactCopy(in directory: String, configuration: Configuration, lockFile: Int32, lockFileError: Int32) throws(StoreError) -> Int32? {
+    private enum Copy {
+        case written(directory: String, snapshot: UInt64)
+        case heldOpen(by: Int32)
+    }
+
+    /// Opens the store and, unless another process has it open, writes a compact copy of a snapshot of it into a
+    /// new environment beside the data file, flushed; the store is closed again on return.
+    private static func writeCompactCopy(of directory: String, configuration: Configuration, lockFile: Int32) throws(StoreError) -> Copy {
         let store = try Store(directory: directory, configuration: configuration)
         do {
-            guard lockFile >= 0 else { throw StorageError(code: lockFileError, operation: "opening \(directory)/lock.mdb") }
-            if let other = otherProcessHoldingOpen(lockFile) { return other }
-            let copy = try writeCompactCopy(of: store.environment, in: directory)
-            defer { removeCopy(copy.directory) }
-            return try store.environment.writeAndDiscard { transaction throws -> Int32? in
-                guard holdOffOpeners(lockFile) else { return otherProcessHoldingOpen(lockFile) ?? -1 }
-                defer { releaseOpeners(lockFile) }
-                // A write transaction's id is one past the last commit's.
-                guard transaction.id == copy.snapshot + 1 else { return -1 }
-                guard rename(copy.directory + "/data.mdb", directory + "/data.mdb") == 0 else {
-                    throw StorageError(code: errno, operation: "renaming \(copy.directory)/data.mdb to \(directory)/data.mdb")
-                }
-                try flush(directory: directory)
-                return nil
+            if let other = otherProcessHoldingOpen(lockFile) { return .heldOpen(by: other) }
+            var template = Array("\(directory)/\(shrinkPrefix)XXXXXX".utf8CString)
+            let created = template.withUnsafeMutableBufferPointer { $0.baseAddress.map(mkdtemp) ?? nil }
+            guard created != nil else { throw StorageError(code: errno, operation: "creating a directory in \(directory)") }
+            let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            do {
+                let copy = try Environment(directory: temporary, mapSize: store.environment.mapSize, maxDatabases: 16)
+                defer { copy.close() }
+                return .written(directory: temporary, snapshot: UInt64(try store.environment.copyRepacked(into: copy)))
+            } catch {
+                removeCopy(temporary)
+                throw error
             }
         } catch {
             throw store.wrap(error)
-        }
-    }
-
-    /// Writes a compact copy of a snapshot of `environment` into a new environment beside the data file, flushed;
-    /// returns its directory and the id of the snapshot's transaction.
-    private static func writeCompactCopy(of environment: Environment, in directory: String) throws -> (directory: String, snapshot: Int) {
-        var template = Array("\(directory)/\(shrinkPrefix)XXXXXX".utf8CString)
-        let created = template.withUnsafeMutableBufferPointer { $0.baseAddress.map(mkdtemp) ?? nil }
-        guard created != nil else { throw StorageError(code: errno, operation: "creating a directory in \(directory)") }
-        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        do {
-            let snapshot = try {
-                let copy = try Environment(directory: temporary, mapSize: environment.mapSize, maxDatabases: 16)
-                defer { copy.close() }
-                return try environment.copyRepacked(into: copy)
-            }()
-            try MetaPages.stamp(temporary + "/data.mdb", asCommit: UInt64(snapshot))
-            return (temporary, snapshot)
-        } catch {
-            removeCopy(temporary)
-            throw error
         }
     }
 

@@ -20,7 +20,7 @@ extension Store {
     /// - Throws: `body`'s error, or a `StoreError` (`.readOnly`, `.full`, …).
     public func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         do {
-            return try environment.write(durable: durability == .full) { transaction in try runWrite(body, in: transaction) }
+            return try environment.groupWrite(durable: durability == .full) { transaction in try runWrite(body, in: transaction) }
         } catch let error as StoreError {
             throw error
         } catch let error as StorageError {

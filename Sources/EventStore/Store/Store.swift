@@ -42,12 +42,15 @@ public final class Store: Sendable {
     /// Layout 4 is layout 3 whose `records` may hold rows stored by reference
     /// to the event that set them (`RecordEntry`), marked likewise by the first write.
     /// Layout 5 (`compactedLayout`) is layout 4 that a compaction marked.
-    /// Layout 6 is layout 4 or 5 written with a journal beside it (`Journal`), marked likewise by the first
+    /// Layout 6 is layout 4 or 5 written with a journal beside it, marked likewise by the first
     /// write: an evsync without the journal would flush and restore it wrongly.
-    /// Layout 7 is layout 6 whose journal entries may hold images of the pages LMDB freed (`Journal`), marked
-    /// likewise: an evsync that restores entries without them would restore pages LMDB had reused. It is the
+    /// Layout 7 is layout 6 whose journal entries may hold images of the pages LMDB freed, marked
+    /// likewise: an evsync that restores entries without them would restore pages LMDB had reused.
+    /// Layout 8 is layout 7 without the journal: durability is LMDB's own (`LegacyJournal` migrates layouts 6
+    /// and 7 as they are opened), marked likewise, so that an evsync of the journal design, which would open it
+    /// with `MDB_NOSYNC` and start a journal of its own, refuses it as written by a newer evsync. It is the
     /// newest this evsync reads.
-    static let layoutVersion = "7"
+    static let layoutVersion = "8"
 
     /// This store's share of the environment, which other `Store`s on the same file in this process
     /// use too (`SharedEnvironments`); the environment closes when the last of them goes.
@@ -106,7 +109,7 @@ public final class Store: Sendable {
     /// `local`: an app's own change, flushed as `durability` says; anything else (sync, import, restore) always is.
     func writeLog<T>(local: Bool = false, _ body: (inout EventLog.Appender) throws -> T) throws(StoreError) -> T {
         do {
-            return try environment.write(durable: !local || durability == .full) { try appending(in: $0, body) }
+            return try environment.groupWrite(durable: !local || durability == .full) { try appending(in: $0, body) }
         } catch {
             throw wrap(error)
         }
@@ -123,8 +126,8 @@ public final class Store: Sendable {
         return result
     }
 
-    /// Marks a store of an older layout as the current one before events of format 2, rows by reference or
-    /// journal entries with images are written to it (see `layoutVersion`).
+    /// Marks a store of an older layout as the current one before events of format 2 or rows by reference
+    /// are written to it, or a write made durable by LMDB alone (see `layoutVersion`).
     func markLayout(in transaction: Transaction) throws {
         let key = Array("layout".utf8)
         let layout = Array(Self.layoutVersion.utf8)

@@ -135,7 +135,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             return StoreError(.diskFull, "no space left on \(device): nothing was written; free some space and retry",
                               directory: directory, cause: error)
         case .readOnly where error.reason != nil:
-            // A store that must be restored before it is read (`Journal.refuseIfCutOff`).
+            // A store that must be restored before it is read (`LegacyJournal.refuseIfCutOff`).
             return StoreError(.readOnly, "\(store) \(error.explanation): open it once with write access (as its owner, "
                               + "on a file system mounted read-write)", directory: directory, cause: error)
         case .readOnly:

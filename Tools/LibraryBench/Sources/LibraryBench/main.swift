@@ -2,7 +2,7 @@
 //
 //   LibraryBench evsync|sqlite CASE DIR [--n N] [--seconds S] [--durability full|normal]
 //
-// CASE: single, batch, concurrent, readid, read100, observe, crossprocess, idle (and `writer`, the other process
+// CASE: single, batch, threads, sequential (evsync only), concurrent, readid, read100, observe, crossprocess, idle (and `writer`, the other process
 // of crossprocess). Prints one JSON object on stdout: what was measured, in seconds. Run by Tools/bench (case 13).
 import CSQLite
 import EventStore
@@ -28,6 +28,12 @@ func cpuSeconds() -> Double {
     var usage = rusage()
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// Bytes this process has handed to write(2) and its kin so far (`wchar` in /proc/self/io).
+func bytesWritten() -> Int {
+    let text = (try? String(contentsOfFile: "/proc/self/io", encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").first { $0.hasPrefix("wchar:") }.flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces)) } ?? 0
 }
 
 func fail(_ message: String) -> Never {
@@ -236,9 +242,9 @@ func evsyncObserver(_ store: Store, into sightings: Sightings) {
 switch (side, benchCase) {
 case ("evsync", "single"):
     let n = count ?? 10_000, store = openStore(), records = (0..<n).map { holiday($0) }
-    let t0 = now()
+    let (t0, written) = (now(), bytesWritten())
     do { for record in records { _ = try store.add(record) } } catch { fail("add: \(error)") }
-    emit(["seconds": now() - t0, "records": n])
+    emit(["seconds": now() - t0, "records": n, "bytes_per_write": (bytesWritten() - written) / n])
 case ("sqlite", "single"):
     let n = count ?? 10_000, sqlite = openSQLite(), records = (0..<n).map { holiday($0) }
     let t0 = now()
@@ -255,6 +261,30 @@ case ("sqlite", "batch"):
     let t0 = now()
     sqlite.exec("BEGIN"); records.forEach(sqlite.insert); sqlite.exec("COMMIT")
     emit(["seconds": now() - t0, "records": n])
+
+case ("evsync", "threads"), ("evsync", "sequential"):
+    // n single adds, each synchronous: from 16 threads through two Store values on one directory (group commit),
+    // or one after another on one thread. Threads, not tasks: a synchronous call holds its thread.
+    let n = count ?? 1_600, threads = benchCase == "threads" ? 16 : 1
+    let stores = [openStore(), openStore()]
+    let records = (0..<n).map { holiday($0) }
+    let failure = Mutex<String?>(nil)
+    let finished = DispatchGroup()
+    let t0 = now()
+    for thread in 0..<threads {
+        finished.enter()
+        // Threads of their own: Dispatch's concurrentPerform would run no more at once than there are cores.
+        Thread {
+            for i in stride(from: thread, to: n, by: threads) {
+                do { _ = try stores[i % 2].add(records[i]) } catch { failure.withLock { $0 = "add: \(error)" } }
+            }
+            finished.leave()
+        }.start()
+    }
+    finished.wait()
+    let elapsed = now() - t0
+    if let message = failure.withLock({ $0 }) { fail(message) }
+    emit(["seconds": elapsed, "records": n, "threads": threads])
 
 case (_, "concurrent"):
     // 16 tasks add n records between them, each add its own transaction; a 10 ms heartbeat on the same pool
