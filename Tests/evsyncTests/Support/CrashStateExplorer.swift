@@ -115,14 +115,14 @@ final class CrashStateExplorer {
 
     /// Replays the trace and checks its crash states: at every cut sampled, the store is sound (`log verify`,
     /// `rebuild-views --verify`), and whatever `check` says of what was acknowledged holds. Records an issue for
-    /// each failing state (three at most), with the trace and the state kept on disk for a look.
+    /// the first three failing states, and how many more, with the trace and the state kept on disk for a look.
     func explore(_ name: String, sourceLocation: SourceLocation = #_sourceLocation, check: (State) throws -> [String]) throws {
-        for failure in try failures(name, sourceLocation: sourceLocation, check: check) {
-            Issue.record("\(name): \(failure)", sourceLocation: sourceLocation)
-        }
+        let failures = try failures(name, sourceLocation: sourceLocation, check: check)
+        for failure in failures.prefix(3) { Issue.record("\(name): \(failure)", sourceLocation: sourceLocation) }
+        if failures.count > 3 { Issue.record("\(name): and \(failures.count - 3) more failing states", sourceLocation: sourceLocation) }
     }
 
-    /// The failing states of the trace, described (three at most); `storeChecks` false leaves out the store's
+    /// The failing states of the trace, described; `storeChecks` false leaves out the store's
     /// soundness, for a trace of something else than a store.
     func failures(_ name: String, storeChecks: Bool = true, sourceLocation: SourceLocation = #_sourceLocation,
                   check: (State) throws -> [String]) throws -> [String] {
@@ -175,9 +175,7 @@ final class CrashStateExplorer {
                     \(before.joined(separator: "\n"))
                     \(kept.map { "trace and state kept in \($0)" } ?? "")
                     """)
-                if failures.count >= 3 { break }
             }
-            if failures.count >= 3 { break }
         }
         #expect(checked > 0, "\(name): no crash state was checked", sourceLocation: sourceLocation)
         print("crash states of \(name): \(checked) checked at \(cuts.count) cuts of \(events.count) events, \(failures.count) failing (seed \(Self.seed), budget \(Self.budget))")
