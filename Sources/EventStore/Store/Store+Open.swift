@@ -77,8 +77,16 @@ extension Store {
     /// Flushes the directories a new store added entries to, once LMDB made its files and before any write is
     /// acknowledged: until then a power cut may take the store's names, and with them its flushed pages, away
     /// (found by CrashStateTests).
+    /// A directory this process may not read (only write and search), or a file system that cannot flush one
+    /// (`EINVAL`), is left as it is, as SQLite does: the store works there as before, without this guarantee.
     static func flushNames(_ directories: [String]) throws {
-        for directory in directories { try flush(directory: directory) }
+        for directory in directories {
+            let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if descriptor < 0, errno == EACCES { continue }
+            guard descriptor >= 0 else { throw StorageError(code: errno, operation: "opening \(directory)") }
+            defer { close(descriptor) }
+            guard fsync(descriptor) == 0 || errno == EINVAL else { throw StorageError(code: errno, operation: "flushing \(directory)") }
+        }
     }
 
     /// The map sizes tried, largest first. The map is address space, not
