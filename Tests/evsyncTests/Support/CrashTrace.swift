@@ -39,24 +39,28 @@ struct TraceEvent {
 }
 
 enum CrashTrace {
-    /// The shim, built once a test run into a temporary directory by the C compiler beside the Swift toolchain.
+    /// The shim, built by the C compiler beside the Swift toolchain into the temporary directory, once for each
+    /// version of its source (named by an FNV-1a hash of it, so that runs do not leave a copy each).
     static let shim: Result<String, ShimError> = {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("CrashTrace/crash_trace.c").path
+        guard let text = FileManager.default.contents(atPath: source) else { return .failure(ShimError(message: "cannot read \(source)")) }
+        let hash = text.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("crash-trace-\(String(hash, radix: 16)).so").path
+        if FileManager.default.fileExists(atPath: output) { return .success(output) }
         guard let compiler = ProcessRunner.which("cc") ?? ProcessRunner.which("clang") else { return .failure(ShimError(message: "no cc or clang on PATH")) }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-trace-\(UUID().uuidString)").path
-        let output = directory + "/crash_trace.so"
+        // Built aside and renamed into place: another test process may be building it too.
+        let building = output + ".\(getpid()).building"
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: compiler)
-            process.arguments = ["-shared", "-fPIC", "-O1", "-o", output, source, "-ldl"]
+            process.arguments = ["-shared", "-fPIC", "-O1", "-o", building, source, "-ldl"]
             let errors = Pipe()
             process.standardError = errors
             try process.run()
             let message = errors.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
+            guard process.terminationStatus == 0, rename(building, output) == 0 else {
                 return .failure(ShimError(message: "\(compiler) failed on \(source): \(String(decoding: message, as: UTF8.self))"))
             }
         } catch {
