@@ -37,30 +37,31 @@ struct CrashStateTests {
         return problems + ids.filter { records[$0] == nil }.map { "acknowledged add \($0) is missing" }
     }
 
-    /// The explorer itself: a file written and acknowledged without a flush must be found lost in some state, and
-    /// the same write flushed (`sync FILE`: fsync) before the acknowledgement never. Without this, a model that
-    /// kept everything would pass every scenario.
-    @Test("the explorer finds an acknowledged write that was never flushed, and passes one that was",
-          arguments: [false, true])
-    func explorerFindsAnUnflushedAcknowledgement(flushed: Bool) throws {
+    /// The explorer itself: a write acknowledged without a flush must be found lost in some state, and the same
+    /// write flushed (`sync FILE`: fsync) before the acknowledgement never; likewise a new file whose directory was
+    /// not flushed. Without this, a model that kept everything would pass every scenario.
+    @Test("the explorer finds an acknowledged write or name that was never flushed, and passes one that was",
+          arguments: [(name: false, flushed: false), (name: false, flushed: true), (name: true, flushed: false), (name: true, flushed: true)])
+    func explorerFindsAnUnflushedAcknowledgement(name: Bool, flushed: Bool) throws {
         try Self.withExplorer { explorer in
             let file = explorer.disk.appendingPathComponent("saved").path
-            // The file is made (and its name flushed) before the trace: only its content is in question.
+            // For the content alone, the file is made (and its name flushed) before the trace.
             try explorer.prepare { _ in
-                try Data().write(to: URL(fileURLWithPath: file))
+                if !name { try Data().write(to: URL(fileURLWithPath: file)) }
             }
-            let script = "printf 'the record' > '\(file)'\(flushed ? " && sync '\(file)'" : "") && echo saved"
-            let shell = try explorer.launch(URL(fileURLWithPath: "/bin/sh"), ["-c", script])
+            let flush = name ? " && sync '\(file)'\(flushed ? " && sync '\(explorer.disk.path)'" : "")" : flushed ? " && sync '\(file)'" : ""
+            let shell = try explorer.launch(URL(fileURLWithPath: "/bin/sh"), ["-c", "printf 'the record' > '\(file)'\(flush) && echo saved"])
             let finished = shell.wait()
             try #require(finished.status == 0 && finished.stdout == "saved\n", "\(finished)")
             let failures = try explorer.failures("self-test", storeChecks: false) { state in
-                let content = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+                let content = try? String(contentsOfFile: file, encoding: .utf8)
                 return state.acknowledged.isEmpty || content == "the record" ? [] : ["acknowledged, and the file holds \(content.debugDescription)"]
             }
             if flushed {
                 #expect(failures.isEmpty, "\(failures)")
             } else {
-                #expect(failures.contains { $0.contains(#"the file holds """#) }, "the explorer missed a write lost after its acknowledgement: \(failures)")
+                let lost = name ? "the file holds nil" : #"the file holds Optional("")"#
+                #expect(failures.contains { $0.contains(lost) }, "the explorer missed a write lost after its acknowledgement: \(failures)")
             }
         }
     }
