@@ -4,8 +4,8 @@ import PackageDescription
 // The targets are the layers, and each may import only the ones below it, so
 // the compiler keeps the direction (docs/architecture.md):
 //
-//   evsync (CLI) → KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → CLMDBGuard → CLMDB
-//                                                                                  ↘ CZstd, CCRC32C, CFileStatus
+//   evsync (CLI) → KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → Storage → CLMDBGuard → CLMDB
+//                                                                                  ↘ CZstd       ↘ CCRC32C, CFileStatus
 //       ↘ CPrctl, CTerminal  ↘ HTTPTransport → CCurl
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
@@ -33,8 +33,11 @@ let package = Package(
         .target(name: "CCRC32C"),
         // statx(2) for a file's identity and size without reading its times, at every commit (Environment.swift).
         .target(name: "CFileStatus"),
-        // The local store: LMDB wrapper, JSON, log, views, schemas, the Store API and its ingest API for sync batches.
-        .target(name: "EventStore", dependencies: ["CLMDB", "CLMDBGuard", "CCRC32C", "CFileStatus", "CZstd"]),
+        // The storage engine: LMDB's environment, transactions, cursors and group commit, behind a narrow `package` API,
+        // so that no other module reaches LMDB's handles or files; and the checksum of stored bytes.
+        .target(name: "Storage", dependencies: ["CLMDB", "CLMDBGuard", "CCRC32C", "CFileStatus"]),
+        // The local store: JSON, log, views, schemas, the Store API and its ingest API for sync batches.
+        .target(name: "EventStore", dependencies: ["Storage", "CZstd"]),
         // The sync engine: pull, push, merge, lock, report, the SyncRemote protocol and an in-memory remote.
         .target(name: "EventSync", dependencies: ["EventStore"]),
         // HTTP over libcurl and the one retry loop, shared by the remote adapters; it knows no sync and no server.
@@ -55,7 +58,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["EventStore", "EventSync"], path: "Tests/Support"),
         // An app with its own signal handlers and a store, for the crash-guard tests to run as a child process.
         .executableTarget(name: "GuardProbe", dependencies: ["EventStore"], path: "Tests/GuardProbe"),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "GuardProbe", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Storage", "GuardProbe", "TestSupport"], exclude: ["Fixtures"]),
         // The engine without a server (RemoteFold's rules, InMemoryRemote): with EventStoreTests, the core loop.
         .testTarget(name: "EventSyncTests", dependencies: ["EventStore", "EventSync", "TestSupport"]),
         // The adapters' decisions without a server (KintoPull's and ParsePull's steps as table rows).

@@ -42,6 +42,8 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
         case tooLarge
         /// An `https` URL whose server speaks plain `http`: it always will.
         case plainHTTP
+        /// A request for another origin than the client's (a server's redirect or link): refused before it is sent.
+        case otherOrigin
     }
 
     package let kind: Kind
@@ -54,12 +56,13 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    package var isRetryable: Bool { kind != .tooLarge && kind != .plainHTTP }
+    package var isRetryable: Bool { kind != .tooLarge && kind != .plainHTTP && kind != .otherOrigin }
 
     package var description: String {
         switch kind {
         case .unreachable, .refused: "cannot reach \(url): \(reason)"
         case .tooSlow, .tooLarge, .plainHTTP: "the server at \(url) \(reason)"
+        case .otherOrigin: reason
         }
     }
 }
@@ -70,7 +73,8 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
 /// connection across requests (a pull is one request per page). TLS
 /// verification is left at libcurl's default: on. Credentials go through
 /// `CURLOPT_USERNAME`/`PASSWORD`, never into a URL. Not thread-safe: one
-/// client per sync.
+/// client per sync. A client talks to one origin, the server's (`Origin`): a request for any other is refused
+/// before it is sent, so that no redirect or link of a server's takes the credentials (or a write) elsewhere.
 ///
 /// Two limits keep a hostile or broken server from holding a sync (and its
 /// lock) forever or from filling memory:
@@ -89,6 +93,8 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
 package final class HTTPClient {
     private let handle: UnsafeMutableRawPointer
     private let credentials: Credentials?
+    /// The one origin requests go to: the server's, as the user gave it.
+    private let origin: Origin?
     private let userAgent: String
     /// Connection attempts (with their TLS handshake) fail after this many seconds.
     var connectTimeout = 10
@@ -102,11 +108,14 @@ package final class HTTPClient {
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    /// - Parameter userAgent: what the client calls itself (`evsync/1.2.0`), given by the program.
-    package init(credentials: Credentials?, userAgent: String) throws(TransportError) {
+    /// - Parameters:
+    ///   - server: the URL the user gave: requests go to its origin only.
+    ///   - userAgent: what the client calls itself (`evsync/1.2.0`), given by the program.
+    package init(server: URL, credentials: Credentials?, userAgent: String) throws(TransportError) {
         _ = Self.globalInit
         guard let handle = curl_easy_init() else { throw TransportError(url: "-", reason: "libcurl failed to start") }
         self.handle = handle
+        self.origin = Origin(server)
         self.credentials = credentials
         self.userAgent = userAgent
     }
@@ -116,6 +125,12 @@ package final class HTTPClient {
     }
 
     package func send(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
+        let target = Origin(request.url)
+        guard let origin, target == origin else {
+            throw TransportError(.otherOrigin, url: Self.describe(request.url),
+                                 reason: "refusing to send a request to \(target?.description ?? Self.describe(request.url)): "
+                                     + "evsync talks only to \(origin?.description ?? "the server given"), the server given, and sends its credentials nowhere else")
+        }
         let collector = ResponseCollector(limit: maximumResponseBytes, expectsBody: request.method != "HEAD")
         let context = Unmanaged.passUnretained(collector).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -220,7 +235,7 @@ package final class HTTPClient {
         components.port = components.port ?? 443
         components.path = "/"
         components.query = nil
-        guard let probeURL = components.url, let client = try? HTTPClient(credentials: nil, userAgent: userAgent) else { return false }
+        guard let probeURL = components.url, let client = try? HTTPClient(server: probeURL, credentials: nil, userAgent: userAgent) else { return false }
         client.connectTimeout = 2
         client.timeout = 3
         return (try? client.send(HTTPRequest(method: "HEAD", url: probeURL))) != nil

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// What a `RetryingClient` tells someone watching: each request and what came of it, each wait before a retry.
 package enum HTTPActivity: Sendable, Equatable {
@@ -89,8 +89,9 @@ package final class RetryingClient {
     package let client: HTTPClient
     private var pauseUntil: Date?
 
-    package init(credentials: Credentials?, userAgent: String) throws(TransportError) {
-        client = try HTTPClient(credentials: credentials, userAgent: userAgent)
+    /// - Parameter server: the URL the user gave: requests go to its origin only (`HTTPClient`).
+    package init(server: URL, credentials: Credentials?, userAgent: String) throws(TransportError) {
+        client = try HTTPClient(server: server, credentials: credentials, userAgent: userAgent)
     }
 
     /// Sends `request` until it gets an answer that is not a failure, or gives up.

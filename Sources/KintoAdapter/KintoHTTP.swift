@@ -88,7 +88,7 @@ extension KintoRemote {
 
 extension HTTPClient {
     /// A client of evsync's, for requests `prepare` sends at once on their own connections.
-    convenience init(credentials: Credentials?) throws(TransportError) {
-        try self.init(credentials: credentials, userAgent: EvsyncVersion.userAgent)
+    convenience init(server: URL, credentials: Credentials?) throws(TransportError) {
+        try self.init(server: server, credentials: credentials, userAgent: EvsyncVersion.userAgent)
     }
 }

@@ -88,7 +88,7 @@ public final class KintoRemote: SyncRemote {
         self.address = server.absoluteString + "/buckets/" + bucket
         self.credentials = credentials
         do {
-            self.http = try RetryingClient(credentials: credentials, userAgent: EvsyncVersion.userAgent)
+            self.http = try RetryingClient(server: server, credentials: credentials, userAgent: EvsyncVersion.userAgent)
         } catch {
             throw KintoError(.failure, error.description)
         }
@@ -197,10 +197,10 @@ public final class KintoRemote: SyncRemote {
         }
         guard entities.count > 1 else { return }
         let requests = entities.map { changesRequest(Self.collection(for: $0.schema), KintoPull.Listing(from: $0.since)) }
-        let (credentials, limits) = (credentials, transferLimits)
+        let (credentials, limits, server) = (credentials, transferLimits, server)
         let outcomes = Mutex<[Int: Result<HTTPResponse, TransportError>]>([:])
         DispatchQueue.concurrentPerform(iterations: requests.count) { index in
-            guard let client = try? HTTPClient(credentials: credentials) else { return }
+            guard let client = try? HTTPClient(server: server, credentials: credentials) else { return }
             client.limits = limits
             let outcome = Result { () throws(TransportError) in try client.send(requests[index]) }
             outcomes.withLock { $0[index] = outcome }
@@ -354,8 +354,9 @@ public final class KintoRemote: SyncRemote {
 
     /// A `Next-Page` URL, accepted only on our own server: credentials must not follow a link elsewhere.
     func sameServer(_ text: String) throws(KintoError) -> URL {
-        guard let url = URL(string: text), url.host == server.host, url.port == server.port, url.scheme == server.scheme else {
-            throw KintoError(.server, "the server sent a Next-Page URL on another host; refusing to follow it")
+        guard let url = URL(string: text), Origin(url) == Origin(server) else {
+            let origin = URL(string: text).flatMap(Origin.init)?.description ?? text
+            throw KintoError(.server, "the server sent a Next-Page URL on another server, \(origin); refusing to follow it")
         }
         return url
     }

@@ -137,6 +137,11 @@ extension ParseRemote {
                              code: code)
         }
         if let code { throw ParseError.failure(code: code, message: message, doing: what) }
+        if (300..<400).contains(response.status), let location = response.headers["location"] {
+            // Followed by no adapter but DAV's discovery: the keys go to the server given, and nowhere else.
+            throw ParseError(.server, "the server failed \(what): HTTP \(response.status), a redirect to \(location), which evsync does not follow; "
+                + "if that is where the server is, give it as the remote")
+        }
         throw ParseError(.server, "the server failed \(what): HTTP \(response.status): \(message)")
     }
 }

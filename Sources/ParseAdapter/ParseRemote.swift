@@ -73,7 +73,7 @@ public final class ParseRemote: SyncRemote {
         self.address = Self.address(of: url)
         self.credentials = credentials
         do {
-            self.http = try RetryingClient(credentials: nil, userAgent: EvsyncVersion.userAgent)
+            self.http = try RetryingClient(server: url, credentials: nil, userAgent: EvsyncVersion.userAgent)
         } catch {
             throw ParseError(.failure, error.description)
         }

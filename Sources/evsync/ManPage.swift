@@ -8,7 +8,7 @@ enum ManPage {
     static let environment: [(name: String, meaning: String)] = [
         ("EVSYNC_STORE", "the store directory (default ./.evsync)"),
         ("EVSYNC_SCHEMAS", "a directory of extra entity schemas"),
-        ("EVSYNC_REMOTE", "the remote (a Kinto bucket URL)"),
+        ("EVSYNC_REMOTE", "the remote (a Kinto bucket URL, dav+https://… or parse+https://…)"),
         ("EVSYNC_REMOTE_TYPE", "the remote's type where its URL cannot tell (kinto)"),
         ("EVSYNC_AUTH", "user:password for the server (or --auth-file)"),
         ("EVSYNC_ALLOW_INSECURE_AUTH", "1: allow credentials over plain http to another machine (as --allow-insecure-auth)"),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import EventStore
+@testable import Storage
 import TestSupport
 
 /// The store's errors keep their causes (LMDB's code, the undecodable entry)

@@ -8,10 +8,15 @@ public final class ScriptedServer: Sendable {
     public struct Answer: Sendable {
         public var status: Int
         public var headers: [String: String]
-        public var body: String
+        /// The body's bytes: text as UTF-8, or any bytes (a body that is not UTF-8).
+        public var bytes: [UInt8]
 
         public init(_ status: Int, headers: [String: String] = [:], body: String = "") {
-            (self.status, self.headers, self.body) = (status, headers, body)
+            self.init(status, headers: headers, bytes: Array(body.utf8))
+        }
+
+        public init(_ status: Int, headers: [String: String] = [:], bytes: [UInt8]) {
+            (self.status, self.headers, self.bytes) = (status, headers, bytes)
         }
     }
 
@@ -120,9 +125,9 @@ private final class Script: Sendable {
             state.requests.append(ScriptedServer.Request(line: head.first ?? "", headers: headers, body: body))
             return state.script.isEmpty ? last : state.script.removeFirst()
         }
-        var text = "HTTP/1.1 \(answer.status) Scripted\r\nConnection: close\r\nContent-Length: \(answer.body.utf8.count)\r\n"
+        var text = "HTTP/1.1 \(answer.status) Scripted\r\nConnection: close\r\nContent-Length: \(answer.bytes.count)\r\n"
         for (name, value) in answer.headers { text += "\(name): \(value)\r\n" }
-        let bytes = Array((text + "\r\n" + answer.body).utf8)
+        let bytes = Array((text + "\r\n").utf8) + answer.bytes
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }

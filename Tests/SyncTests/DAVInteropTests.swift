@@ -170,7 +170,7 @@ struct DAVServerTests {
     func putAndMultiget(server: String) async throws {
         let dav = try await OwnDAV(server)
         #expect(try dav.status() == "running \(server) \(dav.base)")
-        let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
+        let client = try HTTPClient(server: try #require(URL(string: dav.base)), credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
                                     userAgent: "evsync-tests")
         let xml = "application/xml; charset=utf-8"
         let principal = try Self.request(client, "PROPFIND", dav.base + "evsync/", type: xml, headers: [("Depth", "0")], body: """
@@ -215,7 +215,7 @@ struct DAVServerTests {
     @Test("Tools/dav start --max-sync-token-age: Radicale answers a sync token older than that 403 DAV:valid-sync-token")
     func expiredToken() async throws {
         let dav = try await OwnDAV("radicale", ["--max-sync-token-age", "1"])
-        let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
+        let client = try HTTPClient(server: try #require(URL(string: dav.base)), credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
                                     userAgent: "evsync-tests")
         let collection = dav.base + "evsync/holidays/"
         #expect(try Self.request(client, "MKCALENDAR", collection).status == 201)

@@ -102,7 +102,7 @@ struct DAVSyncTests {
         #expect(try await a.ok(["verify", "--remote"], environment: environment).contains("the server holds what the log believes"))
 
         // The calendar deleted on the server: found missing, made again, the record kept, and put back when asked.
-        let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
+        let client = try HTTPClient(server: try #require(URL(string: dav.base)), credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
                                     userAgent: "evsync-tests")
         #expect((200..<300).contains(try client.send(HTTPRequest(method: "DELETE", url: try #require(URL(string: peer.collection)))).status))
         let wiped = try await a.run(["sync"], environment: environment)
@@ -186,7 +186,7 @@ extension DAVSyncTests {
         // An edit of the card keeps it vCard 4, year-less, with its TEL.
         try await a.ok(["edit", "Birthday", "grace", "giftIdeas=A compiler"])
         try await a.ok(["sync"], environment: environment)
-        let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
+        let client = try HTTPClient(server: try #require(URL(string: dav.base)), credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
                                     userAgent: "evsync-tests")
         let card = String(decoding: try client.send(HTTPRequest(method: "GET", url: try #require(URL(string: dav.base + "evsync/birthdays/grace.vcf")))).body,
                           as: UTF8.self)
@@ -338,7 +338,7 @@ struct DAVPushTests {
     }
 
     static func put(_ dav: OwnDAV, _ path: String, _ body: String, headers: [(String, String)] = [], type: String = "text/calendar") throws -> HTTPResponse {
-        let client = try HTTPClient(credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
+        let client = try HTTPClient(server: try #require(URL(string: dav.base)), credentials: try Credentials(userPassword: String(contentsOfFile: dav.authFile, encoding: .utf8)),
                                     userAgent: "evsync-tests")
         return try client.send(HTTPRequest(method: "PUT", url: try #require(URL(string: dav.base + path)), headers: headers,
                                            body: Array(body.utf8), contentType: type + "; charset=utf-8"))

@@ -16,8 +16,8 @@ struct RetryingClientTests {
     }
 
     /// A client with short waits, and what it reports.
-    private static func client(attempts: Int = 4) throws -> (RetryingClient, Reported) {
-        let client = try RetryingClient(credentials: nil, userAgent: "evsync-test")
+    private static func client(for server: ScriptedServer, attempts: Int = 4) throws -> (RetryingClient, Reported) {
+        let client = try RetryingClient(server: try #require(URL(string: server.url)), credentials: nil, userAgent: "evsync-test")
         client.retry = RetryPolicy(attempts: attempts, baseDelay: 0.01, maximumDelay: 0.05)
         let reported = Reported()
         client.onActivity = { reported.append($0) }
@@ -44,7 +44,7 @@ struct RetryingClientTests {
     ])
     func retries(script: [Int], resendable: Bool, sent: Int, outcome: Outcome) throws {
         let server = try ScriptedServer(script.map { ScriptedServer.Answer($0) }, then: .init(200))
-        let (client, activity) = try Self.client()
+        let (client, activity) = try Self.client(for: server)
         let request = try Self.get(server)
         var result: Outcome
         do {
@@ -64,7 +64,7 @@ struct RetryingClientTests {
     @Test("an answer the adapter finds failed is retried with its reason")
     func classifiedFailure() throws {
         let server = try ScriptedServer([.init(200, body: "rolled back")], then: .init(200, body: "kept"))
-        let (client, activity) = try Self.client()
+        let (client, activity) = try Self.client(for: server)
         let response = try client.send(Self.get(server)) { response in
             String(decoding: response.body, as: UTF8.self) == "rolled back" ? RetryableAnswer(reason: "the batch was rolled back") : nil
         }
@@ -75,24 +75,22 @@ struct RetryingClientTests {
     @Test("a refused connection fails at once before any answer, and is retried after one")
     func refusedConnection() throws {
         let server = try ScriptedServer(then: .init(200))
-        let (client, _) = try Self.client(attempts: 3)
+        let (fresh, _) = try Self.client(for: server, attempts: 3)
+        let (answered, _) = try Self.client(for: server, attempts: 3)
         let request = try Self.get(server)
+        #expect(try answered.send(request).status == 200)
         server.stop()
         let started = ContinuousClock.now
-        #expect { try client.send(request) } throws: { ($0 as? HTTPFailure)?.kind == .nothingThere && ($0 as? HTTPFailure)?.attempts == 1 }
+        #expect { try fresh.send(request) } throws: { ($0 as? HTTPFailure)?.kind == .nothingThere && ($0 as? HTTPFailure)?.attempts == 1 }
         #expect(ContinuousClock.now - started < .seconds(2))
-
-        let answering = try ScriptedServer(then: .init(200))
-        #expect(try client.send(Self.get(answering)).status == 200)
-        answering.stop()
-        // The same client has had an answer: the server faltered, and is tried again.
-        #expect { try client.send(Self.get(answering)) } throws: { ($0 as? HTTPFailure)?.kind == .gaveUp && ($0 as? HTTPFailure)?.attempts == 3 }
+        // A client that has had an answer: the server faltered, and is tried again.
+        #expect { try answered.send(request) } throws: { ($0 as? HTTPFailure)?.kind == .gaveUp && ($0 as? HTTPFailure)?.attempts == 3 }
     }
 
     @Test("shouldStop ends the wait for a retry at once")
     func interrupted() throws {
         let server = try ScriptedServer(then: .init(503))
-        let (client, _) = try Self.client()
+        let (client, _) = try Self.client(for: server)
         client.retry = RetryPolicy(attempts: 5, baseDelay: 30, maximumDelay: 30)
         let started = ContinuousClock.now
         let stop = Atomic(false)
@@ -105,7 +103,7 @@ struct RetryingClientTests {
     @Test("any method, body and content type go out as given; none is added")
     func methodAndContentType() throws {
         let server = try ScriptedServer(then: .init(207, body: "<multistatus/>"))
-        let (client, _) = try Self.client()
+        let (client, _) = try Self.client(for: server)
         let calendar = "BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n"
         var request = HTTPRequest(method: "REPORT", url: try #require(URL(string: server.url + "/cal/")),
                                   headers: [("Depth", "1")], body: Array(calendar.utf8), contentType: "text/calendar")
@@ -118,5 +116,23 @@ struct RetryingClientTests {
         #expect(sent.first?.body == calendar)
         #expect(sent.last?.headers["content-type"] == nil, "no type is forced on a body: \(sent.last?.headers ?? [:])")
         #expect(sent.first?.headers["user-agent"] == "evsync-test")
+    }
+
+    @Test("a client sends to its server's origin only: another port is refused unsent, with credentials or without; a redirect is not followed")
+    func oneOrigin() throws {
+        let other = try ScriptedServer(then: .init(200))
+        let server = try ScriptedServer([.init(307, headers: ["Location": other.url + "/x"])], then: .init(200))
+        for credentials in [nil, try Credentials(userPassword: "me:secret")] {
+            let client = try RetryingClient(server: try #require(URL(string: server.url + "/dav/")), credentials: credentials, userAgent: "evsync-test")
+            let failure = #expect(throws: HTTPFailure.self) { try client.send(Self.get(other)) }
+            #expect(failure?.kind == .permanent)
+            #expect(failure?.description == "refusing to send a request to \(other.url): evsync talks only to \(server.url), the server given, "
+                + "and sends its credentials nowhere else", "\(String(describing: failure))")
+        }
+        let client = try RetryingClient(server: try #require(URL(string: server.url)), credentials: try Credentials(userPassword: "me:secret"),
+                                        userAgent: "evsync-test")
+        #expect(try client.send(Self.get(server)).status == 307)
+        #expect(server.requests.count == 1 && server.requests.first?.headers["authorization"] != nil)
+        #expect(other.requests.isEmpty, "\(other.requests)")
     }
 }

@@ -259,6 +259,18 @@ struct CommandTests {
         }
     }
 
+    @Test("after a first DAV sync that failed (so no remote is remembered), a plain sync names every form of remote, DAV's too")
+    func noRemoteNamesEveryForm() throws {
+        try withSandbox { sandbox in
+            let failed = try sandbox.run(["sync", "--remote", "dav+http://127.0.0.1:1/"], environment: ["EVSYNC_RETRIES": "1"])
+            #expect(failed.status == 69, "\(failed)")
+            let plain = try sandbox.run(["sync"])
+            #expect(plain.status == Exit.usage, "\(plain)")
+            #expect(plain.stderr == "evsync: no remote: give --remote URL (a Kinto bucket URL https://…/buckets/<id>, a CalDAV/CardDAV server "
+                + "dav+https://…, or a Parse Server parse+https://…), set EVSYNC_REMOTE, or set one with evsync remote URL\n", "\(plain)")
+        }
+    }
+
     @Test("a command that makes a store says where, once, on stderr; --json stdout stays clean; nothing else makes one")
     func newStoreIsAnnounced() throws {
         try withSandbox { sandbox in

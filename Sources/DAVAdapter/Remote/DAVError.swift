@@ -9,12 +9,19 @@ public struct DAVError: RemoteError, Sendable {
     public let status: Int?
     /// An answer over a size bound (the XML reader's, the HTTP client's): a smaller request may pass.
     let isTooLarge: Bool
+    /// An answer that is no readable XML: a smaller request (fewer items) may pass.
+    let isUnreadable: Bool
+    /// A refusal of one item's, not the server's (an href outside the collection): the others go on.
+    let concernsOneItem: Bool
 
-    init(_ code: SyncError.Code, _ message: String, status: Int? = nil, isTooLarge: Bool = false) {
+    init(_ code: SyncError.Code, _ message: String, status: Int? = nil, isTooLarge: Bool = false, isUnreadable: Bool = false,
+         concernsOneItem: Bool = false) {
         self.syncCode = code
         self.message = message
         self.status = status
         self.isTooLarge = isTooLarge
+        self.isUnreadable = isUnreadable
+        self.concernsOneItem = concernsOneItem
     }
 
     init(_ failure: HTTPFailure) {
@@ -23,8 +30,9 @@ public struct DAVError: RemoteError, Sendable {
     }
 
     /// An answer of the server's about one item that the next request would not share: a 4xx other than a refusal of
-    /// the credentials (401) or a request to slow down (429), which concern every request.
+    /// the credentials (401) or a request to slow down (429), which concern every request; or `concernsOneItem`.
     var refusesOnlyThisItem: Bool {
+        if concernsOneItem { return true }
         guard let status else { return false }
         return (400..<500).contains(status) && status != 401 && status != 429
     }

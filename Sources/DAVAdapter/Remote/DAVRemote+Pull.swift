@@ -65,10 +65,12 @@ extension DAVRemote {
         if collection.created { token = "" }
         var first = true
         var withBodies = true
+        // Answers of this pull cut short (507) and followed: bounded by `maximumChainedAnswers`.
+        var answers = 0
         guard collection.supportsSync else {
-            let members = try propfindMembers(collection)
+            let (members, skipped) = try propfindMembers(collection)
             listed[entity.name] = []
-            _ = try emit(members, removed: [], token: "", entity: entity, mapping: mapping, collection: collection,
+            _ = try emit(members, removed: [], skipped: skipped, token: "", entity: entity, mapping: mapping, collection: collection,
                          markRecreated: collection.created && since != nil, onPage: onPage)
             return
         }
@@ -119,6 +121,7 @@ extension DAVRemote {
             if token.isEmpty { listed[entity.name] = listed[entity.name] ?? [] }
             var changed: [DAVMember] = []
             var removed: [String] = []
+            var skipped = skips(status, collection: collection)
             var truncated = false
             for response in status.responses {
                 let key = DAVIDs.key(response.href)
@@ -126,9 +129,13 @@ extension DAVRemote {
                     if response.status == 507 { truncated = true }
                     continue
                 }
-                if response.status == 404 {
+                // A collection inside is no member (RFC 4791 allows none in a calendar): left alone, as it always was.
+                if key.hasSuffix("/") { continue }
+                if let outside = skip(outside: response.href, collection: collection) {
+                    skipped.append(outside)
+                } else if response.status == 404 {
                     removed.append(response.href)
-                } else if let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed, !key.hasSuffix("/") {
+                } else if let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed {
                     changed.append(DAVMember(href: response.href, etag: etag, body: response.property(collection.dataProperty.0, collection.dataProperty.1)?.text))
                 }
             }
@@ -136,14 +143,20 @@ extension DAVRemote {
                 throw DAVError(.server, "the server's sync-collection answer for \(collection.url.path) has no sync-token")
             }
             // Nothing to write, unless the cursor itself changes (the collection's URL added to an older one).
-            let unchanged = newToken == token && changed.isEmpty && removed.isEmpty
+            let unchanged = newToken == token && changed.isEmpty && removed.isEmpty && skipped.isEmpty
                 && since == DAVCursor(token: newToken, collection: collection.url, foreign: foreign[entity.name] ?? [:]).cursor
+            let chained = truncated && newToken != token
             if !unchanged {
-                guard try emit(changed, removed: removed, token: newToken, entity: entity, mapping: mapping, collection: collection,
-                               markRecreated: first && collection.created && since != nil, onPage: onPage) else { return }
+                guard try emit(changed, removed: removed, skipped: skipped, token: newToken, entity: entity, mapping: mapping, collection: collection,
+                               markRecreated: first && collection.created && since != nil, checkpoint: chained, onPage: onPage) else { return }
             }
             first = false
-            if !truncated || newToken == token { return }
+            guard chained else { return }
+            answers += 1
+            guard answers < maximumChainedAnswers else {
+                throw DAVError(.server, "the server cut its sync-collection listing of \(collection.url.path) short (507) \(answers) times in a row; "
+                    + "what those answers brought is kept: sync again to go on from there")
+            }
             token = newToken
         }
     }
@@ -154,26 +167,49 @@ extension DAVRemote {
         return #"<sync-collection xmlns="DAV:"><sync-token>\#(escape(token))</sync-token><sync-level>1</sync-level><prop><getetag/>\#(data)</prop></sync-collection>"#
     }
 
-    /// Every member and its ETag (PROPFIND Depth 1), for a collection without sync-collection.
-    func propfindMembers(_ collection: Collection) throws -> [DAVMember] {
+    /// Every member and its ETag (PROPFIND Depth 1), for a collection without sync-collection; and the responses
+    /// skipped (malformed, outside the collection).
+    func propfindMembers(_ collection: Collection) throws -> (members: [DAVMember], skipped: [SkippedRecord]) {
         let body = Array(#"<propfind xmlns="DAV:"><prop><getetag/><resourcetype/></prop></propfind>"#.utf8)
         let answer = try send(HTTPRequest(method: "PROPFIND", url: collection.url, headers: [("Depth", "1")], body: body, contentType: Self.xml),
                               doing: "listing \(collection.url.path)")
         guard answer.status == 207 else {
             throw DAVError(.server, "the server answered HTTP \(answer.status) when listing \(collection.url.path)", status: answer.status)
         }
-        return try multistatus(answer, doing: "listing \(collection.url.path)").responses.compactMap { response in
+        let listing = try multistatus(answer, doing: "listing \(collection.url.path)")
+        var skipped = skips(listing, collection: collection)
+        let members = listing.responses.compactMap { response -> DAVMember? in
             let key = DAVIDs.key(response.href)
             guard key != collection.key, !key.hasSuffix("/"), response.property(DAVNamespace.dav, "resourcetype")?.children.isEmpty != false,
                   let etag = response.property(DAVNamespace.dav, "getetag")?.text.trimmed else { return nil }
+            if let outside = skip(outside: response.href, collection: collection) {
+                skipped.append(outside)
+                return nil
+            }
             return DAVMember(href: response.href, etag: etag)
+        }
+        return (members, skipped)
+    }
+
+    /// The responses of an answer left out as malformed, as skipped records: no id, the reason naming what came.
+    func skips(_ answer: Multistatus, collection: Collection) -> [SkippedRecord] {
+        answer.malformed.map { SkippedRecord(id: nil, reason: "the server's answer for \(collection.url.path) has \($0)") }
+    }
+
+    /// A member the server names by an href outside the collection (`url(of:in:)`), as a skipped record; nil for one inside.
+    func skip(outside href: String, collection: Collection) -> SkippedRecord? {
+        do {
+            _ = try url(of: href, in: collection)
+            return nil
+        } catch {
+            return SkippedRecord(id: nil, reason: error.message)
         }
     }
 
     /// Hands the engine the removals and the changed members' bodies, a multiget batch a page, the cursor on the last.
     /// - Returns: false when `onPage` asked to stop.
-    private func emit(_ changed: [DAVMember], removed: [String], token: String, entity: EntitySchema,
-                      mapping: any DAVMapping, collection: Collection, markRecreated: Bool,
+    private func emit(_ changed: [DAVMember], removed: [String], skipped: [SkippedRecord], token: String, entity: EntitySchema,
+                      mapping: any DAVMapping, collection: Collection, markRecreated: Bool, checkpoint: Bool = false,
                       onPage: (RemotePage) throws -> Bool) throws -> Bool {
         var foreign = self.foreign[entity.name] ?? [:]
         var tombstones: [RemoteRecord] = []
@@ -193,12 +229,13 @@ extension DAVRemote {
             for (number, batch) in batches.enumerated() {
                 var page = try bodies(batch, entity: entity, mapping: mapping, collection: collection, foreign: &foreign, seen: &seen)
                 if number == 0 {
-                    page.append(contentsOf: RemotePage(records: tombstones, cursor: nil))
+                    page.append(contentsOf: RemotePage(records: tombstones, skipped: skipped, cursor: nil))
                     page.isRecreated = markRecreated
                 }
                 if number == batches.count - 1 {
                     self.foreign[entity.name] = foreign
                     if !token.isEmpty { page.cursor = DAVCursor(token: token, collection: collection.url, foreign: foreign).cursor }
+                    page.isCheckpoint = checkpoint
                 }
                 guard emit(page) else { return }
             }
@@ -224,13 +261,15 @@ extension DAVRemote {
         let answer: Multistatus
         do {
             answer = try multiget(missing.map(\.href), collection: collection)
-        } catch let error as DAVError where error.isTooLarge {
-            // Past the size bound: halves, down to the one item that is too large, skipped with the reason.
+        } catch let error as DAVError where error.isTooLarge || error.isUnreadable {
+            // Past the size bound, or unreadable (one item's bytes are not UTF-8, say): halves, down to the one item
+            // that is too large or unreadable, skipped with the reason; the others arrive.
             guard missing.count > 1 else {
                 let hrefID = foreign[DAVIDs.key(missing[0].href)] ?? DAVIDs.uid(inHref: missing[0].href).map(DAVIDs.id(forUID:))
                 if let hrefID { listed[entity.name]?.insert(hrefID) }
+                let why = error.isTooLarge ? "is too large" : "cannot be read"
                 page.append(contentsOf: RemotePage(records: [], skipped: [SkippedRecord(id: hrefID, version: RemoteVersion(missing[0].etag),
-                                                                                        reason: "\(missing[0].href) is too large: \(error)")], cursor: nil))
+                                                                                        reason: "\(missing[0].href) \(why): \(error)")], cursor: nil))
                 return page
             }
             let half = missing.count / 2
@@ -240,6 +279,7 @@ extension DAVRemote {
                                                foreign: &foreign, seen: &seen))
             return page
         }
+        page.append(contentsOf: RemotePage(records: [], skipped: skips(answer, collection: collection), cursor: nil))
         let fetched = answer.responses.map { response in
             Fetched(href: response.href, body: response.property(collection.dataProperty.0, collection.dataProperty.1)?.text,
                     etag: response.property(DAVNamespace.dav, "getetag")?.text.trimmed, isGone: response.status == 404)
@@ -343,7 +383,7 @@ extension DAVRemote {
     public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
         guard let mapping = try mapping(of: entity) else { return }
         let collection = try collection(for: entity)
-        let members = try propfindMembers(collection)
+        let members = try propfindMembers(collection).members
         var foreign = self.foreign[entity.name] ?? [:]
         var seen: Set<String> = []
         for start in stride(from: 0, to: members.count, by: multigetBatch) {

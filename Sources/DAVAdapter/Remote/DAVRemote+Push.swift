@@ -90,7 +90,7 @@ extension DAVRemote {
 
     private func put(_ item: VDocument, at href: String, condition: (String, String), fields: JSONObject, mapping: any DAVMapping,
                      collection: Collection, keepsHref: Bool = false) throws -> RemoteOutcome {
-        let request = HTTPRequest(method: "PUT", url: url(of: href, in: collection), headers: [condition],
+        let request = HTTPRequest(method: "PUT", url: try url(of: href, in: collection), headers: [condition],
                                   body: Array(item.serialized().utf8), contentType: collection.contentType)
         let answer = try send(request, doing: "writing \(href)")
         switch answer.status {

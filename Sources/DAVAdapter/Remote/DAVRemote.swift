@@ -41,6 +41,10 @@ public final class DAVRemote: SyncRemote {
     }
     /// Items asked for per multiget.
     public var multigetBatch = 100
+    /// Answers cut short (507, RFC 6578 §3.6) one pull follows before it stops with an error, having kept what they
+    /// brought: a server whose chain never ends cannot hold a sync (and its lock) forever. At 100 items an answer,
+    /// 100,000 items; the next sync goes on from the last answer's token.
+    public var maximumChainedAnswers = 1000
     /// The largest multiget answer read: a larger one is asked for again in halves, down to the one item too large
     /// to hold, which is skipped.
     public var maximumAnswerBytes = XMLReader.maximumBytes
@@ -113,7 +117,7 @@ public final class DAVRemote: SyncRemote {
         server = try Self.checkedServer(serverURL, sendsCredentials: credentials != nil, allowingInsecureCredentials: allowingInsecureCredentials)
         address = Self.address(of: server)
         do {
-            http = try RetryingClient(credentials: credentials, userAgent: EvsyncVersion.userAgent)
+            http = try RetryingClient(server: server, credentials: credentials, userAgent: EvsyncVersion.userAgent)
         } catch {
             throw DAVError(.failure, error.description)
         }
@@ -291,14 +295,14 @@ public final class DAVRemote: SyncRemote {
             let answer = try send(HTTPRequest(method: "PROPFIND", url: url, headers: [("Depth", "0")], body: Self.principalPropfind, contentType: Self.xml),
                                   doing: "discovering the account at \(url.path)")
             if [301, 302, 303, 307, 308].contains(answer.status), let location = answer.headers["location"],
-               let next = URL(string: location, relativeTo: url)?.absoluteURL {
+               let next = try link(location, from: url, naming: "a redirect (HTTP \(answer.status)) of \(url.path)") {
                 url = next
                 continue
             }
             guard answer.status == 207 else { return nil }
             let response = try multistatus(answer, doing: "discovering the account").responses.first
             guard let href = response?.property(DAVNamespace.dav, "current-user-principal")?.hrefs.first else { return nil }
-            return URL(string: href, relativeTo: url)?.absoluteURL
+            return try link(href, from: url, naming: "the current-user-principal")
         }
         return nil
     }
@@ -310,10 +314,11 @@ public final class DAVRemote: SyncRemote {
             throw DAVError(.server, "the server answered HTTP \(answer.status) when asked for the principal \(principal.path)", status: answer.status)
         }
         let response = try multistatus(answer, doing: "reading the principal").responses.first
-        func home(_ namespace: String, _ name: String) -> URL? {
-            response?.property(namespace, name)?.hrefs.first.flatMap { URL(string: $0, relativeTo: principal)?.absoluteURL }
+        func home(_ namespace: String, _ name: String) throws(DAVError) -> URL? {
+            guard let href = response?.property(namespace, name)?.hrefs.first else { return nil }
+            return try link(href, from: principal, naming: "the \(name)")
         }
-        return (home(DAVNamespace.caldav, "calendar-home-set"), home(DAVNamespace.carddav, "addressbook-home-set"))
+        return (try home(DAVNamespace.caldav, "calendar-home-set"), try home(DAVNamespace.carddav, "addressbook-home-set"))
     }
 
     // MARK: Requests
@@ -338,9 +343,44 @@ public final class DAVRemote: SyncRemote {
         return out
     }
 
-    /// An href from the server as a URL to send to.
-    func url(of href: String, in collection: Collection) -> URL {
-        URL(string: href, relativeTo: collection.url)?.absoluteURL ?? collection.url
+    /// A URL the server names in discovery (a redirect's `Location`, the principal, a home set), resolved against
+    /// `base`; nil when it is no URL. One on another origin than the server given is refused, not followed: the
+    /// credentials go nowhere else, and a user who trusts that server gives it as the remote (docs/decisions).
+    func link(_ text: String, from base: URL, naming what: String) throws(DAVError) -> URL? {
+        guard let url = URL(string: text, relativeTo: base)?.absoluteURL else { return nil }
+        guard let origin = Origin(server), Origin(url) == origin else {
+            throw DAVError(.server, "the server at \(server.absoluteString) points \(what) to another server, "
+                + "\(Origin(url)?.description ?? HTTPClient.describe(url)): refusing to follow it, as credentials go only to \(Origin(server)?.description ?? "the server given")")
+        }
+        return url
+    }
+
+    /// An href from the server as a URL to send to, when it names a member inside the collection: resolved against
+    /// the collection, on its origin, under its path, no segment of the rest empty, `.` or `..` or holding a `/`
+    /// once percent-decoded (a server may decode before it resolves). Anything else is refused, concerning that
+    /// item alone: no request of evsync's reads or writes outside the collection it syncs.
+    func url(of href: String, in collection: Collection) throws(DAVError) -> URL {
+        func outside(_ why: String) -> DAVError {
+            DAVError(.server, "\(href) is not inside the collection \(collection.url.path): \(why)", concernsOneItem: true)
+        }
+        guard let url = URL(string: href, relativeTo: collection.url)?.absoluteURL,
+              let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath,
+              let base = URLComponents(url: collection.url, resolvingAgainstBaseURL: true)?.percentEncodedPath else {
+            throw outside("it is not a URL")
+        }
+        guard let origin = Origin(url), origin == Origin(collection.url) else {
+            throw outside("it is on another server, \(Origin(url)?.description ?? HTTPClient.describe(url))")
+        }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map { $0.removingPercentEncoding }
+        let baseSegments = base.split(separator: "/", omittingEmptySubsequences: false).map { $0.removingPercentEncoding }.dropLast()
+        if segments.contains(where: { $0 == nil || $0 == "." || $0 == ".." }) {
+            throw outside("it has a '.' or '..' segment, or an invalid percent-encoding")
+        }
+        let rest = segments.dropFirst(baseSegments.count)
+        guard segments.starts(with: baseSegments), !rest.isEmpty, !rest.contains(where: { $0?.isEmpty != false || $0?.contains("/") != false }) else {
+            throw outside("its path leads elsewhere")
+        }
+        return url
     }
 
     /// Sends with the retrying client's retries; a refused login is a failure at once, any other answer the caller's to read.
@@ -361,7 +401,7 @@ public final class DAVRemote: SyncRemote {
         do {
             return try Multistatus(parsing: response.body)
         } catch {
-            throw DAVError(.server, "the server's answer to \(what) is not a readable multistatus: \(error)")
+            throw DAVError(.server, "the server's answer to \(what) is not a readable multistatus: \(error)", isUnreadable: true)
         }
     }
 }

@@ -40,6 +40,9 @@ public struct Multistatus: Sendable, Hashable {
     }
 
     public var responses: [Response]
+    /// Responses left out as malformed, each why in one line (one without an href, a status that is not an HTTP
+    /// status line): a reader names them as skipped, never takes them for success nor drops them silently.
+    public var malformed: [String] = []
     /// RFC 6578's `DAV:sync-token`, for a sync-collection REPORT.
     public var syncToken: String?
 
@@ -55,11 +58,20 @@ public struct Multistatus: Sendable, Hashable {
         for element in root.children(DAVNamespace.dav, "response") {
             // RFC 4918 allows several hrefs with one status; each is a response of its own here.
             let hrefs = element.children(DAVNamespace.dav, "href").map { $0.text.trimmed }.filter { !$0.isEmpty }
-            guard !hrefs.isEmpty else { continue }
+            guard !hrefs.isEmpty else {
+                malformed.append("a <response> without an <href>")
+                continue
+            }
+            let statuses = ([element] + element.children(DAVNamespace.dav, "propstat")).compactMap { $0.child(DAVNamespace.dav, "status")?.text }
+            if let bad = statuses.first(where: { Self.statusCode($0) == nil }) {
+                malformed.append("\(hrefs[0]): its status '\(bad.trimmed.prefix(40))' is not an HTTP status line")
+                continue
+            }
             var response = Response(href: hrefs[0])
             response.status = element.child(DAVNamespace.dav, "status").flatMap { Self.statusCode($0.text) }
             response.error = element.child(DAVNamespace.dav, "error")?.children.first
             for propstat in element.children(DAVNamespace.dav, "propstat") {
+                // RFC 4918 requires a status in a propstat; one without is taken for the properties' success.
                 let status = propstat.child(DAVNamespace.dav, "status").flatMap { Self.statusCode($0.text) } ?? 200
                 let properties = propstat.child(DAVNamespace.dav, "prop")?.children ?? []
                 if (200..<300).contains(status) {
@@ -78,7 +90,8 @@ public struct Multistatus: Sendable, Hashable {
     /// `HTTP/1.1 404 Not Found` → 404; nil for anything else.
     public static func statusCode(_ line: String) -> Int? {
         let parts = line.trimmed.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), parts[1].count == 3, let code = Int(parts[1]) else { return nil }
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), parts[1].count == 3, parts[1].allSatisfy(\.isASCII),
+              let code = Int(parts[1]), (100..<600).contains(code) else { return nil }
         return code
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// Reads archived events back for the readers of the past (`history`, `diff`, `--as-of`, `blame`): opens each
 /// segment once, when first needed, and notes the ones that are needed but missing.
@@ -78,11 +79,14 @@ final class ArchiveReader {
         archived.segment(sealedBy: seal).map { (directory as NSString).appendingPathComponent($0.archive.file) }
     }
 
+    /// The segment sealed by `seal`, opened and checked against that seal (`ArchiveSegment.check`) before any use.
     private func segment(sealedBy seal: UInt64) throws -> ArchiveSegment? {
         if let segment = opened[seal] { return segment }
-        guard let path = path(sealedBy: seal) else { return nil }
-        do {
+        guard let sealed = archived.segment(sealedBy: seal), let path = path(sealedBy: seal) else { return nil }
+        do throws(ArchiveSegmentError) {
             let segment = try ArchiveSegment(path: path)
+            guard let expected = ArchiveSeal(sealed.archive) else { throw ArchiveSegmentError.mismatch(path) }
+            try segment.check(store: sealed.archive.store, against: expected)
             opened[seal] = segment
             return segment
         } catch .missing {

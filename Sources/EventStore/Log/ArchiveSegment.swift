@@ -86,6 +86,15 @@ struct ArchiveSegment {
         return found
     }
 
+    /// Checks, before any event is read, that this is the segment a compaction of `store` sealed with `expected`:
+    /// that store's, with that seal (range, count, hash and size) in its footer. What every reader of the archive
+    /// asks first (`ArchiveReader`): another store's segment, or an older one of this store's kept across a
+    /// restore from a backup, is refused, never read as this store's past. `verify` also reads the events.
+    func check(store: String, against expected: ArchiveSeal) throws(ArchiveSegmentError) {
+        guard store == storeID else { throw .foreignStore(path, storeID) }
+        guard seal == expected else { throw .mismatch(path) }
+    }
+
     /// Reads every event, checking the segment against its own footer, and against `expected` (the seal the
     /// live log recorded) and `store` when given. Returns the seqs it holds.
     @discardableResult

@@ -1,3 +1,4 @@
+import Storage
 /// The stored form of events (the values of the `events` database).
 ///
 /// Events are written in format 2, a compact binary envelope with a

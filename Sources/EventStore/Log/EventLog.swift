@@ -1,3 +1,4 @@
+import Storage
 /// The append-only log: `seq` (8 bytes, big-endian) → the event (`EventCoding`).
 ///
 /// Appending assigns the next sequence number inside the write transaction

@@ -45,6 +45,10 @@ public struct RemotePage: Sendable {
     /// Where the next pull starts once this page is stored: the remote's
     /// cursor after its last record. Stored with the page, in one transaction.
     public var cursor: RemoteCursor?
+    /// Set on the last page of an answer that is one of a chain (a sync-collection listing the server cuts with
+    /// 507, RFC 6578 §3.6): the sync writes what it holds at once, with the cursor, rather than when its batch is
+    /// full, so that a pull stopped in a long chain keeps every answer it had and goes on from there.
+    public var isCheckpoint = false
 
     public init(records: [RemoteRecord], skipped: [SkippedRecord] = [], cursor: RemoteCursor?, total: Int? = nil) {
         self.total = total

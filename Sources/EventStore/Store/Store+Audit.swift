@@ -1,3 +1,4 @@
+import Storage
 /// Questions about the past, answered from the log: who set each field (`blame`), what changed between
 /// two points (`diff`), every conflict and whether it was decided again (`conflicts`), and why a record
 /// is pending (`whyPending`). Each is a fold of the record's events (`RecordProjection.apply`), read

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// Backups: what the damage messages send a user back to.
 extension Store {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Storage
 
 /// `compact(before:)`: moving old events out of the live log into a sealed archive segment, leaving
 /// one `baseline` event per record that stands for them.

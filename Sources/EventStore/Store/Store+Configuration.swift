@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 extension Store {
     /// When a write of the app's own is on disk, as SQLite's `synchronous` settings in WAL mode.

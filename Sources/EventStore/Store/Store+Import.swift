@@ -7,6 +7,7 @@ import Glibc
 #endif
 #if canImport(CDispatch)
 import CDispatch
+import Storage
 #endif
 
 extension Store {

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// The store's side of a sync: what is pending, and one short write
 /// transaction for each batch of what the server said.

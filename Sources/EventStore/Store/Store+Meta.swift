@@ -1,3 +1,4 @@
+import Storage
 /// Small settings kept beside the log in the `meta` database: the remote,
 /// the pull cursors and the last sync. None of them says what is pending:
 /// that comes from the log alone.

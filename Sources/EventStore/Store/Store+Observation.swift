@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 extension Store {
     /// The newest event's `seq`, each time the log grows, whoever appends

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// Opening a store: its directory, the environment with the largest map the address space allows,
 /// its databases (created for a new store, upgraded from layout 1, views replayed when repairing),

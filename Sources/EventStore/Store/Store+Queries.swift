@@ -1,3 +1,4 @@
+import Storage
 /// A record as a table shows it. `Codable` as `{entity, id, fields}`.
 public struct Record: Sendable, Equatable, Codable {
     public let entity: String

@@ -1,3 +1,4 @@
+import Storage
 /// Changes that restore what the log held before: deciding a conflict again (`resolve`) and putting a
 /// record back as it was at a point (`revert`). Each appends one ordinary local event (created, updated
 /// or deleted), so the next sync pushes it through the usual conditional writes, and `history` shows it.

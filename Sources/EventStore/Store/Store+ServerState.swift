@@ -1,3 +1,4 @@
+import Storage
 /// What the log believes the server holds, for `verify --remote`: the last
 /// server state and version of each record, read from the `records` view
 /// (the same fold as every other view).

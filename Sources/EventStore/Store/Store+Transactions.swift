@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import Storage
 
 extension Store {
     /// Runs `body` in one write transaction: any number of changes, one commit, one flush, all or nothing.

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// What `Store.verifyLog()` found.
 public struct LogVerification: Sendable, Equatable {
@@ -111,8 +112,10 @@ extension Store {
                 return ArchiveVerification(file: file, events: 0, problem: "\(error)")
             }
         }
+        // Judged once every segment was read: the events of one that was not would be blamed on another's range.
+        guard !held.contains(where: { $0 == nil }) else { return verifications }
         let accounted = live.union(held.lazy.compactMap { $0 }.joined())
-        for (index, sealed) in archived.sealed.enumerated() where held[index] != nil {
+        for (index, sealed) in archived.sealed.enumerated() {
             if let lost = (sealed.archive.first...sealed.archive.last).first(where: { !accounted.contains($0) }) {
                 let path = (archiveDirectory as NSString).appendingPathComponent(sealed.archive.file)
                 verifications[index] = ArchiveVerification(file: sealed.archive.file, events: verifications[index].events,

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// An evsync store: the event log and the views projected from it, in one
 /// LMDB environment in a directory.

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// An error from the store's public API, with the kind of failure a caller
 /// (the CLI's exit code, an app's alert) needs to tell apart, a message for
@@ -150,6 +151,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
                               directory: directory, cause: error)
         case .damaged:
             return damaged(error.explanation, in: context, cause: error)
+        case .misuse:
+            return StoreError(.failure, error.explanation, directory: directory, cause: error)
         case .other:
             return StoreError(.failure, error.description, directory: directory, cause: error)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// What `evsync status` reports.
 public struct StoreStatus: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import Storage
 /// Reads from one consistent snapshot of a store: what `Store.read` hands its
 /// closure, and (as `StoreTransaction`) what a write reads, its own changes included.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// A way the stored views differ from a fresh replay of the log.
 public struct ViewDifference: Sendable, Equatable, CustomStringConvertible {

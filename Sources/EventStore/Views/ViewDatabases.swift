@@ -1,3 +1,4 @@
+import Storage
 /// The databases derived from the log, and how one event updates them.
 ///
 /// - `records`: `entity\0id` → the record's row (its fields here: the current

@@ -262,7 +262,7 @@ public final class SyncEngine: Sendable {
             if page.isRecreated { trigger = .recreated }
             if let live = page.liveRecords { serverCount = live }
             batch.append(page)
-            if batch.isFull { try write() }
+            if batch.isFull || page.isCheckpoint { try write() }
             step.records += page.entries.count
             step.pages += 1
             step.total = page.total

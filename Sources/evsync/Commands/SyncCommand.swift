@@ -79,7 +79,8 @@ enum SyncCommand {
             return choice
         }
         let given = try (arguments.value("--remote") ?? EnvironmentVariable.value("EVSYNC_REMOTE")).map(checked)
-        let noRemote = CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL), set EVSYNC_REMOTE, or set one with evsync remote URL")
+        let noRemote = CLIError(.usage, "no remote: give --remote URL (a Kinto bucket URL "
+            + "https://…/buckets/<id>, a CalDAV/CardDAV server dav+https://…, or a Parse Server parse+https://…), set EVSYNC_REMOTE, or set one with evsync remote URL")
         // A new store remembers no remote: without one given, none is made (in what may be the wrong directory).
         guard given != nil || global.storeExists else { throw noRemote }
         let store = try global.openStore(create: true)

@@ -21,12 +21,12 @@ import Glibc
 /// that holds everything it covered is on disk, and a data file renamed in has another inode than the
 /// checkpoint names, so it is never restored twice. An evsync of the former design that still has the store
 /// open would go on writing with the journal: the migration refuses to run beside it.
-enum LegacyJournal {
-    static let fileName = "journal"
+package enum LegacyJournal {
+    package static let fileName = "journal"
 
     /// Migrates the store in `directory` if it has a journal; returns at once if not.
     /// - Parameters: mapSize, maxDatabases: for LMDB's opening of the copy a restore replays into.
-    static func migrate(_ directory: String, mapSize: Int, maxDatabases: UInt32) throws(StorageError) {
+    package static func migrate(_ directory: String, mapSize: Int, maxDatabases: UInt32) throws(StorageError) {
         let path = directory + "/" + fileName
         let journal = open(path, O_RDWR | O_CLOEXEC)
         guard journal >= 0 else {
@@ -56,7 +56,7 @@ enum LegacyJournal {
 
     /// Throws if the store in `directory` must be restored before it can be read, which a store opened
     /// read-only cannot do: read as it is, its newest commit may point to pages that never reached the disk.
-    static func refuseIfCutOff(_ directory: String) throws(StorageError) {
+    package static func refuseIfCutOff(_ directory: String) throws(StorageError) {
         let journal = open(directory + "/" + fileName, O_RDONLY | O_CLOEXEC)
         guard journal >= 0 else { return }
         defer { close(journal) }
@@ -64,7 +64,7 @@ enum LegacyJournal {
         throw StorageError(code: EROFS, operation: "opening \(directory)/data.mdb", reason: cutOffReason)
     }
 
-    static let cutOffReason = "lost power or its disk since its last writes, and the journal of the evsync that wrote it must "
+    package static let cutOffReason = "lost power or its disk since its last writes, and the journal of the evsync that wrote it must "
         + "restore it before it can be read, which takes a write"
 
     // MARK: The journal's format (the former `Journal`)
@@ -78,7 +78,7 @@ enum LegacyJournal {
 
     /// A checkpoint: magic 8, number 8, transaction 8, owner 8, device 8, inode 8, boot 40, zeros 8, the start of
     /// the commit's meta page 256, CRC-32C 4; all little-endian.
-    struct Checkpoint {
+    package struct Checkpoint {
         var number: UInt64
         var transaction: UInt64
         var device: UInt64
@@ -321,7 +321,7 @@ enum LegacyJournal {
         guard fsync(descriptor) == 0 else { throw StorageError(code: errno, operation: "flushing \(path)") }
     }
 
-    static func flushDirectory(_ path: String) throws(StorageError) {
+    package static func flushDirectory(_ path: String) throws(StorageError) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0, fsync(descriptor) == 0 else {
             let code = errno

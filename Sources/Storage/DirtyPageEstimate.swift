@@ -9,24 +9,24 @@ import Foundation
 /// `n(1 - e^(-k/n))` of its `n` leaves, and as many of its branch pages by
 /// the same rule (each record dirties its whole path); what they add to the
 /// trees fills new pages besides.
-struct DirtyPageEstimate {
+package struct DirtyPageEstimate {
     /// Leaf and branch pages, at the transaction's start, of each tree that every record is written to.
     private let levels: [Double]
     /// Records counted so far.
-    private(set) var records = 0
+    package private(set) var records = 0
     private var bytes = 0
 
-    init(trees: [(leaves: Int, branches: Int)]) {
+    package init(trees: [(leaves: Int, branches: Int)]) {
         levels = trees.flatMap { [Double(max($0.leaves, 1)), Double(max($0.branches, 1))] }
     }
 
     /// Counts `records` more records, which wrote `bytes` (keys and values, all trees together).
-    mutating func add(records: Int, bytes: Int) {
+    package mutating func add(records: Int, bytes: Int) {
         self.records += records
         self.bytes += bytes
     }
 
-    var pages: Int {
+    package var pages: Int {
         let touched = levels.reduce(0.0) { $0 + $1 * (1 - exp(-Double(records) / $1)) }
         // Leaves are kept half to fully filled.
         return Int((touched + Double(bytes) / 2048).rounded(.up))

@@ -14,7 +14,7 @@ extension Environment {
     /// past the used pages when it was killed before its own `trimFile`.
     /// Readers never read past their snapshot's last page.
     /// `size` is the file's, if the caller has just read it.
-    func fitFileForWriting(size: Int?) throws(StorageError) {
+    package func fitFileForWriting(size: Int?) throws(StorageError) {
         guard writesInPlace else { return try cutFileToUsedPages(size: size) }
         guard let size = size ?? fileSize() else { throw StorageError(code: errno, operation: "reading the data file's size") }
         guard size < mapSize else { return }
@@ -37,7 +37,7 @@ extension Environment {
     /// is first touched; on a full device the kernel can only answer that with
     /// `SIGBUS`. Reserving ahead turns that into `ENOSPC` here, before LMDB
     /// writes there. Blocks reserved and not used are given back by `trimFile`.
-    func reserveFile(upTo bytes: Int) throws(StorageError) {
+    package func reserveFile(upTo bytes: Int) throws(StorageError) {
         let end = min(bytes, mapSize)
         let start = max(reservedEnd.load(ordering: .relaxed), usedFileBytes)
         guard end > start else { return }
@@ -49,7 +49,7 @@ extension Environment {
 
     /// Gives back what `writesInPlace` extended and `reserveFile` reserved,
     /// under the write lock (a transaction begun and dropped), so no writer is past the used pages.
-    func trimFile() throws(StorageError) {
+    package func trimFile() throws(StorageError) {
         let transaction = try Transaction(environment: handle, readOnly: false)
         defer { transaction.discard() }
         try cutFileToUsedPages()

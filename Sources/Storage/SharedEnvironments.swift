@@ -14,13 +14,17 @@ import Synchronization
 /// The first opening sets the environment's mode: a later `Store(importingInto:)`
 /// of a store open the usual way shares that (and imports without `MDB_WRITEMAP`),
 /// and a store opened read-only stays so for all.
-enum SharedEnvironments {
-    struct Opened {
-        let environment: Environment
+package enum SharedEnvironments {
+    package struct Opened {
+        package let environment: Environment
         /// Whether its map is smaller than the first size tried.
-        let mapReduced: Bool
+        package let mapReduced: Bool
         /// Why it was opened read-only (an `errno`), if it was.
-        let readOnlyBecause: Int32?
+        package let readOnlyBecause: Int32?
+
+        package init(environment: Environment, mapReduced: Bool, readOnlyBecause: Int32?) {
+            (self.environment, self.mapReduced, self.readOnlyBecause) = (environment, mapReduced, readOnlyBecause)
+        }
     }
 
     fileprivate struct FileKey: Hashable {
@@ -39,7 +43,7 @@ enum SharedEnvironments {
 
     /// The environment open on `directory`'s data file, or a new one from `opening`.
     /// Each lease must be given back with `release` (`EnvironmentLease` does).
-    static func lease(_ directory: String, opening: () throws -> Opened) throws -> EnvironmentLease {
+    package static func lease(_ directory: String, opening: () throws -> Opened) throws -> EnvironmentLease {
         try open.withLock { (entries) throws -> EnvironmentLease in
             if let key = fileKey(of: directory + "/data.mdb"), var entry = entries[key] {
                 entry.users += 1
@@ -74,14 +78,14 @@ enum SharedEnvironments {
     }
 
     /// How many `Store`s of this process use the environment on `directory`'s data file (for tests).
-    static func users(of directory: String) -> Int {
+    package static func users(of directory: String) -> Int {
         open.withLock { entries in fileKey(of: directory + "/data.mdb").flatMap { entries[$0]?.users } ?? 0 }
     }
 }
 
 /// One `Store`'s share of an environment: given back when the store goes.
-final class EnvironmentLease: Sendable {
-    let opened: SharedEnvironments.Opened
+package final class EnvironmentLease: Sendable {
+    package let opened: SharedEnvironments.Opened
     private let key: SharedEnvironments.FileKey?
 
     fileprivate init(_ opened: SharedEnvironments.Opened, key: SharedEnvironments.FileKey?) {
@@ -89,7 +93,7 @@ final class EnvironmentLease: Sendable {
         self.key = key
     }
 
-    var environment: Environment { opened.environment }
+    package var environment: Environment { opened.environment }
 
     deinit {
         if let key { SharedEnvironments.release(key, environment: opened.environment) }

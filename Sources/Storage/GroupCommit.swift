@@ -15,17 +15,21 @@ import Synchronization
 /// A synchronous writer (`Environment.groupWrite`) that finds nobody leading leads one group on its own thread;
 /// the lead is then handed to the writer queue, `queue`, a thread of Dispatch's (never the cooperative pool),
 /// which is also where an awaited write (`Store.write`'s async overload) is led.
-final class GroupCommit: Sendable {
+package final class GroupCommit: Sendable {
     /// One write.
-    struct Job: Sendable {
+    package struct Job: Sendable {
         /// Runs the write in a transaction (nested, or the whole one); false if it failed, when its
         /// transaction must be discarded. It keeps its own result.
-        let run: @Sendable (Transaction) -> Bool
+        package let run: @Sendable (Transaction) -> Bool
         /// Called once, after the commit: with nil when the write is durable (or failed on its own),
         /// or with the error that kept the transaction from being committed or flushed.
-        let finish: @Sendable ((any Error)?) -> Void
+        package let finish: @Sendable ((any Error)?) -> Void
         /// Whether the commit must be on disk before `finish` (`Store.Durability.full`).
-        let durable: Bool
+        package let durable: Bool
+
+        package init(run: @escaping @Sendable (Transaction) -> Bool, finish: @escaping @Sendable ((any Error)?) -> Void, durable: Bool) {
+            (self.run, self.finish, self.durable) = (run, finish, durable)
+        }
     }
 
     let queue = DispatchQueue(label: "evsync.store.writer", qos: .userInitiated)
@@ -49,12 +53,12 @@ final class GroupCommit: Sendable {
     }
 
     /// Queues `job` and returns at once; `environment`'s writer queue leads if nobody does.
-    func submit(_ job: Job, to environment: Environment) {
+    package func submit(_ job: Job, to environment: Environment) {
         if enqueue(job) { queue.async { environment.leadGroup() } }
     }
 
     /// How many writes wait for the next commit (for tests).
-    var queuedCount: Int { state.withLock { $0.jobs.count } }
+    package var queuedCount: Int { state.withLock { $0.jobs.count } }
 
     /// Takes every queued job; none, and the lead is given up, when nothing is queued.
     fileprivate func take() -> [Job] {
@@ -96,9 +100,9 @@ extension Environment {
     /// own change is committed (and durable, if asked), and throws what its own `body` threw, or the commit's error.
     ///
     /// `body` may run on another writer's thread, while this one waits.
-    func groupWrite<T>(durable: Bool, _ body: (Transaction) throws -> T) throws -> T {
+    package func groupWrite<T>(durable: Bool, _ body: (Transaction) throws -> T) throws -> T {
         if isWritingOnThisThread {
-            throw StoreError(.failure, "a store write was started inside another on the same thread: use the transaction at hand")
+            throw StorageError.misuse("a store write was started inside another on the same thread: use the transaction at hand")
         }
         return try withoutActuallyEscaping(body) { body in
             let write = SynchronousWrite(body)
@@ -115,7 +119,7 @@ extension Environment {
             if groupCommit.enqueue(job) { leadGroup() }
             write.done.wait()
             if let error = write.commitError { throw error }
-            guard let outcome = write.outcome else { throw StoreError(.failure, "a write was never run") }
+            guard let outcome = write.outcome else { throw StorageError.misuse("a write was never run") }
             return try outcome.get()
         }
     }

@@ -13,7 +13,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     /// What is wrong, when evsync found it rather than LMDB (a data file cut short); else nil.
     public let reason: String?
 
-    init(code: Int32, operation: String, reason: String? = nil) {
+    package init(code: Int32, operation: String, reason: String? = nil) {
         self.code = code
         self.operation = operation
         self.reason = reason
@@ -29,12 +29,21 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public var description: String { "store: \(operation) failed: \(explanation)" }
 
     /// Turns an LMDB return code into a thrown error; `MDB_SUCCESS` passes.
-    static func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(StorageError) {
+    package static func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(StorageError) {
         guard code == MDB_SUCCESS else { throw StorageError(code: code, operation: operation()) }
     }
 
+    /// A use of the store that cannot work (a write inside another on one thread, a data file replaced
+    /// under this process): `reason` says what, and how to go on.
+    package static func misuse(_ reason: String) -> StorageError {
+        StorageError(code: misuseCode, operation: "using the store", reason: reason)
+    }
+
+    /// Not one of LMDB's codes (they run from -30799 to -30780), nor `EVSYNC_MDB_FAULT` (-30700).
+    static let misuseCode: Int32 = -30701
+
     /// What kind of trouble `code` is, for the store's error codes.
-    enum Kind {
+    package enum Kind {
         /// `MDB_MAP_FULL`: the map, the most the store can hold, is used up.
         case mapFull
         /// `ENOSPC`, `EDQUOT`: the device or the user's quota is full.
@@ -45,16 +54,19 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         /// page, a page that leads back up its own path (`MDB_CURSOR_FULL`), or one that sent LMDB
         /// out of the file (`EVSYNC_MDB_FAULT`, see `CLMDBGuard`).
         case damaged
+        /// `misuse`.
+        case misuse
         case other
     }
 
-    var kind: Kind {
+    package var kind: Kind {
         switch code {
         case MDB_MAP_FULL: .mapFull
         case ENOSPC, EDQUOT: .diskFull
         case EROFS, EACCES, EPERM: .readOnly
         // MDB_CURSOR_FULL: a tree deeper than LMDB allows, which only a page pointing back up its own path makes.
         case MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_INVALID, MDB_VERSION_MISMATCH, MDB_CURSOR_FULL, EVSYNC_MDB_FAULT: .damaged
+        case Self.misuseCode: .misuse
         default: .other
         }
     }
@@ -64,7 +76,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     /// in its debug log) where a write that could not start gets `ENOSPC`; a
     /// page written through the map (`Environment.writesInPlace`) that finds
     /// no block faults (`EVSYNC_MDB_FAULT`) where its reservation fell short.
-    func leftDeviceFull(holding directory: String) -> Bool {
+    package func leftDeviceFull(holding directory: String) -> Bool {
         guard code == EIO || code == EVSYNC_MDB_FAULT else { return false }
         var stats = statvfs()
         guard statvfs(directory, &stats) == 0 else { return false }

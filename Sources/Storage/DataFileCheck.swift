@@ -34,10 +34,10 @@ import Foundation
 ///
 /// A free-page record is keyed by a transaction id; its data (inline, or in
 /// an overflow run when `F_BIGDATA` `0x01`) is a count, then that many page numbers.
-enum DataFileCheck {
+package enum DataFileCheck {
     /// Throws `MDB_CORRUPTED`, with the reason, if `path` (an existing data file) is missing pages in use.
     /// Anything else wrong with the file (a bad meta page) is left for LMDB to report.
-    static func check(_ path: String) throws(StorageError) {
+    package static func check(_ path: String) throws(StorageError) {
         guard MemoryLayout<Int>.size == 8, 1.littleEndian == 1 else { return }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
@@ -60,23 +60,23 @@ enum DataFileCheck {
     }
 }
 
-struct Meta {
-    let pageSize: Int
-    let freeRoot: UInt64
-    let lastPage: UInt64
-    let transaction: UInt64
+package struct Meta {
+    package let pageSize: Int
+    package let freeRoot: UInt64
+    package let lastPage: UInt64
+    package let transaction: UInt64
 }
 
 /// Plain reads of a data file: the only code of evsync that knows LMDB's file format, and it only reads.
-struct DataFile {
-    let descriptor: Int32
+package struct DataFile {
+    package let descriptor: Int32
 
     private static let invalidPage = UInt64.max
     private static let branch: UInt16 = 0x01, leaf: UInt16 = 0x02, overflow: UInt16 = 0x04, metaFlag: UInt16 = 0x08
     private static let bigData: UInt16 = 0x01
 
     /// `count` bytes at `offset`, or nil if the file does not hold them all.
-    func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
+    package func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
         guard offset <= UInt64(Int.max) else { return nil }
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
@@ -90,7 +90,7 @@ struct DataFile {
     }
 
     /// Why the two meta pages cannot both be LMDB's (see `DataFileCheck`), or nil when they can.
-    func metaPagesDisagree() -> String? {
+    package func metaPagesDisagree() -> String? {
         guard let first = read(144, 8), let meta = meta(), let second = read(UInt64(meta.pageSize) + 144, 8) else { return nil }
         let ids = [first.u64(0), second.u64(0)]
         let newest = ids[0] < ids[1] ? 1 : 0
@@ -101,7 +101,7 @@ struct DataFile {
     }
 
     /// The newer of the two meta pages, as LMDB chooses it; nil if either is not one LMDB would accept.
-    func meta() -> Meta? {
+    package func meta() -> Meta? {
         var newest: Meta?
         var pageSize = 0
         for index in 0..<2 {
@@ -118,7 +118,7 @@ struct DataFile {
     }
 
     /// The number of the last commit in the data file at `path`, as its newer meta page says; nil if it cannot be read.
-    static func newestCommit(of path: String) -> UInt64? {
+    package static func newestCommit(of path: String) -> UInt64? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -126,7 +126,7 @@ struct DataFile {
     }
 
     /// The pages past the end of the file that `meta` counts as used or free; nil if there are none.
-    func missingPages(in meta: Meta) -> Range<UInt64>? {
+    package func missingPages(in meta: Meta) -> Range<UInt64>? {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return nil }
         let pages = UInt64(status.st_size) / UInt64(meta.pageSize)
@@ -135,7 +135,7 @@ struct DataFile {
     }
 
     /// Why the file cannot be used, or nil when every missing page is free.
-    func problem(missing: Range<UInt64>, meta: Meta) -> String? {
+    package func problem(missing: Range<UInt64>, meta: Meta) -> String? {
         let cutShort = "data.mdb is cut short: it ends at page \(missing.lowerBound), but the store uses pages up to \(missing.upperBound - 1)"
         var freePages = Set<UInt64>()
         var pending = meta.freeRoot == Self.invalidPage ? [] : [(page: meta.freeRoot, depth: 0)]
@@ -189,16 +189,16 @@ struct DataFile {
 }
 
 extension [UInt8] {
-    func u16(_ offset: Int) -> UInt16 {
+    package func u16(_ offset: Int) -> UInt16 {
         guard offset + 2 <= count else { return 0 }
         return UInt16(self[offset]) | UInt16(self[offset + 1]) << 8
     }
 
-    func u32(_ offset: Int) -> UInt32 {
+    package func u32(_ offset: Int) -> UInt32 {
         UInt32(u16(offset)) | UInt32(u16(offset + 2)) << 16
     }
 
-    func u64(_ offset: Int) -> UInt64 {
+    package func u64(_ offset: Int) -> UInt64 {
         UInt64(u32(offset)) | UInt64(u32(offset + 4)) << 32
     }
 }

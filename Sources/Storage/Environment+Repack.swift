@@ -9,7 +9,7 @@ extension Environment {
     /// every `bytesPerCommit`, so that the copy holds no more than that in memory.
     /// - Returns: the id of the snapshot's transaction (`mdb_txn_id`): the last commit it holds.
     @discardableResult
-    func copyRepacked(into target: Environment, bytesPerCommit: Int = 64 << 20) throws -> Int {
+    package func copyRepacked(into target: Environment, bytesPerCommit: Int = 64 << 20) throws -> Int {
         try read { source in
             var databases = try databaseNames(in: source)[...]
             // The database being copied, and its next entry.

@@ -14,7 +14,7 @@ extension Environment {
     /// page faults back in unchanged, and one written through it
     /// (`writesInPlace`) stays dirty in the page cache until the kernel or the
     /// commit's `msync` writes it.
-    func releaseMappedPages() {
+    package func releaseMappedPages() {
         guard let (start, length) = mapRange else { return }
         madvise(UnsafeMutableRawPointer(bitPattern: start), length, MADV_DONTNEED)
         residentFloor.store(Self.residentFileBackedBytes() ?? 0, ordering: .relaxed)
@@ -27,7 +27,7 @@ extension Environment {
     /// its neighbours with it (the kernel's fault-around, on for every file
     /// mapping): dropping at a fixed interval would either let a large store
     /// run over or make a small one fault its pages back needlessly.
-    func releaseMappedPages(beyond budget: Int) {
+    package func releaseMappedPages(beyond budget: Int) {
         guard let resident = Self.residentFileBackedBytes(),
               resident > residentFloor.load(ordering: .relaxed) + budget else { return }
         releaseMappedPages()
@@ -41,7 +41,7 @@ extension Environment {
     /// that nothing on the calling thread can interleave with. Dropping a
     /// page of a shared file mapping while another thread writes it is safe:
     /// the write lands in the page cache either way.
-    func keepingMappedPages<T, Failure: Error>(under budget: Int, _ body: () throws(Failure) -> T) throws(Failure) -> T {
+    package func keepingMappedPages<T, Failure: Error>(under budget: Int, _ body: () throws(Failure) -> T) throws(Failure) -> T {
         let stop = StopFlag()
         let stopped = DispatchSemaphore(value: 0)
         Thread.detachNewThread { [self] in
@@ -92,7 +92,7 @@ extension Environment {
 
     /// Where the data file is mapped, from `/proc/self/maps` (`mdb_env_info`
     /// reports the address only for `MDB_FIXEDMAP`). Nil where that is not available.
-    static func mapRange(of directory: String) -> (UInt, Int)? {
+    package static func mapRange(of directory: String) -> (UInt, Int)? {
         let dataFile = URL(fileURLWithPath: directory).appendingPathComponent("data.mdb").resolvingSymlinksInPath().path
         guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
         for line in maps.split(separator: "\n") where line.hasSuffix(" " + dataFile) {

@@ -11,11 +11,11 @@ import Synchronization
 /// environment is opened with `MDB_NOTLS`, so a read transaction is not tied
 /// to a thread (Swift tasks hop threads); write transactions never outlive
 /// their synchronous closure, so they never cross an `await`.
-final class Environment: @unchecked Sendable {
+package final class Environment: @unchecked Sendable {
     // LMDB's environment handle is thread-safe; the class only hands it to
     // transactions, which are confined to one closure on one thread.
     // State is internal, not private, for Environment+MappedPages.swift and Environment+FileSize.swift.
-    let handle: OpaquePointer
+    package let handle: OpaquePointer
     /// Where the data file is mapped: the range `releaseMappedPages` drops.
     let mapRange: (UInt, Int)?
     /// The data file this environment has open: its device and inode.
@@ -26,7 +26,7 @@ final class Environment: @unchecked Sendable {
     let residentFloor = Atomic<Int>(0)
     /// Whether write transactions build their pages in the map itself
     /// (`MDB_WRITEMAP`) rather than in memory: see `init(writesInPlace:)`.
-    let writesInPlace: Bool
+    package let writesInPlace: Bool
     /// How far into the data file disk blocks were reserved (`reserveFile`), in bytes.
     let reservedEnd = Atomic<Int>(0)
 
@@ -49,7 +49,7 @@ final class Environment: @unchecked Sendable {
     /// writes of either are what the other's map sees, and each commit syncs
     /// its own pages before its meta page (`msync` of the whole map with it,
     /// `fdatasync` without): mixing keeps both coherent and durable.
-    init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false,
+    package init(directory: String, mapSize: Int, maxDatabases: UInt32, readOnly: Bool = false,
          writesInPlace: Bool = false) throws(StorageError) {
         // Before anything reads the data file: a store of the former journal design is migrated first (`LegacyJournal`).
         if readOnly {
@@ -103,14 +103,14 @@ final class Environment: @unchecked Sendable {
     }
 
     /// The writes awaited through `Store.write`'s async overload, committed together.
-    let groupCommit = GroupCommit()
+    package let groupCommit = GroupCommit()
     /// Told of every commit, here and (once watched) in other processes: what observation waits on.
-    let commits: CommitSignal
+    package let commits: CommitSignal
     /// The thread in a write transaction of this environment, if any: a second write on it would wait
     /// for itself for ever (LMDB's write lock is not recursive).
     private let writingThread = Atomic<UInt>(0)
     /// Whether this thread is inside a write transaction of this environment.
-    var isWritingOnThisThread: Bool { writingThread.load(ordering: .relaxed) == UInt(pthread_self()) }
+    package var isWritingOnThisThread: Bool { writingThread.load(ordering: .relaxed) == UInt(pthread_self()) }
     /// Whether a fault cut one of LMDB's write calls short in this process (see `commit`).
     private let writesRefused = Atomic<Bool>(false)
     /// Whether `close` ran: the handle is then gone.
@@ -122,7 +122,7 @@ final class Environment: @unchecked Sendable {
 
     /// Closes the environment. `SharedEnvironments` calls it under its lock, so that
     /// no other environment on the same file opens while this one is closing.
-    func close() {
+    package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         commits.stopWatching()
         // Whatever way an import ended (a failure before it began included), its extension of the file goes.
@@ -134,7 +134,7 @@ final class Environment: @unchecked Sendable {
     /// open, another file (the store was replaced), or nothing (it was removed).
     /// An open environment keeps reading its file after it is unlinked, so
     /// only this tells a long reader that the store it reads is gone.
-    func dataFileState(in directory: String) -> DataFileState { dataFileStatus(in: directory).state }
+    package func dataFileState(in directory: String) -> DataFileState { dataFileStatus(in: directory).state }
 
     /// `dataFileState`, and the file's size when it is this environment's: one look tells both, and a
     /// write needs both (a syscall fewer per commit counts where a single write is a flush and a few syscalls).
@@ -150,18 +150,18 @@ final class Environment: @unchecked Sendable {
     /// The device, inode and size of `path`, or of the open file `descriptor` when `path` is empty, read without
     /// the file's times: on Linux 6.13 and later, a `stat` at every commit costs every commit two inode writes
     /// (see CFileStatus.h). Nil with `errno` set if the file cannot be looked at.
-    static func identity(of path: String, in descriptor: Int32 = AT_FDCWD) -> (device: UInt64, inode: UInt64, size: Int)? {
+    package static func identity(of path: String, in descriptor: Int32 = AT_FDCWD) -> (device: UInt64, inode: UInt64, size: Int)? {
         var (device, inode, size): (UInt64, UInt64, UInt64) = (0, 0, 0)
         guard evsync_file_identity(descriptor, path, &device, &inode, &size) == 0 else { return nil }
         return (device, inode, Int(clamping: size))
     }
 
-    enum DataFileState {
+    package enum DataFileState {
         case inPlace, removed, replaced
     }
 
     /// `data.mdb` and `lock.mdb`: the owner's only (LMDB applies the umask on top, which can only take more away).
-    static let fileMode: mode_t = 0o600
+    package static let fileMode: UInt32 = 0o600
 
     /// Throws `MDB_CORRUPTED` if `directory` holds a data file of 0 bytes.
     /// LMDB takes an empty data file for a new store and writes a fresh, empty
@@ -194,54 +194,54 @@ final class Environment: @unchecked Sendable {
 
     /// Writes a copy of the environment to `descriptor` (an empty file), as one read snapshot: writers
     /// in any process go on meanwhile. Compacted: free pages are left out and the pages renumbered.
-    func copyCompacted(to descriptor: Int32) throws(StorageError) {
+    package func copyCompacted(to descriptor: Int32) throws(StorageError) {
         try StorageError.check(mdb_env_copyfd2(handle, descriptor, UInt32(MDB_CP_COMPACT)), "copying the store")
     }
 
     /// The size of the map in bytes: the most the data file can grow to.
-    var mapSize: Int {
+    package var mapSize: Int {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         return info.me_mapsize
     }
 
     /// The number of the last page the store uses or holds free (pages run from 0).
-    var lastPage: Int {
+    package var lastPage: Int {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         return info.me_last_pgno
     }
 
     /// The data file's descriptor.
-    var descriptor: Int32 {
+    package var descriptor: Int32 {
         var descriptor: Int32 = -1
         _ = mdb_env_get_fd(handle, &descriptor)
         return descriptor
     }
 
     /// The size of a page in bytes.
-    var pageSize: Int {
+    package var pageSize: Int {
         var stat = MDB_stat()
         mdb_env_stat(handle, &stat)
         return Int(stat.ms_psize)
     }
 
     /// Bytes of the data file that its last committed page ends at.
-    var usedFileBytes: Int {
+    package var usedFileBytes: Int {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         return (info.me_last_pgno + 1) * pageSize
     }
 
     /// Opens (or, in a write transaction, creates) a named database.
-    func openDatabase(_ name: String, flags: Int32 = 0, in transaction: Transaction) throws(StorageError) -> Database {
+    package func openDatabase(_ name: String, flags: Int32 = 0, in transaction: Transaction) throws(StorageError) -> Database {
         var dbi: MDB_dbi = 0
         try StorageError.check(evsync_mdb_dbi_open(transaction.handle, name, UInt32(flags), &dbi), "opening database \(name)")
         return Database(dbi: dbi, name: name)
     }
 
     /// The database called `name`, or nil if there is none.
-    func existingDatabase(_ name: String, in transaction: Transaction) throws(StorageError) -> Database? {
+    package func existingDatabase(_ name: String, in transaction: Transaction) throws(StorageError) -> Database? {
         do {
             return try openDatabase(name, in: transaction)
         } catch where error.code == MDBErrors.notFound {
@@ -250,7 +250,7 @@ final class Environment: @unchecked Sendable {
     }
 
     /// Runs `body` in a read-only snapshot of the store.
-    func read<T>(_ body: (Transaction) throws -> T) throws -> T {
+    package func read<T>(_ body: (Transaction) throws -> T) throws -> T {
         let transaction = try Transaction(environment: handle, readOnly: true)
         defer { transaction.discard() }
         let result = try body(transaction)
@@ -271,7 +271,7 @@ final class Environment: @unchecked Sendable {
     /// whole and in order (the meta page is flushed with the next commit's pages, or by the kernel), and never
     /// leaves a meta page pointing to pages not on disk: LMDB's "integrity, not durability" (`MDB_NOMETASYNC`
     /// in lmdb.h), the guarantee of SQLite's `synchronous=NORMAL` in WAL.
-    func write<T>(durable: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
+    package func write<T>(durable: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
         let result = try commit(body)
         if durable { try flush() }
         commits.notify()
@@ -280,10 +280,10 @@ final class Environment: @unchecked Sendable {
 
     /// Runs `body` in the write transaction and commits it, unflushed (see `write`); the caller flushes
     /// if the commit must be durable, then tells observers (`commits.notify`).
-    func commit<T>(_ body: (Transaction) throws -> T) throws -> T {
+    package func commit<T>(_ body: (Transaction) throws -> T) throws -> T {
         let thread = UInt(pthread_self())
         guard !isWritingOnThisThread else {
-            throw StoreError(.failure, "a store write was started inside another on the same thread: use the transaction at hand")
+            throw StorageError.misuse("a store write was started inside another on the same thread: use the transaction at hand")
         }
         if writesRefused.load(ordering: .relaxed) {
             throw StorageError(code: EVSYNC_MDB_FAULT, operation: "writing to \(directory)", reason: Self.refusedReason)
@@ -298,7 +298,7 @@ final class Environment: @unchecked Sendable {
         let file = dataFileStatus(in: directory)
         guard file.state != .replaced else {
             transaction.discard()
-            throw StoreError(.failure, "the data file of \(directory) was replaced since this process opened it (a shrink, or a restore): open the store again")
+            throw StorageError.misuse("the data file of \(directory) was replaced since this process opened it (a shrink, or a restore): open the store again")
         }
         writingThread.store(thread, ordering: .relaxed)
         defer { writingThread.store(0, ordering: .relaxed) }
@@ -320,7 +320,7 @@ final class Environment: @unchecked Sendable {
     /// Makes every commit so far durable: flushes the data file, and with it the meta page of the last
     /// commit (`mdb_env_sync`). If it fails, what was committed is visible but its durability unknown,
     /// and the write reports the failure, as fsync's caller must.
-    func flush() throws(StorageError) {
+    package func flush() throws(StorageError) {
         try StorageError.check(mdb_env_sync(handle, 1), "flushing the commit to disk")
     }
 
@@ -332,14 +332,14 @@ extension Environment {
     /// Runs `body` in a write transaction that is then aborted, whatever
     /// `body` does: for scratch work (a scratch environment's replayed views)
     /// that is read and dropped, never flushed.
-    func writeAndDiscard<T>(_ body: (Transaction) throws -> T) throws -> T {
+    package func writeAndDiscard<T>(_ body: (Transaction) throws -> T) throws -> T {
         let transaction = try Transaction(environment: handle, readOnly: false)
         defer { transaction.discard() }
         return try body(transaction)
     }
 
     /// The names of the environment's named databases: the keys of LMDB's main database.
-    func databaseNames(in transaction: Transaction) throws -> [String] {
+    package func databaseNames(in transaction: Transaction) throws -> [String] {
         var dbi: MDB_dbi = 0
         try StorageError.check(mdb_dbi_open(transaction.handle, nil, 0, &dbi), "opening the main database")
         let cursor = try transaction.cursor(Database(dbi: dbi, name: "(main)"))
@@ -354,7 +354,7 @@ extension Environment {
 }
 
 /// A named database inside an environment.
-struct Database: Sendable {
+package struct Database: Sendable {
     let dbi: MDB_dbi
-    let name: String
+    package let name: String
 }

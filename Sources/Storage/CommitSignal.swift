@@ -11,7 +11,7 @@ import Synchronization
 /// event comes: an idle store costs no CPU. The same watch sees the data file
 /// removed or replaced. Where inotify cannot be had (its limits, a file system
 /// without it), `isWatching` is false and waiters poll instead.
-final class CommitSignal: Sendable {
+package final class CommitSignal: Sendable {
     private struct State {
         /// Bumped at each change seen.
         var generation: UInt64 = 0
@@ -25,18 +25,18 @@ final class CommitSignal: Sendable {
     private let directory: String
     private let state = Mutex(State())
 
-    init(directory: String) {
+    package init(directory: String) {
         self.directory = directory
     }
 
     /// How many changes were seen so far: read it before looking at the store, then `wait(past:)` it.
-    var generation: UInt64 { state.withLock { $0.generation } }
+    package var generation: UInt64 { state.withLock { $0.generation } }
 
     /// Whether other processes' commits are seen (inotify is watching); false until `startWatching`.
-    var isWatching: Bool { state.withLock { $0.watch != nil } }
+    package var isWatching: Bool { state.withLock { $0.watch != nil } }
 
     /// Wakes every waiter: something changed.
-    func notify() {
+    package func notify() {
         let waiters = state.withLock { state in
             state.generation &+= 1
             defer { state.waiters = [:] }
@@ -47,7 +47,7 @@ final class CommitSignal: Sendable {
 
     /// Returns once a change after `generation` was seen, or the task is cancelled. Call
     /// `startWatching` before reading `generation`, or another process's commit may come unseen.
-    func wait(past generation: UInt64) async {
+    package func wait(past generation: UInt64) async {
         let id = state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
@@ -67,7 +67,7 @@ final class CommitSignal: Sendable {
     }
 
     /// `wait(past:)`, or `interval` where other processes' commits are not watched.
-    func wait(past generation: UInt64, orAfter interval: Duration) async {
+    package func wait(past generation: UInt64, orAfter interval: Duration) async {
         guard !isWatching else { return await wait(past: generation) }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.wait(past: generation) }
@@ -79,7 +79,7 @@ final class CommitSignal: Sendable {
 
     /// Starts watching for other processes' commits, once: before the first look at the store, so that
     /// a commit after that look is seen (inotify reports only what happens once the watch is in place).
-    func startWatching() {
+    package func startWatching() {
         let descriptors = state.withLock { state -> (Int32, Int32)? in
             guard state.watch == nil, !state.watchFailed else { return nil }
             let inotify = inotify_init1(Int32(IN_CLOEXEC))
@@ -153,7 +153,7 @@ final class CommitSignal: Sendable {
     }
 
     /// Stops the watcher thread (the store is closing).
-    func stopWatching() {
+    package func stopWatching() {
         guard let watch = state.withLock({ state in defer { state.watch = nil }; return state.watch }) else { return }
         Foundation.close(watch.stop)
     }

@@ -11,7 +11,7 @@ import CCRC32C
 /// ```swift
 /// CRC32C.checksum(Array("123456789".utf8))   // 0xE3069283
 /// ```
-enum CRC32C {
+package enum CRC32C {
     /// `tables[k * 256 + b]`: the CRC of byte `b` followed by `k` zero bytes.
     private static let tables: [UInt32] = {
         var tables = [UInt32](repeating: 0, count: 8 * 256)
@@ -30,16 +30,16 @@ enum CRC32C {
     }()
 
     /// Whether this processor computes CRC-32C itself.
-    static let hasInstruction = evsync_crc32c_available() != 0
+    package static let hasInstruction = evsync_crc32c_available() != 0
 
     /// The CRC-32C of `bytes`, or of the bytes checksummed so far (`crc`) followed by `bytes`.
-    static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+    package static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         guard let pointer = bytes.baseAddress else { return crc }
         return hasInstruction ? ~evsync_crc32c_update(~crc, pointer, bytes.count) : bySlices(bytes, continuing: crc)
     }
 
     /// `checksum` through the tables.
-    static func bySlices(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+    package static func bySlices(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         guard var pointer = bytes.baseAddress else { return crc }
         var remaining = bytes.count
         var crc = ~crc
@@ -64,7 +64,7 @@ enum CRC32C {
         return ~crc
     }
 
-    static func checksum(_ bytes: [UInt8], continuing crc: UInt32 = 0) -> UInt32 {
+    package static func checksum(_ bytes: [UInt8], continuing crc: UInt32 = 0) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0, continuing: crc) }
     }
 }

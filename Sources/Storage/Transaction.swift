@@ -4,9 +4,9 @@ import CLMDBGuard
 /// One LMDB transaction, valid only inside the `Environment.read`/`write`
 /// closure that created it. Values handed out as raw buffers point into the
 /// memory map and are valid only until the transaction ends.
-final class Transaction {
-    let handle: OpaquePointer
-    let readOnly: Bool
+package final class Transaction {
+    package let handle: OpaquePointer
+    package let readOnly: Bool
     private var finished = false
     /// One cursor per database (indexed by its handle) that every `put` and
     /// `insert`, and every read in a write transaction, goes through, left
@@ -20,7 +20,7 @@ final class Transaction {
 
     /// - Parameter parent: the write transaction this one is nested in: its changes become the parent's
     ///   when it commits, and vanish when it is discarded, the parent going on either way.
-    init(environment: OpaquePointer, readOnly: Bool, parent: Transaction? = nil) throws(StorageError) {
+    package init(environment: OpaquePointer, readOnly: Bool, parent: Transaction? = nil) throws(StorageError) {
         var handle: OpaquePointer?
         let flags = readOnly ? UInt32(MDB_RDONLY) : 0
         try StorageError.check(evsync_mdb_txn_begin(environment, parent?.handle, flags, &handle), "beginning a transaction")
@@ -34,7 +34,7 @@ final class Transaction {
         discard()
     }
 
-    func commit() throws(StorageError) {
+    package func commit() throws(StorageError) {
         guard !finished else { return }
         finished = true
         closeWriteCursors()
@@ -42,7 +42,7 @@ final class Transaction {
     }
 
     /// Ends the transaction without keeping its changes (`mdb_txn_abort`).
-    func discard() {
+    package func discard() {
         guard !finished else { return }
         finished = true
         closeWriteCursors()
@@ -75,11 +75,11 @@ final class Transaction {
     }
 
     /// Calls `body` with the value stored under `key`, or returns nil without calling it.
-    func withValue<T>(_ key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+    package func withValue<T>(_ key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         try key.withUnsafeBytes { try withValue($0, in: database, body) }
     }
 
-    func withValue<T>(_ key: UnsafeRawBufferPointer, in database: Database, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+    package func withValue<T>(_ key: UnsafeRawBufferPointer, in database: Database, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var data = MDB_val()
         // In a write transaction, the write cursor: the write that usually follows is then in place.
@@ -93,15 +93,15 @@ final class Transaction {
     /// A copy of the value stored under `key`.
     /// The id of the transaction this one reads (a read) or will commit (a write): a read of a store
     /// nothing was ever committed to has id 0.
-    var id: Int { mdb_txn_id(handle) }
+    package var id: Int { mdb_txn_id(handle) }
 
-    func get(_ key: [UInt8], in database: Database) throws -> [UInt8]? {
+    package func get(_ key: [UInt8], in database: Database) throws -> [UInt8]? {
         try withValue(key, in: database) { Array($0) }
     }
 
     /// Stores `value` under `key`. `append` promises the key sorts after
     /// every key already there (LMDB then skips the tree search).
-    func put(_ key: [UInt8], _ value: [UInt8], in database: Database, append: Bool = false, noDuplicate: Bool = false) throws(StorageError) {
+    package func put(_ key: [UInt8], _ value: [UInt8], in database: Database, append: Bool = false, noDuplicate: Bool = false) throws(StorageError) {
         try key.withUnsafeBytes { key in
             value.withUnsafeBytes { value in
                 Result { () throws(StorageError) in try put(key, value, in: database, append: append, noDuplicate: noDuplicate) }
@@ -110,7 +110,7 @@ final class Transaction {
     }
 
     /// `appendDuplicate` promises, in a sorted-duplicates database, that `value` sorts after the key's values.
-    func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database, append: Bool = false,
+    package func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database, append: Bool = false,
              appendDuplicate: Bool = false, noDuplicate: Bool = false) throws(StorageError) {
         var flags: UInt32 = 0
         if append { flags |= UInt32(MDB_APPEND) }
@@ -123,7 +123,7 @@ final class Transaction {
 
     /// Stores `value` under `key` unless `key` is there already; returns
     /// whether it stored it. One tree search, where a lookup then a `put` take two.
-    func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database) throws(StorageError) -> Bool {
+    package func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in database: Database) throws(StorageError) -> Bool {
         let code = try store(key, value, in: database, flags: UInt32(MDB_NOOVERWRITE))
         if code == MDB_KEYEXIST { return false }
         try StorageError.check(code, "writing to \(database.name)")
@@ -139,7 +139,7 @@ final class Transaction {
 
     /// Removes `key`; returns whether it was there.
     @discardableResult
-    func delete(_ key: [UInt8], in database: Database) throws(StorageError) -> Bool {
+    package func delete(_ key: [UInt8], in database: Database) throws(StorageError) -> Bool {
         let code = key.withUnsafeBytes { keyBytes in
             var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
             return evsync_mdb_del(handle, database.dbi, &keyValue, nil)
@@ -150,7 +150,7 @@ final class Transaction {
     }
 
     /// Removes `value` of `key` (in a sorted-duplicates database; `key` in any other), if it is there.
-    func delete(_ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in database: Database) throws(StorageError) {
+    package func delete(_ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in database: Database) throws(StorageError) {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var dataValue = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let code = evsync_mdb_del(handle, database.dbi, &keyValue, &dataValue)
@@ -162,7 +162,7 @@ final class Transaction {
     /// where the next key is on the page of the last, LMDB finds it without a search from the root
     /// (a compaction removes a million events in runs). Returns how many were there.
     @discardableResult
-    func delete(sorted keys: some Sequence<[UInt8]>, in database: Database) throws(StorageError) -> Int {
+    package func delete(sorted keys: some Sequence<[UInt8]>, in database: Database) throws(StorageError) -> Int {
         let cursor = try writeCursor(database)
         var deleted = 0
         for key in keys {
@@ -180,46 +180,46 @@ final class Transaction {
     }
 
     /// Removes every entry of `database`, keeping the database itself.
-    func empty(_ database: Database) throws(StorageError) {
+    package func empty(_ database: Database) throws(StorageError) {
         // LMDB resets the database's cursors itself, the write cursor among them.
         try StorageError.check(evsync_mdb_drop(handle, database.dbi, 0), "emptying \(database.name)")
     }
 
     /// Deletes `database` from the environment; its handle is closed.
-    func drop(_ database: Database) throws(StorageError) {
+    package func drop(_ database: Database) throws(StorageError) {
         closeWriteCursor(database)
         try StorageError.check(evsync_mdb_drop(handle, database.dbi, 1), "deleting \(database.name)")
     }
 
     /// How many leaf and branch pages `database` has, as this transaction sees it.
-    func pages(of database: Database) throws(StorageError) -> (leaves: Int, branches: Int) {
+    package func pages(of database: Database) throws(StorageError) -> (leaves: Int, branches: Int) {
         var stat = MDB_stat()
         try StorageError.check(evsync_mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
         return (stat.ms_leaf_pages, stat.ms_branch_pages)
     }
 
     /// The bytes of the pages `database`'s tree takes (branches, leaves and overflow pages), as this transaction sees it.
-    func bytes(of database: Database) throws(StorageError) -> Int {
+    package func bytes(of database: Database) throws(StorageError) -> Int {
         var stat = MDB_stat()
         try StorageError.check(evsync_mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
         return (stat.ms_leaf_pages + stat.ms_branch_pages + stat.ms_overflow_pages) * Int(stat.ms_psize)
     }
 
     /// How many entries `database` holds, as this transaction sees it.
-    func entries(of database: Database) throws(StorageError) -> Int {
+    package func entries(of database: Database) throws(StorageError) -> Int {
         var stat = MDB_stat()
         try StorageError.check(evsync_mdb_stat(handle, database.dbi, &stat), "reading the size of \(database.name)")
         return stat.ms_entries
     }
 
-    func cursor(_ database: Database) throws(StorageError) -> Cursor {
+    package func cursor(_ database: Database) throws(StorageError) -> Cursor {
         try Cursor(transaction: self, database: database)
     }
 }
 
 /// A position in one database, moved with LMDB's cursor operations.
 /// Keys and values it returns point into the map: copy what must outlive the transaction.
-final class Cursor {
+package final class Cursor {
     private let handle: OpaquePointer
     private let database: Database
 
@@ -235,7 +235,7 @@ final class Cursor {
         mdb_cursor_close(handle)
     }
 
-    typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+    package typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 
     fileprivate func move(_ operation: MDB_cursor_op, key: [UInt8]? = nil) throws(StorageError) -> Entry? {
         var keyValue = MDB_val()
@@ -255,19 +255,19 @@ final class Cursor {
                 UnsafeRawBufferPointer(start: dataValue.mv_data, count: dataValue.mv_size))
     }
 
-    func first() throws(StorageError) -> Entry? { try move(MDB_FIRST) }
-    func last() throws(StorageError) -> Entry? { try move(MDB_LAST) }
-    func next() throws(StorageError) -> Entry? { try move(MDB_NEXT) }
-    func previous() throws(StorageError) -> Entry? { try move(MDB_PREV) }
+    package func first() throws(StorageError) -> Entry? { try move(MDB_FIRST) }
+    package func last() throws(StorageError) -> Entry? { try move(MDB_LAST) }
+    package func next() throws(StorageError) -> Entry? { try move(MDB_NEXT) }
+    package func previous() throws(StorageError) -> Entry? { try move(MDB_PREV) }
     /// The first entry whose key is greater than or equal to `key`.
-    func seek(atLeast key: [UInt8]) throws(StorageError) -> Entry? { try move(MDB_SET_RANGE, key: key) }
+    package func seek(atLeast key: [UInt8]) throws(StorageError) -> Entry? { try move(MDB_SET_RANGE, key: key) }
 }
 
 extension Cursor {
     /// Positions on exactly `key`; nil if it is not there.
-    func seek(exactly key: [UInt8]) throws(StorageError) -> Entry? { try move(MDB_SET_KEY, key: key) }
+    package func seek(exactly key: [UInt8]) throws(StorageError) -> Entry? { try move(MDB_SET_KEY, key: key) }
     /// In a sorted-duplicates database: the last value of the current key.
-    func lastDuplicate() throws(StorageError) -> Entry? { try move(MDB_LAST_DUP) }
+    package func lastDuplicate() throws(StorageError) -> Entry? { try move(MDB_LAST_DUP) }
     /// In a sorted-duplicates database: the previous value of the current key.
-    func previousDuplicate() throws(StorageError) -> Entry? { try move(MDB_PREV_DUP) }
+    package func previousDuplicate() throws(StorageError) -> Entry? { try move(MDB_PREV_DUP) }
 }
