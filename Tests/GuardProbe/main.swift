@@ -104,7 +104,8 @@ func faultOutsideEvsync() -> Never {
 /// it begins too), for the power-cut tests (evsyncTests/SingleWritePowerCutTests.swift).
 /// - Parameter writeBack: whether the data file's pages go to the disk after each write, as the kernel may
 ///   write them back at any moment: the disk then holds every page LMDB reused.
-func writeForEver(_ directory: String, durability: Store.Durability, writeBack: Bool = false) throws -> Never {
+/// - Parameter adds: how many adds before it exits (`writer-N`, for the crash-state tests).
+func writeForEver(_ directory: String, durability: Store.Durability, writeBack: Bool = false, adds: Int = .max) throws -> Never {
     let store = try Store(directory: directory, configuration: Store.Configuration(create: true, durability: durability))
     let dataFile = writeBack ? open(directory + "/data.mdb", O_RDONLY | O_CLOEXEC) : -1
     func wrote(_ line: String) {
@@ -113,7 +114,7 @@ func writeForEver(_ directory: String, durability: Store.Durability, writeBack: 
         report(line)
     }
     var added: [String] = []
-    for count in 0... {
+    for count in 0..<adds {
         let id = try store.add("Holiday", fields: ["name": .string("Day \(count)"), "date": "2026-01-01"]).recordID
         wrote("add \(id)")
         if count % 2 == 1, let previous = added.last {
@@ -134,7 +135,7 @@ func writeForEver(_ directory: String, durability: Store.Durability, writeBack: 
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|write-after-fault|writer|writer-normal|writer-write-back DIRECTORY")
+    report("usage: GuardProbe before|before-plain|before-default|before-ignore|after|after-forwarding|off|write-after-fault|writer|writer-normal|writer-write-back|writer-N DIRECTORY")
     exit(2)
 }
 let (scenario, directory) = (arguments[1], arguments[2])
@@ -201,6 +202,8 @@ do {
         try writeForEver(directory, durability: .normal)
     case "writer-write-back":
         try writeForEver(directory, durability: .full, writeBack: true)
+    case _ where scenario.hasPrefix("writer-") && Int(scenario.dropFirst("writer-".count)) != nil:
+        try writeForEver(directory, durability: .full, adds: Int(scenario.dropFirst("writer-".count)) ?? 0)
     default:
         report("unknown scenario \(scenario)")
         exit(2)

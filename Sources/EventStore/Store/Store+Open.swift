@@ -46,10 +46,18 @@ extension Store {
     }
 
     /// Checks that `directory` is one, or creates it (with `create`); without `create`, it must hold a data file.
-    static func prepareDirectory(_ directory: String, create: Bool) throws(StoreError) {
+    /// - Returns: the directories whose entries a new store adds (`flushNames`), none for a store already there.
+    static func prepareDirectory(_ directory: String, create: Bool) throws(StoreError) -> [String] {
         var isDirectory: ObjCBool = false
+        var changed: [String] = []
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard create else { throw StoreError(.notFound, "no store at \(directory)") }
+            // The store's directory, and the parent of each directory made for it.
+            var made = directory
+            while !FileManager.default.fileExists(atPath: made), made != "/", !made.isEmpty {
+                made = (made as NSString).deletingLastPathComponent
+                changed.append(made.isEmpty ? "." : made)
+            }
             do {
                 // The store's directory is its owner's only: the log holds every value ever stored.
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
@@ -60,8 +68,25 @@ extension Store {
         } else if !isDirectory.boolValue {
             throw StoreError(.invalidData, "\(directory) is not a directory")
         }
-        if !create, !FileManager.default.fileExists(atPath: directory + "/data.mdb") {
+        let isNew = !FileManager.default.fileExists(atPath: directory + "/data.mdb")
+        if !create, isNew {
             throw StoreError(.notFound, "no store at \(directory)")
+        }
+        return isNew ? [directory] + changed : []
+    }
+
+    /// Flushes the directories a new store added entries to, once LMDB made its files and before any write is
+    /// acknowledged: until then a power cut may take the store's names, and with them its flushed pages, away
+    /// (found by CrashStateTests).
+    /// A directory this process may not read (only write and search), or a file system that cannot flush one
+    /// (`EINVAL`), is left as it is, as SQLite does: the store works there as before, without this guarantee.
+    static func flushNames(_ directories: [String]) throws {
+        for directory in directories {
+            let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if descriptor < 0, errno == EACCES { continue }
+            guard descriptor >= 0 else { throw StorageError(code: errno, operation: "opening \(directory)") }
+            defer { close(descriptor) }
+            guard fsync(descriptor) == 0 || errno == EINVAL else { throw StorageError(code: errno, operation: "flushing \(directory)") }
         }
     }
 

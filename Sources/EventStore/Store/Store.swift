@@ -63,7 +63,7 @@ public final class Store: Sendable {
     init(directory: String, schemas: SchemaRegistry = SchemaRegistry(), create: Bool = false, mapSizes: [Int],
          repairingViews: Bool = false, writesInPlace: Bool = false, author: String? = nil,
          clock: @escaping @Sendable () -> Int64 = Timestamp.now, durability: Durability = .full) throws(StoreError) {
-        try Self.prepareDirectory(directory, create: create)
+        let newNames = try Self.prepareDirectory(directory, create: create)
         var context = StoreError.Context(directory: directory, mapSize: nil, mapReduced: false, readOnlyBecause: nil)
         do {
             let lease = try SharedEnvironments.lease(directory) {
@@ -75,6 +75,7 @@ public final class Store: Sendable {
             let (log, meta, replayed) = try Self.openDatabases(in: environment, directory: directory, create: create,
                                                                repairingViews: repairingViews)
             try environment.read { try Self.checkLogEnd(log, meta: meta, directory: directory, in: $0) }
+            try Self.flushNames(newNames)
             (self.log, self.meta, self.replayedAtOpening) = (log, meta, replayed)
             self.environment = environment
             self.lease = lease
