@@ -56,6 +56,7 @@ package final class Environment: @unchecked Sendable {
             try LegacyJournal.refuseIfCutOff(directory)
         } else {
             try LegacyJournal.migrate(directory, mapSize: mapSize, maxDatabases: maxDatabases)
+            try Self.createDataFileIfMissing(in: directory, mapSize: mapSize)
         }
         try Self.refuseEmptyDataFile(in: directory)
         try DataFileCheck.check(directory + "/data.mdb")
@@ -100,6 +101,38 @@ package final class Environment: @unchecked Sendable {
             throw error
         }
         return handle
+    }
+
+    /// Makes a new store's `data.mdb` whole before its name appears: LMDB writes a new file's two meta pages
+    /// without flushing them, and a power cut could leave a `data.mdb` that is empty or half written, which is
+    /// damage to every later opening (`refuseEmptyDataFile`, `DataFileCheck`), though nothing was acknowledged.
+    /// So LMDB makes the file in a directory of its own beside it, flushed, and it is linked in under its name
+    /// (`link`, which fails rather than replace a `data.mdb` another process made meanwhile), then the directory
+    /// is flushed. A cut before the link leaves no store; after it, an empty store.
+    private static func createDataFileIfMissing(in directory: String, mapSize: Int) throws(StorageError) {
+        let path = directory + "/data.mdb"
+        guard access(path, F_OK) != 0, errno == ENOENT else { return }
+        var template = Array("\(directory)/.data.mdb.creating-XXXXXX".utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ $0.baseAddress.map(mkdtemp) ?? nil }) != nil else {
+            // A directory this process may not write: LMDB's own opening says what is wrong.
+            return
+        }
+        let scratch = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer {
+            for name in ["data.mdb", "lock.mdb"] { unlink(scratch + "/" + name) }
+            rmdir(scratch)
+        }
+        var handle: OpaquePointer?
+        try StorageError.check(mdb_env_create(&handle), "creating the environment")
+        guard let handle else { throw StorageError(code: MDB_PANIC, operation: "creating the environment") }
+        defer { mdb_env_close(handle) }
+        try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting the map size")
+        try StorageError.check(mdb_env_open(handle, scratch, UInt32(MDB_NOTLS), fileMode), "creating \(path)")
+        try StorageError.check(mdb_env_sync(handle, 1), "flushing \(path)")
+        guard link(scratch + "/data.mdb", path) == 0 || errno == EEXIST else {
+            throw StorageError(code: errno, operation: "creating \(path)")
+        }
+        try LegacyJournal.flushDirectory(directory)
     }
 
     /// The writes awaited through `Store.write`'s async overload, committed together.

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 enum { OPEN = 1, WRITE = 2, TRUNCATE = 3, FLUSH = 4, RENAME = 5, UNLINK = 6, MKDIR = 7, RMDIR = 8, OUTPUT = 9,
-       FLUSH_ALL = 10, START = 11 };
+       FLUSH_ALL = 10, START = 11, LINK = 12 };
 /* FLUSH flags: a directory; or only the range [b, b + length) of the file, length in the data (an O_DSYNC write). */
 enum { FLUSH_DIRECTORY = 1, FLUSH_RANGE = 2 };
 
@@ -630,6 +630,10 @@ int renameat(int fromfd, const char *from, int tofd, const char *to) {
 }
 int renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned int flags) {
     REAL(renameat2); NAME_CALL(RENAME, real_renameat2(fromfd, from, tofd, to, flags), fromfd, from, tofd, to);
+}
+int link(const char *from, const char *to) { REAL(link); NAME_CALL(LINK, real_link(from, to), AT_FDCWD, from, AT_FDCWD, to); }
+int linkat(int fromfd, const char *from, int tofd, const char *to, int flags) {
+    REAL(linkat); NAME_CALL(LINK, real_linkat(fromfd, from, tofd, to, flags), fromfd, from, tofd, to);
 }
 int unlink(const char *path) { REAL(unlink); NAME_CALL(UNLINK, real_unlink(path), AT_FDCWD, path, AT_FDCWD, 0); }
 int unlinkat(int dirfd, const char *path, int flags) {

@@ -66,25 +66,15 @@ struct CrashStateTests {
         }
     }
 
-    /// Known defect (reported on issue 47's crash-state work): LMDB writes the new `data.mdb`'s two meta pages
-    /// without a flush, and evsync calls an empty or half-written `data.mdb` damaged (exit 74, "restore it from a
-    /// backup"), so a cut while the first command makes the store, before it acknowledged anything, leaves a store
-    /// that refuses every command. Nothing acknowledged is lost; those states are a known issue here, and any other
-    /// failing state fails the test. When the defect is gone, the test says so and this is to be removed.
+    /// LMDB writes a new `data.mdb`'s two meta pages without a flush, and an empty or half-written `data.mdb` is
+    /// damage to every later command: so the store's first file is made aside, flushed, and linked in under its
+    /// name (`Environment.createDataFileIfMissing`). A cut before that leaves no store; after it, a whole one.
     @Test("the first add, which makes the store: its add survives once acknowledged, and nothing it leaves is damaged")
     func storeCreation() throws {
         try Self.withExplorer { explorer in
             try explorer.run(["add", "Holiday", "name=Day 1", "date=2026-01-01"])
             let failures = try explorer.failures("store-creation", check: Self.missingAdds)
-            let known = failures.filter { $0.contains("acknowledged before the cut: \"\"") && $0.contains("is damaged (") }
-            for failure in failures where !known.contains(failure) { Issue.record("store-creation: \(failure)") }
-            if let first = known.first {
-                withKnownIssue("a cut while the first command makes the store leaves it damaged, before anything was acknowledged") {
-                    Issue.record("store-creation: \(known.count) states like this one: \(first)")
-                }
-            } else {
-                Issue.record("store-creation: no state is left damaged any more: remove the known issue from this test")
-            }
+            for failure in failures { Issue.record("store-creation: \(failure)") }
         }
     }
 

@@ -5,7 +5,7 @@ import TestSupport
 /// directory, and what they printed, in the order it happened (docs/crash-states.md).
 struct TraceEvent {
     enum Kind: UInt8 {
-        case open = 1, write, truncate, flush, rename, unlink, mkdir, rmdir, output, flushAll, start
+        case open = 1, write, truncate, flush, rename, unlink, mkdir, rmdir, output, flushAll, start, link
     }
 
     /// Where the record starts in the log: a flush covers the records before the log length it names.
@@ -31,6 +31,7 @@ struct TraceEvent {
         case .flush: "flush \(path)\(flags & Self.flushDirectory != 0 ? " (directory)" : "") (pid \(pid))"
         case .open: "open \(path) flags 0o\(String(flags, radix: 8)) (pid \(pid))"
         case .rename: "rename \(path) → \(path2) (pid \(pid))"
+        case .link: "link \(path) → \(path2) (pid \(pid))"
         case .output: "output \(String(decoding: data, as: UTF8.self).debugDescription) (pid \(pid))"
         case .start: "start \(data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }.joined(separator: " ")) (pid \(pid))"
         default: "\(kind) \(path) (pid \(pid))"

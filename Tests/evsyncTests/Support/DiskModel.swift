@@ -232,6 +232,10 @@ struct DiskModel {
             // evsync renames within its directories only; a name moved in from outside would bring content unknown here.
             guard let from = path, let to = relative(event.path2) else { return }
             changeName(.move(from, to), at: event.at, directories: [Self.parent(from), Self.parent(to)])
+        case .link:
+            // A second name for a file (a new store's data.mdb, made aside): durable once its directory is flushed.
+            guard let from = path, let to = relative(event.path2), let node = currentNames[from] else { return }
+            changeName(.bind(to, node), at: event.at, directories: [Self.parent(to)])
         }
     }
 
