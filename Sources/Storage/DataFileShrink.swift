@@ -123,21 +123,18 @@ package enum DataFileShrink {
         }
     }
 
-    /// Removes a copy's environment directory (what is left of it after the rename, or all of it).
+    /// Removes a copy's environment directory, with what is left in it.
     private static func removeCopy(_ path: String) {
-        for file in ["data.mdb", "lock.mdb"] { unlink(path + "/" + file) }
-        rmdir(path)
+        try? FileManager.default.removeItem(atPath: path)
     }
 
     private static let shrinkPrefix = ".data.mdb.shrinking-"
 
-    /// Removes copies a shrink cut off by a crash left behind.
+    /// Removes what a shrink cut off by a crash left behind: a copy's directory (with the scratch directory of its
+    /// data file's making, `Environment.createDataFileIfMissing`), or a file from an evsync before copies were
+    /// environments of their own.
     private static func removeShrinkLeftovers(in directory: String) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        // A file from evsync before the copies were environments of their own, or such a directory.
-        for name in names where name.hasPrefix(shrinkPrefix) {
-            if unlink(directory + "/" + name) != 0 { removeCopy(directory + "/" + name) }
-        }
+        Environment.removeLeftovers(in: directory, prefix: shrinkPrefix)
     }
 
     private static func fileSize(_ path: String) -> UInt64 {

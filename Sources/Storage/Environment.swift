@@ -129,10 +129,20 @@ package final class Environment: @unchecked Sendable {
         try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting the map size")
         try StorageError.check(mdb_env_open(handle, scratch, UInt32(MDB_NOTLS), fileMode), "creating \(path)")
         try StorageError.check(mdb_env_sync(handle, 1), "flushing \(path)")
-        guard link(scratch + "/data.mdb", path) == 0 || errno == EEXIST else {
+        // Another process making the store at the same moment may have linked its file first, and then removed
+        // this one's scratch directory as a leftover: either way the store has its data.mdb.
+        guard link(scratch + "/data.mdb", path) == 0 || access(path, F_OK) == 0 else {
             throw StorageError(code: errno, operation: "creating \(path)")
         }
         try LegacyJournal.flushDirectory(directory)
+        // What a process killed while making the store left: nobody makes it any more, since it has its data.mdb.
+        removeLeftovers(in: directory, prefix: ".data.mdb.creating-")
+    }
+
+    /// Removes the scratch directories named `prefix…` in `directory`, with what they hold.
+    package static func removeLeftovers(in directory: String, prefix: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasPrefix(prefix) { try? FileManager.default.removeItem(atPath: directory + "/" + name) }
     }
 
     /// The writes awaited through `Store.write`'s async overload, committed together.
