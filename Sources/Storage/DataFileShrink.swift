@@ -66,7 +66,7 @@ package enum DataFileShrink {
             guard rename(copy.directory + "/data.mdb", dataFile) == 0 else {
                 throw StorageError(code: errno, operation: "renaming \(copy.directory)/data.mdb to \(dataFile)")
             }
-            try LegacyJournal.flushDirectory(directory)
+            try DirectoryFlush.flush(directory)
         } catch {
             releaseOpeners(lockFile)
             throw error

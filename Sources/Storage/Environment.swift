@@ -15,7 +15,7 @@ package final class Environment: @unchecked Sendable {
     // LMDB's environment handle is thread-safe; the class only hands it to
     // transactions, which are confined to one closure on one thread.
     // State is internal, not private, for Environment+MappedPages.swift and Environment+FileSize.swift.
-    package let handle: OpaquePointer
+    let handle: OpaquePointer
     /// Where the data file is mapped: the range `releaseMappedPages` drops.
     let mapRange: (UInt, Int)?
     /// The data file this environment has open: its device and inode.
@@ -134,7 +134,7 @@ package final class Environment: @unchecked Sendable {
         guard link(scratch + "/data.mdb", path) == 0 || access(path, F_OK) == 0 else {
             throw StorageError(code: errno, operation: "creating \(path)")
         }
-        try LegacyJournal.flushDirectory(directory)
+        try DirectoryFlush.flush(directory)
         // What a process killed while making the store left: nobody makes it any more, since it has its data.mdb.
         removeLeftovers(in: directory, prefix: ".data.mdb.creating-")
     }

@@ -51,7 +51,7 @@ package enum LegacyJournal {
             try flushFile(dataPath)
         }
         guard unlink(path) == 0 else { throw StorageError(code: errno, operation: "removing \(path)") }
-        try flushDirectory(directory)
+        try DirectoryFlush.flush(directory)
     }
 
     /// Throws if the store in `directory` must be restored before it can be read, which a store opened
@@ -220,7 +220,7 @@ package enum LegacyJournal {
             throw error as? StorageError ?? StorageError(code: MDB_CORRUPTED, operation: "restoring \(dataPath)")
         }
         guard rename(copyPath, dataPath) == 0 else { throw StorageError(code: errno, operation: "renaming \(copyPath) to \(dataPath)") }
-        try flushDirectory(directory)
+        try DirectoryFlush.flush(directory)
     }
 
     /// Does the changes of one entry again: each a kind (1 put, 2 delete a key, 3 delete one value), the
@@ -319,15 +319,5 @@ package enum LegacyJournal {
         }
         defer { close(descriptor) }
         guard fsync(descriptor) == 0 else { throw StorageError(code: errno, operation: "flushing \(path)") }
-    }
-
-    package static func flushDirectory(_ path: String) throws(StorageError) {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0, fsync(descriptor) == 0 else {
-            let code = errno
-            if descriptor >= 0 { close(descriptor) }
-            throw StorageError(code: code, operation: "flushing \(path)")
-        }
-        close(descriptor)
     }
 }

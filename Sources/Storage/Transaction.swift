@@ -5,7 +5,7 @@ import CLMDBGuard
 /// closure that created it. Values handed out as raw buffers point into the
 /// memory map and are valid only until the transaction ends.
 package final class Transaction {
-    package let handle: OpaquePointer
+    let handle: OpaquePointer
     package let readOnly: Bool
     private var finished = false
     /// One cursor per database (indexed by its handle) that every `put` and
