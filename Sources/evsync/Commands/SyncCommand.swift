@@ -83,6 +83,7 @@ enum SyncCommand {
         // A new store remembers no remote: without one given, none is made (in what may be the wrong directory).
         guard given != nil || global.storeExists else { throw noRemote }
         let store = try global.openStore(create: true)
+        try given?.checkIsRemote(of: store)
         guard let choice = try given ?? store.rememberedRemote().map(checked) else { throw noRemote }
         let probe = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: nil)
         for schema in store.schemas.entities where !probe.holds(schema) {
@@ -131,9 +132,8 @@ enum SyncCommand {
     static func credentials(authFile: String?) throws -> Credentials? {
         if let path = authFile ?? EnvironmentVariable.value("EVSYNC_AUTH_FILE") {
             keepOutOfCoreDumps()
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError(.noInput, "cannot read the auth file \(path)\(authFile == nil ? " (EVSYNC_AUTH_FILE)" : "")")
-            }
+            let source = authFile == nil ? "EVSYNC_AUTH_FILE" : "--auth-file"
+            guard let data = FileManager.default.contents(atPath: path) else { throw unreadableAuthFile(path, source: source) }
             warnIfOthersCanRead(path)
             do {
                 return try Credentials(userPassword: String(decoding: data, as: UTF8.self))
@@ -148,6 +148,16 @@ enum SyncCommand {
         } catch {
             throw CLIError(.dataError, "EVSYNC_AUTH must be user:password (\(error.reason))")
         }
+    }
+
+    /// An auth file that cannot be read, said without its name: a value given where a path belongs
+    /// may be the password itself (`EVSYNC_AUTH_FILE=user:password`), and no error prints a secret.
+    private static func unreadableAuthFile(_ path: String, source: String) -> CLIError {
+        if path.contains(":") {
+            return CLIError(.noInput, "\(source) names no readable file (it looks like user:password: did you mean EVSYNC_AUTH?)")
+        }
+        let reason = access(path, F_OK) == 0 ? "it cannot be read" : "no such file"
+        return CLIError(.noInput, "\(source) names no readable file (\(reason); its value is not shown, in case it is a password)")
     }
 
     private static func keepOutOfCoreDumps() {
