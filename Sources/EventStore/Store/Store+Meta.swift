@@ -26,6 +26,9 @@ extension Store {
         static func restored(remote: String, entity: String) -> String { "restored\u{0}\(remote)\u{0}\(entity.lowercased())" }
         /// Set once a sync with a remote has gone through: a first pull from it is then no other server's.
         static func synced(remote: String) -> String { "synced\u{0}\(remote)" }
+        /// The remote the last sync that went through talked to: the server whose versions and
+        /// acknowledgements the log's records hold (docs/decisions/one-remote-at-a-time.md).
+        static let syncedRemote = "synced-remote"
     }
 
     func meta(_ key: String, in transaction: Transaction) throws -> String? {
@@ -67,9 +70,19 @@ extension Store {
         try snapshot { try meta(MetaKey.synced(remote: remote), in: $0) } != nil
     }
 
-    /// Notes that a sync with `remote` went through; written once.
+    /// Notes that a sync with `remote` went through: it is now the server the log's versions are from.
     package func noteSynced(with remote: String) throws(StoreError) {
         if try !hasSynced(with: remote) { try writeMeta(MetaKey.synced(remote: remote), "yes") }
+        if try snapshot({ try meta(MetaKey.syncedRemote, in: $0) }) != remote { try writeMeta(MetaKey.syncedRemote, remote) }
+    }
+
+    /// The remote the last sync that went through talked to, whose versions and acknowledgements the
+    /// log's records hold; nil before any. (A store from before this was noted: its remembered remote,
+    /// if a sync with it went through.)
+    public func syncedRemote() throws(StoreError) -> String? {
+        if let remote = try snapshot({ try meta(MetaKey.syncedRemote, in: $0) }) { return remote }
+        guard let remembered = try rememberedRemote(), try hasSynced(with: remembered) else { return nil }
+        return remembered
     }
 
     /// Whether the server's data of `entity` went back in time (restored from a backup) since
