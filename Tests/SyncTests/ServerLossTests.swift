@@ -40,12 +40,24 @@ struct ServerLossTests {
             #expect(output.stderr.contains("the server lacks 4 Holiday records"), "one line says so: \(output.stderr)")
             #expect(output.stderr.split(separator: "\n").count == 1, "and only one: \(output.stderr)")
             #expect(try await cli.records().count == 4, "the device keeps them")
+            #expect(report.result == "newData", "a sync that finds records lost is not noData: \(output)")
         }
         let plain = try await cli.run(["sync", "--auth-file", kinto.authFile])
         #expect(!plain.stdout.contains("already in sync"), "\(plain)")
 
+        // status, status --json and why count and name them, with the way out.
+        let status = try await cli.ok(["status"])
+        #expect(status.contains("missing   4 records the server lacks, kept here (it lost them?): evsync sync --missing push-back puts them back"), "\(status)")
+        #expect(try await cli.json(["status", "--json"]).objectValue?["missingFromServer"] == 4)
+        let why = try await cli.ok(["why", "Holiday", "h1"])
+        #expect(why.hasPrefix("Holiday/h1 is kept here, but the server lacks it") && why.contains("evsync sync --missing push-back"), "\(why)")
+        #expect(!why.contains("in step"), "\(why)")
+        #expect(try await cli.json(["why", "Holiday", "h1", "--json"]).objectValue?["missingFromServer"] == true)
+
         let pushedBack = try SyncJSON(try await sync(["--missing", "push-back"]).stdoutLines.last ?? "")
         #expect(pushedBack.pushed == 4 && pushedBack.deletedHere == 0, "\(pushedBack)")
+        #expect(try await cli.json(["status", "--json"]).objectValue?["missingFromServer"] == 0)
+        #expect(try await cli.ok(["why", "Holiday", "h1"]).hasPrefix("Holiday/h1 is in step with the server"))
         let after = try await sync([])
         #expect(try SyncJSON(after.stdoutLines.last ?? "").result == "noData" && after.stderr.isEmpty, "\(after)")
         let listed = try await ProcessRunner.run("/usr/bin/curl", ["-s", "-K", "-", remote + "/collections/holidays/records"],

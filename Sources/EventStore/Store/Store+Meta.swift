@@ -24,6 +24,8 @@ extension Store {
         /// Where a pull of one entity from one remote stopped.
         static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
         static func restored(remote: String, entity: String) -> String { "restored\u{0}\(remote)\u{0}\(entity.lowercased())" }
+        /// The ids of records kept here that the server lacked at the last check, one a line, until the user decides.
+        static func missing(remote: String, entity: String) -> String { "missing\u{0}\(remote)\u{0}\(entity.lowercased())" }
         /// Set once a sync with a remote has gone through: a first pull from it is then no other server's.
         static func synced(remote: String) -> String { "synced\u{0}\(remote)" }
         /// The remote the last sync that went through talked to: the server whose versions and
@@ -92,10 +94,32 @@ extension Store {
     }
 
     /// Records whether it was; writes only when that changes, since every write is a flushed commit.
-    package func noteServerRestored(_ restored: Bool, remote: String, entity: String) throws(StoreError) {
+    /// - Parameter missing: the records kept here that the server lacks (nil: as they were); none once it was not restored.
+    package func noteServerRestored(_ restored: Bool, remote: String, entity: String, missing: [String]? = nil) throws(StoreError) {
         if try serverWasRestored(remote: remote, entity: entity) != restored {
             try writeMeta(MetaKey.restored(remote: remote, entity: entity), restored ? "yes" : "no")
         }
+        guard let ids = restored ? missing : [] else { return }
+        let text = Set(ids).sorted().joined(separator: "\n")
+        if try snapshot({ try meta(MetaKey.missing(remote: remote, entity: entity), in: $0) }) ?? "" != text {
+            try writeMeta(MetaKey.missing(remote: remote, entity: entity), text)
+        }
+    }
+
+    /// The records kept here, by entity, that the store's server lacked at its last check (wiped, re-created,
+    /// restored from an older backup) and that nobody has decided about yet (`sync --missing`): in step
+    /// with nothing, though each looks in step with the server.
+    public func recordsMissingFromServer() throws(StoreError) -> [String: [String]] {
+        var remote = try syncedRemote()
+        if remote == nil { remote = try rememberedRemote() }
+        guard let remote else { return [:] }
+        var missing: [String: [String]] = [:]
+        for schema in schemas.entities {
+            let text = try snapshot { try meta(MetaKey.missing(remote: remote, entity: schema.name), in: $0) } ?? ""
+            let ids = text.split(separator: "\n").map(String.init)
+            if !ids.isEmpty { missing[schema.name] = ids }
+        }
+        return missing
     }
 
     /// Where the last pull of `entity` from `remote` stopped; nil before the first.

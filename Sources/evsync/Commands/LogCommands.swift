@@ -161,13 +161,14 @@ enum LogCommands {
         the remote and the last sync (when it failed, why).
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status()
         let remote = try store.rememberedRemote()
         let lastSync = try store.lastSync()
         let authorsKnown = try store.remoteAuthorsKnown()
+        let missing = try store.recordsMissingFromServer().values.reduce(0) { $0 + $1.count }
         if arguments.has("--json") {
             var object: JSONObject = [
                 "store": .string(store.directory),
@@ -176,6 +177,7 @@ enum LogCommands {
                 "pendingRecords": .number(JSONNumber(status.pendingRecords)),
                 "unacknowledgedEvents": .number(JSONNumber(status.unacknowledgedEvents)),
                 "skippedRecords": .number(JSONNumber(status.skippedRecords)),
+                "missingFromServer": .number(JSONNumber(missing)),
                 "liveEvents": .number(JSONNumber(status.liveEvents)),
                 "liveBytes": .number(JSONNumber(status.liveBytes)),
                 "archivedEvents": .number(JSONNumber(status.archivedEvents)),
@@ -194,6 +196,10 @@ enum LogCommands {
             }
             rows += status.records.keys.sorted().map { [$0, Plural.count(status.records[$0] ?? 0, "record")] }
             rows.append(["to push", "\(Plural.count(status.pendingRecords, "record")) (\(Plural.count(status.unacknowledgedEvents, "local event")) not yet acknowledged by a server)"])
+            if missing > 0 {
+                rows.append(["missing", "\(Plural.count(missing, "record")) the server lacks, kept here (it lost them?): "
+                    + "evsync sync --missing push-back puts them back, evsync sync --missing delete deletes them here"])
+            }
             if status.skippedRecords > 0 {
                 rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
             }
