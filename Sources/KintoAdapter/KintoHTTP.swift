@@ -45,7 +45,7 @@ extension KintoRemote {
         guard !statuses.contains(response.status) else { return }
         let said = Self.said(response)
         // A refusal or a missing resource from a server of another kind says nothing of the credentials or the bucket.
-        if (400..<500).contains(response.status), response.status != 429, let answer = notKinto() {
+        if Self.refusals.contains(response.status), let answer = notKinto() {
             throw KintoError(.server, "\(server.absoluteString) is not a Kinto server (\(answer)): the remote URL is wrong, not the credentials; "
                 + "a Kinto bucket URL looks like \(exampleBucketURL)", status: response.status)
         }
@@ -63,6 +63,9 @@ extension KintoRemote {
             throw KintoError(.server, "the server failed \(what): \(said)", status: response.status)
         }
     }
+
+    /// The answers that blame the credentials, the permissions or the URL: a server of another kind gives them too.
+    static let refusals: Set<Int> = [401, 403, 404, 405, 409]
 
     /// What the server root (`GET /v1/`, public on every Kinto) answered, when it is not Kinto's capabilities
     /// document; nil when it is, or when nothing answered.
