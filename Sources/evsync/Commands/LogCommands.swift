@@ -12,7 +12,8 @@ enum LogCommands {
         options: [Option("--json", help: "an array of events (seq, kind, origin, at, entity, id, set, unset, …)")]
     ) { arguments, global in
         let words = arguments.positionals
-        let (events, missingArchives) = try global.openStore(create: false).historyReport(of: words[0])
+        let store = try global.openStore(create: false)
+        let (events, missingArchives) = try store.historyReport(of: words[0])
         for file in missingArchives {
             printError("evsync: older events of '\(Output.safe(words[0]))' are in the archive segment \(Output.safe(file)), which is missing: its baseline stands in for them")
         }
@@ -24,7 +25,7 @@ enum LogCommands {
             throw CLIError(.noInput, "no events for id '\(words[0])'")
         }
         if !arguments.has("--json") {
-            print(Output.history(events))
+            print(Output.history(events, misstamped: try store.misstampedEvents()))
         }
     }
 
