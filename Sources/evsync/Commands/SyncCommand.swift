@@ -96,7 +96,7 @@ enum SyncCommand {
                                   activity: feedback.wantsActivity ? { feedback.show($0) } : nil,
                                   shouldStop: { Interruption.requested })
         }
-        let output = SyncOutput(json: json, quiet: quiet, feedback: feedback)
+        let output = SyncOutput(json: json, quiet: quiet, feedback: feedback, watching: interval != nil)
         if let interval {
             try SyncWatch.run(engine, every: interval, policy: policy, missing: missing, output: output)
             return
@@ -216,25 +216,27 @@ enum SyncCommand {
         return "in conflict: \(names) (evsync history \(example) shows what each side had)"
     }
 
-    /// What went on despite something odd on the server, one line each on
+    /// What went on despite something odd on the server, one line each for
     /// stderr: the sync did what it could, so it still exits 0.
-    static func warn(_ report: SyncReport) {
+    static func warnings(_ report: SyncReport) -> [String] {
+        var lines: [String] = []
         for entity in report.reread {
-            printError("evsync: the server's \(entity) data is older than the last sync (restored from a backup?): read it again from the start")
+            lines.append("evsync: the server's \(entity) data is older than the last sync (restored from a backup?): read it again from the start")
         }
         for entity in report.verified {
-            printError("evsync: the server's \(entity) data lost a change no pull can bring (a purged deletion?): checked it against a listing (evsync verify --remote)")
+            lines.append("evsync: the server's \(entity) data lost a change no pull can bring (a purged deletion?): checked it against a listing (evsync verify --remote)")
         }
         let shown = 10
         for entity in Set(report.goneFromServer.map(\.entity)).sorted() {
             let count = report.goneFromServer.count { $0.entity == entity }
-            printError("evsync: the server lacks \(Plural.count(count, "\(Output.safe(entity)) record")) this store holds as synced, "
+            lines.append("evsync: the server lacks \(Plural.count(count, "\(Output.safe(entity)) record")) this store holds as synced, "
                 + "with no tombstone (wiped, re-created, restored, or another server?): kept here; "
                 + "evsync sync --missing push-back puts them back, evsync sync --missing delete deletes them here")
         }
-        for skip in report.skipped.prefix(shown) { printError("evsync: skipped a server record that cannot be stored: \(skip)") }
+        for skip in report.skipped.prefix(shown) { lines.append("evsync: skipped a server record that cannot be stored: \(skip)") }
         if report.skipped.count > shown {
-            printError("evsync: … and \(report.skipped.count - shown) more skipped records (sync --json lists them all)")
+            lines.append("evsync: … and \(report.skipped.count - shown) more skipped records (sync --json lists them all)")
         }
+        return lines
     }
 }
