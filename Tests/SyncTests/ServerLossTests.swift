@@ -66,14 +66,24 @@ struct ServerLossTests {
     }
 
     /// The newcomer's sequence (issue 48): a mistyped bucket, evsync's own hint followed, and back.
-    @Test func aMistypedBucketIsRefusedAndAMoveOnPurposeComesBackWhole() async throws {
+    /// A store that pushed `count` holidays to the fixture's bucket, and another bucket on the same server (not created).
+    private func syncedStoreAndAnotherBucket(_ count: Int) async throws -> (SyncFixture, KintoWebApp) {
         let fx = try SyncFixture()
         try await fx.web.createBucket()
-        for index in 1...3 { try await fx.cli.add(id: "h\(index)", ["name=Holiday \(index)", "date=2027-01-0\(index)"]) }
-        #expect(try await fx.syncReport().pushed == 3)
-
+        for index in 1...count { try await fx.cli.add(id: "h\(index)", ["name=Holiday \(index)", "date=2027-01-0\(index)"]) }
+        #expect(try await fx.syncReport().pushed == count)
         let other = KintoWebApp(server: fx.web.server, credentials: fx.web.credentials, bucket: TestServer.freshBucket())
         BucketRegistry.current?.register(other)
+        return (fx, other)
+    }
+
+    /// `evsync sync --auth-file … --json <extra>` on the store's remote, which must succeed: its report.
+    private func plainSync(_ fx: SyncFixture, _ extra: [String] = []) async throws -> SyncJSON {
+        try SyncJSON(try await fx.cli.ok(["sync", "--auth-file", fx.authFile, "--json"] + extra).split(separator: "\n").last.map(String.init) ?? "")
+    }
+
+    @Test func aMistypedBucketIsRefusedAndAMoveOnPurposeComesBackWhole() async throws {
+        let (fx, other) = try await syncedStoreAndAnotherBucket(3)
         let typo = try await fx.cli.run(["sync", "--remote", other.bucketURL, "--auth-file", fx.authFile])
         #expect(typo.status == 64, "\(typo)")
         #expect(typo.stderr == "evsync: this store syncs with \(fx.remote), not \(other.bucketURL): "
@@ -95,8 +105,7 @@ struct ServerLossTests {
         #expect(try await fx.cli.records().count == 3)
 
         // Told to follow it: deleted here. Back to the first server, which still has them: they come back.
-        let deleted = try SyncJSON(try await fx.cli.ok(["sync", "--auth-file", fx.authFile, "--json", "--missing", "delete"])
-            .split(separator: "\n").last.map(String.init) ?? "")
+        let deleted = try await plainSync(fx, ["--missing", "delete"])
         #expect(deleted.deletedHere == 3, "following that server, when asked: \(deleted)")
         #expect(try await fx.cli.records().isEmpty)
         #expect(try await fx.web.records().count == 3, "the first server keeps them")
@@ -106,27 +115,21 @@ struct ServerLossTests {
         let report = try SyncJSON(back.stdoutLines.last ?? "")
         #expect(back.status == 0 && report.pulled == 3 && report.result == "newData", "\(back)")
         #expect(try await fx.cli.records().count == 3, "back from the server that has them")
-        let again = try SyncJSON(try await fx.cli.ok(["sync", "--auth-file", fx.authFile, "--json"]).split(separator: "\n").last.map(String.init) ?? "")
+        let again = try await plainSync(fx)
         #expect(again.result == "noData" && again.pushed == 0 && again.pulled == 0, "\(again)")
         let verified = try await fx.cli.run(["verify", "--remote", "--auth-file", fx.authFile])
         #expect(verified.status == 0 && verified.stdout.hasPrefix("the server holds what the log believes"), "\(verified)")
     }
 
     @Test func aMoveToAnEmptyServerPushesBackWhenToldAndComingBackAgreesWithTheFirst() async throws {
-        let fx = try SyncFixture()
-        try await fx.web.createBucket()
-        for index in 1...2 { try await fx.cli.add(id: "h\(index)", ["name=Holiday \(index)", "date=2027-01-0\(index)"]) }
-        #expect(try await fx.syncReport().pushed == 2)
-        let other = KintoWebApp(server: fx.web.server, credentials: fx.web.credentials, bucket: TestServer.freshBucket())
-        BucketRegistry.current?.register(other)
+        let (fx, other) = try await syncedStoreAndAnotherBucket(2)
         _ = try await fx.cli.ok(["remote", "set", other.bucketURL])
-        let copied = try SyncJSON(try await fx.cli.ok(["sync", "--auth-file", fx.authFile, "--json", "--missing", "push-back"])
-            .split(separator: "\n").last.map(String.init) ?? "")
+        let copied = try await plainSync(fx, ["--missing", "push-back"])
         #expect(copied.pushed == 2 && copied.deletedHere == 0, "\(copied)")
         #expect(try await other.records().count == 2)
         // A record made while on the second server, and one changed on the first meanwhile.
         try await fx.cli.add(id: "h3", ["name=Holiday 3", "date=2027-01-03"])
-        #expect(try SyncJSON(try await fx.cli.ok(["sync", "--auth-file", fx.authFile, "--json"]).split(separator: "\n").last.map(String.init) ?? "").pushed == 1)
+        #expect(try await plainSync(fx).pushed == 1)
         _ = try await fx.web.patch("h1", ["name": "Renamed on the first"])
 
         _ = try await fx.cli.ok(["remote", "set", fx.remote])
@@ -136,8 +139,7 @@ struct ServerLossTests {
         #expect(gone.map { $0.objectValue?["id"] } == [.string("h3")], "the one record the first server never had is named: \(back)")
         #expect(back.stderr.contains("the server lacks 1 Holiday record"), "\(back)")
         #expect(try await fx.cli.records()["h1"]?["name"] == "Renamed on the first", "the first server's change is taken")
-        let pushedBack = try SyncJSON(try await fx.cli.ok(["sync", "--auth-file", fx.authFile, "--json", "--missing", "push-back"])
-            .split(separator: "\n").last.map(String.init) ?? "")
+        let pushedBack = try await plainSync(fx, ["--missing", "push-back"])
         #expect(pushedBack.pushed == 1, "\(pushedBack)")
         #expect(try await fx.web.records().count == 3)
         let verified = try await fx.cli.run(["verify", "--remote", "--auth-file", fx.authFile])
