@@ -39,6 +39,19 @@ struct ListCLITests {
         }
     }
 
+    @Test("a narrow terminal cuts the other columns before the id, which stays whole to be copied into show",
+          arguments: [40, 50, 60])
+    func narrowTerminalKeepsTheID(columns: Int) throws {
+        try withSandbox { sandbox in
+            let id = try sandbox.succeed(["add", "Holiday", "name=A rather long holiday name", "date=2027-01-01", "details=more words than fit"])
+                .stdout.trimmingCharacters(in: .newlines)
+            #expect(id.count == 36, "a UUID: \(id)")
+            let result = try sandbox.succeed(["list", "Holiday"], environment: ["COLUMNS": String(columns)])
+            #expect(result.lines.count == 2 && result.lines[1].split(separator: " ").first.map(String.init) == id, "the id whole at \(columns) columns: \(result)")
+            for line in result.lines { #expect(DisplayColumns.of(line) <= columns, "\(result)") }
+        }
+    }
+
     @Test("through a pipe nothing is cut to fit and the count goes to stderr")
     func pipeKeepsWholeCells() throws {
         try withSandbox { sandbox in
