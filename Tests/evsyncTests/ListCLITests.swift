@@ -52,6 +52,16 @@ struct ListCLITests {
         }
     }
 
+    @Test("through 2>&1 the table comes before its count line")
+    func countAfterTheTableThroughOnePipe() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let result = try sandbox.launchShell("\"$EVSYNC_BINARY_PATH\" list Holiday 2>&1 | cat").wait()
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.count == 5 && lines.first?.hasPrefix("id ") == true && lines.last == "(3 Holiday records)", "\(result)")
+        }
+    }
+
     @Test("through a pipe nothing is cut to fit and the count goes to stderr")
     func pipeKeepsWholeCells() throws {
         try withSandbox { sandbox in
