@@ -7,6 +7,8 @@ extension Store {
         static let lastSync = "last-sync"
         /// How many server records syncs have skipped (each a `skipped` event), as decimal text.
         static let skippedRecords = "skipped-records"
+        /// The ids of an entity's skipped records, one a line: those the server no longer has stop counting.
+        static func skippedIDs(entity: String) -> String { "skipped-ids\u{0}\(entity.lowercased())" }
         /// Whether the remote says who made its changes: `known` or `unknown`, as the last sync found.
         static let remoteAuthors = "remote-authors"
         /// The number of the last event, written by every commit that appends (see `Store.checkLogEnd`).
@@ -136,9 +138,35 @@ extension Store {
         try meta(MetaKey.skippedRecords, in: transaction).flatMap { Int($0) } ?? 0
     }
 
-    /// Counts skips logged in this transaction: a counter beside the log, so that `status` need not read the log.
-    func addSkippedCount(_ count: Int, in transaction: Transaction) throws {
-        try setMeta(MetaKey.skippedRecords, String(try skippedCount(in: transaction) + count), in: transaction)
+    /// Counts skips logged in this transaction: a counter beside the log, so that `status` need not read the log;
+    /// and notes the ids of `entity`'s skipped records, so that one the server no longer has stops counting.
+    func addSkipped(_ records: [SkippedRecord], entity: String, in transaction: Transaction) throws {
+        try setMeta(MetaKey.skippedRecords, String(try skippedCount(in: transaction) + records.count), in: transaction)
+        let ids = records.compactMap(\.id)
+        guard !ids.isEmpty else { return }
+        var known = try skippedIDs(entity: entity, in: transaction)
+        known.formUnion(ids)
+        try setMeta(MetaKey.skippedIDs(entity: entity), known.sorted().joined(separator: "\n"), in: transaction)
+    }
+
+    private func skippedIDs(entity: String, in transaction: Transaction) throws -> Set<String> {
+        Set((try meta(MetaKey.skippedIDs(entity: entity), in: transaction) ?? "").split(separator: "\n").map(String.init))
+    }
+
+    /// Stops counting the skipped records of `entity` that the server no longer lists (`live`: every id it has):
+    /// a record it lost, or deleted, is no longer one the store could not hold. One transaction, only when any went.
+    package func forgetSkipped(entity: String, notIn live: Set<String>) throws(StoreError) {
+        let gone = try snapshot { try skippedIDs(entity: entity, in: $0) }.subtracting(live)
+        guard !gone.isEmpty else { return }
+        do {
+            try environment.write { transaction in
+                let kept = try skippedIDs(entity: entity, in: transaction).subtracting(gone)
+                try setMeta(MetaKey.skippedIDs(entity: entity), kept.sorted().joined(separator: "\n"), in: transaction)
+                try setMeta(MetaKey.skippedRecords, String(max(0, try skippedCount(in: transaction) - gone.count)), in: transaction)
+            }
+        } catch {
+            throw wrap(error)
+        }
     }
 
     /// Whether the remote's changes come with their authors, as the last sync

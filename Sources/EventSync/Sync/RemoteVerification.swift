@@ -91,6 +91,7 @@ extension SyncEngine {
             return true
         }
         verification.listed[entity] = listed.count
+        try store.forgetSkipped(entity: entity, notIn: listed)
         var held = 0
         try store.forEachRecordLiveOnServer(entity: entity) { id, version in
             held += 1

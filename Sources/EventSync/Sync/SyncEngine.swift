@@ -322,6 +322,7 @@ public final class SyncEngine: Sendable {
     private func reconcileDeletions(_ schema: EntitySchema, with remote: any SyncRemote, policy: ConflictPolicy,
                                     missing: MissingRecordsHandling, report: inout SyncReport) throws -> Bool {
         guard let live = try remote.liveIDs(of: schema) else { return false }
+        try store.forgetSkipped(entity: schema.name, notIn: live)
         var gone: [String] = []
         var held = 0
         try store.forEachRecordLiveOnServer(entity: schema.name) { id, _ in
