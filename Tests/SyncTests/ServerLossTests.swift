@@ -121,6 +121,21 @@ struct ServerLossTests {
         #expect(verified.status == 0 && verified.stdout.hasPrefix("the server holds what the log believes"), "\(verified)")
     }
 
+    @Test func aBucketOnAnotherServerIsRefusedAndNeverCreatedThere() async throws {
+        let (fx, _) = try await syncedStoreAndAnotherBucket(2)
+        let kinto = try await OwnKinto()
+        let elsewhere = kinto.server + "/buckets/" + fx.web.bucket
+        let refused = try await fx.cli.run(["sync", "--remote", elsewhere, "--auth-file", kinto.authFile])
+        #expect(refused.status == 64 && refused.stderr.contains("evsync remote set \(elsewhere)"), "\(refused)")
+        _ = try await fx.cli.ok(["remote", "set", elsewhere])
+        let none = try await fx.cli.run(["sync", "--auth-file", kinto.authFile])
+        #expect(none.status == 64 && none.stderr.contains("\(elsewhere) holds none of this store's records (2 synced with \(fx.remote))"), "\(none)")
+        let there = KintoWebApp(server: kinto.server, credentials: try String(contentsOfFile: kinto.authFile, encoding: .utf8)
+            .trimmingCharacters(in: .newlines), bucket: fx.web.bucket)
+        #expect(try await there.request("GET", "/buckets/\(fx.web.bucket)").status != 200, "no bucket was created on the other server")
+        #expect(try await fx.cli.records().count == 2)
+    }
+
     @Test func aMoveToAnEmptyServerPushesBackWhenToldAndComingBackAgreesWithTheFirst() async throws {
         let (fx, other) = try await syncedStoreAndAnotherBucket(2)
         _ = try await fx.cli.ok(["remote", "set", other.bucketURL])
