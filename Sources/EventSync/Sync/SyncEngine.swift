@@ -309,8 +309,8 @@ public final class SyncEngine: Sendable {
             if found > 0 { return }
         }
         guard held > 0 else { return }
-        throw SyncError(.invalidRemote, "\(remote.address) holds none of this store's records (\(held) synced with \(previous)): "
-            + "a new server, or a mistyped one?: nothing was changed; evsync sync --missing push-back copies them there, "
+        throw SyncError(.invalidRemote, "\(remote.address) holds none of this store's records (\(held) synced with \(previous); "
+            + "a new server, or a mistyped one?): nothing was changed; evsync sync --missing push-back copies them there, "
             + "evsync remote set \(previous) goes back")
     }
 
