@@ -68,6 +68,9 @@ struct ClockJumpCLITests {
             let history = try sandbox.succeed(["history", "ahead"]).stdout
             #expect(history.contains("time wrong: stamped while the clock ran ahead"), "\(history)")
             #expect(!(try sandbox.succeed(["history", "later"]).stdout.contains("time wrong")))
+            let json = try sandbox.succeed(["history", "ahead", "--json"]).json().arrayValue?.first?.objectValue
+            #expect(json?["timeWrong"] == true, "\(String(describing: json))")
+            #expect(try sandbox.succeed(["history", "later", "--json"]).json().arrayValue?.first?.objectValue?["timeWrong"] == nil)
         }
     }
 }

@@ -17,15 +17,22 @@ enum LogCommands {
         for file in missingArchives {
             printError("evsync: older events of '\(Output.safe(words[0]))' are in the archive segment \(Output.safe(file)), which is missing: its baseline stands in for them")
         }
+        let misstamped = try store.misstampedEvents()
         if arguments.has("--json") {
             // Still `[]` for scripts that read it, and exit 66 as the text form.
-            print("[" + events.map(Output.json).joined(separator: ",") + "]")
+            print("[" + events.map { event in
+                // An event stamped while the clock ran ahead says so: `"timeWrong": true`.
+                guard misstamped.contains(where: { $0.contains(event.seq) }),
+                      var object = try? JSONParser.parse(Output.json(event)).objectValue else { return Output.json(event) }
+                object["timeWrong"] = true
+                return Output.json(.object(object))
+            }.joined(separator: ",") + "]")
         }
         if events.isEmpty {
             throw CLIError(.noInput, "no events for id '\(words[0])'")
         }
         if !arguments.has("--json") {
-            print(Output.history(events, misstamped: try store.misstampedEvents()))
+            print(Output.history(events, misstamped: misstamped))
         }
     }
 
