@@ -44,6 +44,11 @@ extension KintoRemote {
     func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
         guard !statuses.contains(response.status) else { return }
         let said = Self.said(response)
+        // A refusal or a missing resource from a server of another kind says nothing of the credentials or the bucket.
+        if Self.refusals.contains(response.status), let answer = notKinto() {
+            throw KintoError(.server, "\(server.absoluteString) is not a Kinto server (\(answer)): the remote URL is wrong, not the credentials; "
+                + "a Kinto bucket URL looks like \(exampleBucketURL)", status: response.status)
+        }
         switch response.status {
         case 401:
             throw KintoError(.unauthorized, "the server refused the credentials\(credentials.map { " of user \($0.user)" } ?? " (none given: set EVSYNC_AUTH or --auth-file)") while \(what) (HTTP 401)", status: 401)
@@ -57,6 +62,18 @@ extension KintoRemote {
         default:
             throw KintoError(.server, "the server failed \(what): \(said)", status: response.status)
         }
+    }
+
+    /// The answers that blame the credentials, the permissions or the URL: a server of another kind gives them too.
+    static let refusals: Set<Int> = [401, 403, 404, 405, 409]
+
+    /// What the server root (`GET /v1/`, public on every Kinto) answered, when it is not Kinto's capabilities
+    /// document; nil when it is, or when nothing answered.
+    func notKinto() -> String? {
+        guard let answer = ProtocolProbe.answer(HTTPRequest(method: "GET", url: url([""])), userAgent: EvsyncVersion.userAgent) else { return nil }
+        let root = answer.status == 200 ? (try? JSONParser.parse(answer.body))?.objectValue : nil
+        if root?["project_name"]?.stringValue?.lowercased() == "kinto" || root?["capabilities"] != nil { return nil }
+        return "GET \(server.path)/ answered \(Self.said(answer))\(root == nil ? "" : ", not Kinto's capabilities")"
     }
 
     /// What a server said in an answer: its status and reason phrase, and Kinto's

@@ -60,6 +60,12 @@ public struct ParseError: RemoteError, Sendable {
     }
 
     /// Parse's `{code, error}` in an answer, when it has them.
+    /// Whether an error answer is Parse Server's `{"code"?, "error"}` (Kinto's has an `errno` and a `message` too).
+    static func isParseAnswer(_ response: HTTPResponse) -> Bool {
+        guard let body = (try? JSONParser.parse(response.body))?.objectValue else { return false }
+        return body["error"] != nil && body["errno"] == nil && body["message"] == nil
+    }
+
     static func answer(in response: HTTPResponse) -> (code: Int?, message: String?) {
         let body = (try? JSONParser.parse(response.body))?.objectValue
         return (body?["code"]?.int64Value.map(Int.init), body?["error"]?.stringValue)

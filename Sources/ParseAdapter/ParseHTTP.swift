@@ -133,8 +133,18 @@ extension ParseRemote {
         let (code, said) = ParseError.answer(in: response)
         let message = said ?? "HTTP \(response.status)"
         if response.status == 401 || response.status == 403 {
+            // Parse Server refuses keys with its JSON `{"error": …}`; any other body is another kind of server.
+            if !ParseError.isParseAnswer(response) {
+                throw ParseError(.server, "\(HTTPClient.describe(request.url)) is not a Parse server (HTTP \(response.status) without Parse's "
+                    + "{\"error\": …} answer): the remote URL is wrong, not the keys", code: code)
+            }
             throw ParseError(.unauthorized, "the server refused the credentials of \(credentials) while \(what) (HTTP \(response.status): \(message))",
                              code: code)
+        }
+        // Parse answers a class it does not know with no results, never 404: a 404 is another server's path.
+        if response.status == 404, !ParseError.isParseAnswer(response) {
+            throw ParseError(.server, "\(HTTPClient.describe(request.url)) is not a Parse server (HTTP 404 without Parse's "
+                + "{\"error\": …} answer): the remote URL is wrong", code: code)
         }
         if let code { throw ParseError.failure(code: code, message: message, doing: what) }
         if (300..<400).contains(response.status), let location = response.headers["location"] {

@@ -172,5 +172,7 @@ struct GlobalOptions {
 /// One line on stderr. Messages quote values, ids and URLs that may come from a
 /// server, so control characters are shown escaped and the line stays one line.
 func printError(_ message: String) {
+    // What stdout holds goes first: through `2>&1` a table and its "(3 Birthday records)" line come out in order.
+    fflush(nil)
     FileHandle.standardError.write(Data((Output.safe(message) + "\n").utf8))
 }

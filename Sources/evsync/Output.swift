@@ -86,7 +86,8 @@ enum Output {
     }
 
     /// A record's history for people: each event, then each field it changed as `old → new`.
-    static func history(_ events: [Event]) -> String {
+    /// - Parameter misstamped: events stamped while the clock ran ahead (`Store.misstampedEvents`), each said to be.
+    static func history(_ events: [Event], misstamped: [ClosedRange<UInt64>] = []) -> String {
         var states: [String: RecordProjection] = [:]
         var lines: [String] = []
         for event in events {
@@ -100,6 +101,9 @@ enum Output {
             if let policy = event.policy { header += "  resolved \(policy)" }
             if let resolves = event.resolves { header += "  resolves conflict #\(resolves)" }
             lines.append(header)
+            if misstamped.contains(where: { $0.contains(event.seq) }) {
+                lines.append("    time wrong: stamped while the clock ran ahead of the events after it; --as-of, diff and revert take it at the time of the event before it")
+            }
             lines.append(contentsOf: fieldChanges(from: before.row, to: after.row).map { "    " + $0 })
             if let reason = event.reason { lines.append("    \(event.kind == .rejected ? "refused" : "not stored"): \(safe(reason))") }
             if event.kind == .conflict {

@@ -92,7 +92,7 @@ struct RecordQuery {
         let known = ["id"] + schema.fieldNames
         func check(_ field: String, _ option: String) throws(CLIError) {
             guard known.contains(field) else {
-                throw CLIError(.usage, "\(option): \(schema.name) has no field '\(field)'\(Suggestion.didYouMean(field, among: known)) (fields: \(known.joined(separator: ", ")))")
+                throw CLIError(.dataError, "\(option): \(schema.name) has no field '\(field)'\(Suggestion.didYouMean(field, among: known)) (fields: \(known.joined(separator: ", ")))")
             }
         }
         for text in arguments.values("--where") {

@@ -56,17 +56,35 @@ struct RemoteChoice: Sendable {
             throw CLIError(.usage, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
         }
         guard let kind = given ?? Kind.recognising(url) else {
-            throw CLIError(.usage, "cannot tell what server \(url) is (a Kinto remote ends in /buckets/<bucket id>); "
+            throw CLIError(.usage, "cannot tell what server \(Self.shown(url)) is (a Kinto remote ends in /buckets/<bucket id>); "
                 + "give --remote-type TYPE or set EVSYNC_REMOTE_TYPE (known types: \(Kind.known))")
         }
         self.kind = kind
         self.url = url
     }
 
+    /// A URL as an error may show it: only one that is plainly scheme://host/path. Anything else
+    /// (`user:password@host`, no scheme) may hold a password where the parser saw none.
+    static func shown(_ url: String) -> String {
+        guard let components = URLComponents(string: url), components.host?.isEmpty == false, !url.contains("@") else { return "the remote URL" }
+        return Output.safe(url)
+    }
+
     /// The remote's address as its adapter checks and spells it (what keys the pull cursors), without
     /// credentials: `evsync remote URL` remembers a remote that only a sync needs the keys of.
     func address() throws -> String {
         try kind.factory.address(url)
+    }
+
+    /// Refuses to talk to a remote other than the store's own (`evsync remote`) once the store has synced:
+    /// a store never changes its server silently, since a mistyped URL would then be taken for a server
+    /// that lost every record. `evsync remote set URL` moves it on purpose.
+    func checkIsRemote(of store: Store) throws {
+        guard let current = try store.rememberedRemote(), try store.syncedRemote() != nil else { return }
+        let address = try address()
+        guard address != current else { return }
+        throw CLIError(.usage, "this store syncs with \(Output.safe(current)), not \(Output.safe(address)): "
+            + "to move it there on purpose, evsync remote set \(Output.safe(address))")
     }
 
     /// A new adapter for the remote; called once per sync.

@@ -77,7 +77,7 @@ struct TableWriter {
     }
 
     /// Column widths (0: left out) that fit `columns`. The first column (the id,
-    /// which people copy) keeps its width up to half the screen; the others
+    /// which people copy into `show`) keeps its whole width, up to the screen's; the others
     /// keep at least `narrowestCell` (a date's ten) or their natural width if
     /// less. When even that is too wide, columns are left out from the right,
     /// empty ones first; then the widest columns give way until the rest fit.
@@ -87,7 +87,7 @@ struct TableWriter {
             return shown.reduce(0, +) + 2 * max(0, shown.count - 1)
         }
         guard let columns, total(natural) > columns else { return natural }
-        let floors = natural.indices.map { $0 == 0 ? min(natural[0], max(narrowestCell, columns / 2)) : min(natural[$0], narrowestCell) }
+        let floors = natural.indices.map { $0 == 0 ? natural[0] : min(natural[$0], narrowestCell) }
         var widths = natural
         while total(widths) > columns, let last = widths.indices.dropFirst().last(where: { widths[$0] > 0 && empty[$0] }) {
             widths[last] = 0

@@ -80,6 +80,46 @@ struct ClockJumpTests {
         }
     }
 
+    @Test("one event made while the clock ran a year ahead does not freeze the store's time: later events are found at their real times, and only it is marked")
+    func oneJumpForward() throws {
+        let clock = ManualClock(at: Self.noon)
+        let year: Int64 = 365 * 24 * Self.hour
+        try withTemporaryStore(clock: clock.now) { store, directory in
+            try store.add("Holiday", id: "h", fields: ["name": "A", "date": "2027-01-01"])          // 1, noon
+            clock.advance(by: year)
+            try store.add("Holiday", id: "ahead", fields: ["name": "Ahead", "date": "2027-01-01"])  // 2, a year ahead
+            clock.advance(by: -year + Self.hour)
+            try store.edit("Holiday", id: "h", set: ["name": "B"])                                  // 3, 13:00
+            clock.advance(by: Self.hour)
+            try store.edit("Holiday", id: "h", set: ["name": "C"])                                  // 4, 14:00
+            #expect(try store.history(of: "h").map(\.at) == [Self.noon, Self.noon + Self.hour, Self.noon + 2 * Self.hour],
+                    "stamped at their real times")
+            #expect(try store.misstampedEvents() == [2...2], "the one event whose time is wrong")
+            for reopened in [store, try Store(directory: directory.path)] {
+                let expected: [(Int64, UInt64, String)] = [(Self.noon, 2, "A"), (Self.noon + Self.hour + 1, 3, "B"), (Self.noon + 3 * Self.hour, 4, "C")]
+                for (time, seq, name) in expected {
+                    let reading = try Self.readings(reopened, at: time)
+                    #expect(reading.diffFrom == seq && reading.revertTo == seq, "at \(time): \(reading)")
+                    #expect(reading.record?["name"]?.stringValue == name && reading.listed == reading.record, "at \(time): \(reading)")
+                }
+                #expect(try reopened.records("Holiday", asOf: .time(Self.noon + 3 * Self.hour)).map(\.id).sorted() == ["ahead", "h"])
+            }
+        }
+    }
+
+    @Test("a clock set back (within ten minutes, or with nothing before the last events) still stamps as the last event")
+    func clockSetBackStillClamps() throws {
+        let clock = ManualClock(at: Self.noon)
+        try withTemporaryStore(clock: clock.now) { store, _ in
+            try store.add("Holiday", id: "h", fields: ["name": "A", "date": "2027-01-01"])
+            clock.advance(by: 2 * Self.hour)
+            try store.edit("Holiday", id: "h", set: ["name": "B"])
+            clock.advance(by: -5 * 60_000)
+            #expect(try store.edit("Holiday", id: "h", set: ["name": "C"])?.at == Self.noon + 2 * Self.hour, "five minutes back: the last event's time")
+            #expect(try store.misstampedEvents().isEmpty)
+        }
+    }
+
     /// Rewrites the events' times, as an evsync before the rule would have stamped them, and drops the
     /// mark that says they are in order.
     static func restamp(_ store: Store, times: [Int64]) throws {

@@ -50,9 +50,9 @@ struct DAVSyncTests {
     }
 
     @Test("a first sync fills real collections; another client's edit, addition and deletion are pulled; evsync's edit keeps its VALARM and X- lines; evsync's deletion reaches it; nothing changed is nothing to do",
-          arguments: [("radicale", 8921), ("xandikos", 8922)])
-    func roundTrip(server: String, port: Int) async throws {
-        let dav = try await OwnDAV(server, port: port)
+          arguments: ["radicale", "xandikos"])
+    func roundTrip(server: String) async throws {
+        let dav = try await OwnDAV(server)
         let directory = try TemporaryDirectory("dav-sync")
         let a = Evsync(store: directory.file("a")), b = Evsync(store: directory.file("b"))
         let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
@@ -114,7 +114,7 @@ struct DAVSyncTests {
 
     @Test("an expired sync token (Radicale's max_sync_token_age) is a full listing reconciled by href and ETag: changes and a deletion made meanwhile arrive, nothing is duplicated, nothing wiped")
     func expiredToken() async throws {
-        let dav = try await OwnDAV("radicale", ["--max-sync-token-age", "1"], port: 8923)
+        let dav = try await OwnDAV("radicale", ["--max-sync-token-age", "1"])
         let directory = try TemporaryDirectory("dav-token")
         let a = Evsync(store: directory.file("a")), b = Evsync(store: directory.file("b"))
         let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
@@ -150,7 +150,7 @@ struct DAVSyncTests {
 extension DAVSyncTests {
     @Test("what evsync cannot hold (a timed event, a task; Radicale refuses text that is not iCalendar) is skipped with its reason and the rest arrives; a vCard 4 birthday without a year from another client is read and kept exactly")
     func skipped() async throws {
-        let dav = try await OwnDAV("radicale", port: 8927)
+        let dav = try await OwnDAV("radicale")
         let directory = try TemporaryDirectory("dav-skip")
         let a = Evsync(store: directory.file("a"))
         let schemas = directory.file("schemas")
@@ -197,7 +197,7 @@ extension DAVSyncTests {
 extension DAVSyncTests {
     @Test("a field changed on both sides is a conflict: server-wins takes the other client's, client-wins writes ours onto its item")
     func conflicts() async throws {
-        let dav = try await OwnDAV("radicale", port: 8929)
+        let dav = try await OwnDAV("radicale")
         let directory = try TemporaryDirectory("dav-conflict")
         let a = Evsync(store: directory.file("a"))
         let environment = ["EVSYNC_AUTH_FILE": dav.authFile]
@@ -228,9 +228,9 @@ extension DAVSyncTests {
 
 extension DAVSyncTests {
     @Test("kill -9 in the middle of pushing and of pulling 500 holidays: the next syncs converge, each UID once on the server, nothing lost",
-          arguments: [("radicale", 8924), ("xandikos", 8928)])
-    func killed(server: String, port: Int) async throws {
-        let dav = try await OwnDAV(server, port: port)
+          arguments: ["radicale", "xandikos"])
+    func killed(server: String) async throws {
+        let dav = try await OwnDAV(server)
         let calendarPath = (server == "radicale" ? "evsync/" : "evsync/calendars/") + "holidays/"
         let calendar = dav.base + calendarPath
         let directory = try TemporaryDirectory("dav-kill")
@@ -349,9 +349,9 @@ struct DAVPushTests {
          "DTSTART;VALUE=DATE:20270301", "SUMMARY:\(summary)", "X-PEER:yes", "END:VEVENT", "END:VCALENDAR", ""].joined(separator: "\r\n")
     }
 
-    @Test("a create sent twice is acknowledged from its first copy; an update against a stale ETag gets the server's item to merge; a UID held at another href is that item, a conflict, not a loop", arguments: [("radicale", 8925), ("xandikos", 8926)])
-    func outcomes(server: String, port: Int) async throws {
-        let dav = try await OwnDAV(server, port: port)
+    @Test("a create sent twice is acknowledged from its first copy; an update against a stale ETag gets the server's item to merge; a UID held at another href is that item, a conflict, not a loop", arguments: ["radicale", "xandikos"])
+    func outcomes(server: String) async throws {
+        let dav = try await OwnDAV(server)
         let (remote, holiday) = try Self.remote(dav)
         let fields: JSONObject = ["name": "Carnival", "date": "2027-02-08"]
         guard case .applied(let version) = try remote.push([.create(id: "carnival", fields: fields)], of: holiday).first else {

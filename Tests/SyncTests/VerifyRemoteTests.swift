@@ -45,6 +45,36 @@ struct VerifyRemoteTests {
         #expect(try await verify(fx).json["findings"]?.arrayValue?.isEmpty == true)
     }
 
+    /// A lost collection, the loss followed here (`--missing delete`), then the records restored on the server
+    /// from a backup at their old versions: the log has each at that version, deleted. The repair brings them
+    /// back (it once counted them repaired and appended nothing), and says what it saw without calling an
+    /// equal version one the log never saw.
+    @Test func recordsRestoredAtTheVersionTheLogDeletedAreBroughtBackByTheRepair() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let ids = [newID(), newID()]
+        var versions: [String: Int64] = [:]
+        for id in ids { versions[id] = try await fx.web.put(id, holiday("Labour Day")) }
+        #expect(try await fx.syncReport().pulled == 2)
+        #expect(try await fx.web.request("DELETE", "/buckets/\(fx.web.bucket)/collections/holidays").status == 200)
+        _ = try await fx.web.request("PUT", "/buckets/\(fx.web.bucket)/collections/holidays", body: ["data": [:]])
+        #expect(try await fx.syncReport(["--missing", "delete"]).deletedHere == 2)
+        for id in ids { try await fx.web.put(id, ["name": "Labour Day", "date": "2026-05-01", "last_modified": .number(JSONNumber(versions[id] ?? 0))]) }
+
+        let text = try await fx.cli.run(["verify", "--remote", "--auth-file", fx.authFile])
+        #expect(text.status == 1 && text.stdoutLines.count { $0.hasPrefix("unseen") } == 2, "\(text)")
+        for line in text.stdoutLines where line.hasPrefix("unseen") {
+            #expect(line.contains("deleted here") && !line.contains("never saw"), "\(line)")
+        }
+        let repaired = try await verify(fx, ["--repair"])
+        #expect(repaired.status == 0 && repaired.json["repaired"]?.int64Value == 2, "\(repaired)")
+        #expect(try await fx.cli.records().count == 2, "the repair brought them back")
+        let next = try await fx.syncReport()
+        #expect(next.pushed == 0 && next.deletedHere == 0 && next.deletedThere == 0, "\(next)")
+        #expect(try await verify(fx).json["findings"]?.arrayValue?.isEmpty == true)
+        #expect(try await fx.cli.records() == (try await fx.web.records()))
+    }
+
     @Test func aRecordOlderOnTheServerThanItAcknowledgedIsPendingAgain() async throws {
         let fx = try SyncFixture()
         try await fx.web.createBucket()

@@ -128,6 +128,15 @@ struct BadInputTests {
                 // Nothing close: the fields there are.
                 (Self.holiday + ["colour=red"], Exit.dataError,
                  "evsync: Holiday has no field 'colour' (fields: name, date, details, wikipediaLink, observedBy, image)\n"),
+                // Entity names, and fields in --where, --fields and --sort: exit 65, as a field anywhere.
+                (["list", "Holidays"], Exit.dataError, "evsync: unknown entity 'Holidays' (did you mean 'Holiday'?) (known: Birthday, Holiday)\n"),
+                (["add", "holidy", "name=X"], Exit.dataError, "evsync: unknown entity 'holidy' (did you mean 'Holiday'?) (known: Birthday, Holiday)\n"),
+                (["list", "Holiday", "--where", "nmae=X"], Exit.dataError,
+                 "evsync: --where: Holiday has no field 'nmae' (did you mean 'name'?) (fields: id, name, date, details, wikipediaLink, observedBy, image)\n"),
+                (["list", "Holiday", "--fields", "id,dat"], Exit.dataError,
+                 "evsync: --fields: Holiday has no field 'dat' (did you mean 'date'?) (fields: id, name, date, details, wikipediaLink, observedBy, image)\n"),
+                (["list", "Holiday", "--sort", "-nmae"], Exit.dataError,
+                 "evsync: --sort: Holiday has no field 'nmae' (did you mean 'name'?) (fields: id, name, date, details, wikipediaLink, observedBy, image)\n"),
                 (["rm", "Holiday", "h"], Exit.usage, "evsync: unknown command 'rm' (did you mean 'delete'?) (see evsync --help)\n"),
                 (["ls", "Holiday"], Exit.usage, "evsync: unknown command 'ls' (did you mean 'list'?) (see evsync --help)\n"),
                 (["stauts"], Exit.usage, "evsync: unknown command 'stauts' (did you mean 'status'?) (see evsync --help)\n"),

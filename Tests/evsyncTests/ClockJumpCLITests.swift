@@ -45,4 +45,32 @@ struct ClockJumpCLITests {
             }
         }
     }
+
+    @Test("one add under faketime -f +365d: records added after it are listed now, diff and revert find them, history says which time is wrong",
+          .enabled(if: faketime != nil, "needs faketime(1)"))
+    func oneJumpForwardDoesNotFreezeTime() throws {
+        try withSandbox { sandbox in
+            let faketime = Self.faketime ?? "faketime"
+            try sandbox.succeed(["add", "Holiday", "--id", "first", "name=First", "date=2027-01-01"])
+            let jumped = try sandbox.launchShell("\(faketime) -f '+365d' \"$EVSYNC_BINARY_PATH\" add Holiday --id ahead name=Ahead date=2027-01-01").wait()
+            #expect(jumped.status == 0, "\(jumped)")
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let before = formatter.string(from: Date())
+            try sandbox.succeed(["add", "Holiday", "--id", "later", "name=Later", "date=2027-01-02"])
+            let now = ISO8601DateFormatter().string(from: Date().addingTimeInterval(2))
+            let listed = try sandbox.succeed(["list", "Holiday", "--as-of", now, "--json"]).json().arrayValue ?? []
+            #expect(listed.compactMap { $0.objectValue?["name"]?.stringValue }.sorted() == ["Ahead", "First", "Later"], "\(listed)")
+            let diff = try sandbox.succeed(["diff", "--from", before, "--json"]).json().arrayValue ?? []
+            #expect(diff.map { $0.objectValue?["id"]?.stringValue } == ["later"], "made since \(before): \(diff)")
+            let revert = try sandbox.succeed(["revert", "Holiday", "later", "--to", before, "--dry-run", "--json"]).json().objectValue ?? [:]
+            #expect(revert["to"]?.int64Value == 2, "before it, the log up to the event stamped ahead (taken at the time of the one before it): \(revert)")
+            let history = try sandbox.succeed(["history", "ahead"]).stdout
+            #expect(history.contains("time wrong: stamped while the clock ran ahead"), "\(history)")
+            #expect(!(try sandbox.succeed(["history", "later"]).stdout.contains("time wrong")))
+            let json = try sandbox.succeed(["history", "ahead", "--json"]).json().arrayValue?.first?.objectValue
+            #expect(json?["timeWrong"] == true, "\(String(describing: json))")
+            #expect(try sandbox.succeed(["history", "later", "--json"]).json().arrayValue?.first?.objectValue?["timeWrong"] == nil)
+        }
+    }
 }

@@ -39,6 +39,29 @@ struct ListCLITests {
         }
     }
 
+    @Test("a narrow terminal cuts the other columns before the id, which stays whole to be copied into show",
+          arguments: [40, 50, 60])
+    func narrowTerminalKeepsTheID(columns: Int) throws {
+        try withSandbox { sandbox in
+            let id = try sandbox.succeed(["add", "Holiday", "name=A rather long holiday name", "date=2027-01-01", "details=more words than fit"])
+                .stdout.trimmingCharacters(in: .newlines)
+            #expect(id.count == 36, "a UUID: \(id)")
+            let result = try sandbox.succeed(["list", "Holiday"], environment: ["COLUMNS": String(columns)])
+            #expect(result.lines.count == 2 && result.lines[1].split(separator: " ").first.map(String.init) == id, "the id whole at \(columns) columns: \(result)")
+            for line in result.lines { #expect(DisplayColumns.of(line) <= columns, "\(result)") }
+        }
+    }
+
+    @Test("through 2>&1 the table comes before its count line")
+    func countAfterTheTableThroughOnePipe() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            let result = try sandbox.launchShell("\"$EVSYNC_BINARY_PATH\" list Holiday 2>&1 | cat").wait()
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.count == 5 && lines.first?.hasPrefix("id ") == true && lines.last == "(3 Holiday records)", "\(result)")
+        }
+    }
+
     @Test("through a pipe nothing is cut to fit and the count goes to stderr")
     func pipeKeepsWholeCells() throws {
         try withSandbox { sandbox in
@@ -99,15 +122,16 @@ struct ListCLITests {
         }
     }
 
-    @Test("a bad --where, --sort or --fields is a usage error naming what was wrong")
+    @Test("a bad --where, --sort or --fields names what was wrong: an unknown field is bad data (65), as anywhere; bad syntax is usage (64)")
     func badQueries() throws {
         try withSandbox { sandbox in
             try Self.seed(sandbox)
-            for (options, expected) in [(["--where", "nmae~x"], "did you mean 'name'?"), (["--where", "name"], "--where takes FIELD OP VALUE"),
-                                        (["--sort", "date,"], "no field ''"), (["--fields", "nope"], "no field 'nope'"),
-                                        (["--limit", "-1"], "--limit takes a whole number")] {
+            for (options, expected, status) in [(["--where", "nmae~x"], "did you mean 'name'?", Exit.dataError),
+                                                (["--where", "name"], "--where takes FIELD OP VALUE", Exit.usage),
+                                                (["--sort", "date,"], "no field ''", Exit.dataError), (["--fields", "nope"], "no field 'nope'", Exit.dataError),
+                                                (["--limit", "-1"], "--limit takes a whole number", Exit.usage)] {
                 let result = try sandbox.run(["list", "Holiday"] + options)
-                #expect(result.status == Exit.usage, "\(options): \(result)")
+                #expect(result.status == status, "\(options): \(result)")
                 #expect(result.stderr.contains(expected), "\(options): \(result)")
                 #expect(result.stdout.isEmpty)
             }

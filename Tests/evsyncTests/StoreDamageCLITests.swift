@@ -454,5 +454,22 @@ struct StoreDamageCLITests {
             #expect(result.stderr == "evsync: the store at \(sandbox.store.path) was replaced by another one: start again to read the new one\n")
         }
     }
-}
 
+    @Test("log compact that moved nothing does not wait for another process that has the store open; with --wait it does")
+    func compactMovingNothingWaitsForNoOne() throws {
+        try withSandbox { sandbox in
+            try sandbox.succeed(["add", "Holiday", "--id", "h", "name=A", "date=2026-01-01"])
+            let follower = try sandbox.launch(["log", "tail", "--follow"])
+            defer { follower.process.terminate() }
+            let deadline = Date().addingTimeInterval(30)
+            while follower.currentOutput.isEmpty, follower.process.isRunning, Date() < deadline { usleep(10_000) }
+            let started = Date()
+            let result = try sandbox.succeed(["log", "compact", "--before", "1"])
+            #expect(Date().timeIntervalSince(started) < 5, "it waited (the default wait is 10 s): \(result)")
+            #expect(result.stdout.contains("nothing to compact") && result.stdout.contains("data file left as it is"), "\(result)")
+            #expect(!result.stderr.contains("waiting"), "\(result)")
+            let told = try sandbox.succeed(["log", "compact", "--before", "1", "--wait", "0.5"])
+            #expect(told.stderr.contains("waiting up to 1 second"), "--wait given: it waits, and says so: \(told)")
+        }
+    }
+}

@@ -81,4 +81,20 @@ struct ViewsCLITests {
             #expect(try sandbox.records("Holiday").count == 30)
         }
     }
+
+    @Test("after a compaction moved events, rebuild-views and rebuild-views --verify count the same events: those replayed")
+    func countsAgreeAfterACompaction() throws {
+        try withSandbox { sandbox in
+            try CompactionPowerCutTests.seed(sandbox.store.path, records: 4)
+            try sandbox.succeed(["log", "compact", "--before", "13", "--wait", "0"])
+            let status = try sandbox.status()
+            let live = try #require(status["liveEvents"]?.int64Value)
+            #expect(live < (try #require(status["events"]?.int64Value)), "the compaction moved events: \(status)")
+            let rebuild = try sandbox.succeed(["rebuild-views", "--json"]).json().objectValue?["events"]?.int64Value
+            let verify = try sandbox.succeed(["rebuild-views", "--verify", "--json"]).json().objectValue?["events"]?.int64Value
+            #expect(rebuild == live && verify == live, "rebuild \(String(describing: rebuild)), verify \(String(describing: verify)), live \(live)")
+            #expect(try sandbox.succeed(["rebuild-views"]).stdout == "rebuilt the views from \(live) events\n")
+            #expect(try sandbox.succeed(["rebuild-views", "--verify"]).stdout == "views match the log (\(live) events)\n")
+        }
+    }
 }

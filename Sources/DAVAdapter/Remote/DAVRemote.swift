@@ -206,6 +206,9 @@ public final class DAVRemote: SyncRemote {
         let isCalendar = mapping.component != "VCARD"
         let (calendarHome, addressBookHome) = try discoverHomes()
         guard let home = isCalendar ? calendarHome : addressBookHome else {
+            if let answer = notDAV(server) {
+                throw DAVError(.server, "\(server.absoluteString) is not a CalDAV/CardDAV server (\(answer)): the remote URL is wrong")
+            }
             throw DAVError(.invalidRemote, "the server at \(server.absoluteString) names no \(isCalendar ? "calendar-home-set (CalDAV)" : "addressbook-home-set (CardDAV)") for this account")
         }
         let name = entity.remoteName ?? entity.name.lowercased()
@@ -392,9 +395,21 @@ public final class DAVRemote: SyncRemote {
             throw DAVError(error)
         }
         if response.status == 401 {
+            if let answer = notDAV(request.url) {
+                throw DAVError(.server, "\(HTTPClient.describe(request.url)) is not a CalDAV/CardDAV server (\(answer)): "
+                    + "the remote URL is wrong, not the credentials", status: 401)
+            }
             throw DAVError(.unauthorized, "the server refused the credentials while \(what) (HTTP 401)", status: 401)
         }
         return response
+    }
+
+    /// What an `OPTIONS` request answered when it does not say `DAV:` (every CalDAV and CardDAV server
+    /// does, RFC 4918 §10.1); nil when it does, or when nothing answered.
+    func notDAV(_ url: URL) -> String? {
+        guard let answer = ProtocolProbe.answer(HTTPRequest(method: "OPTIONS", url: url), userAgent: EvsyncVersion.userAgent),
+              answer.status != 401 else { return nil }
+        return answer.headers["dav"] == nil ? "OPTIONS answered HTTP \(answer.status) without a DAV header" : nil
     }
 
     func multistatus(_ response: HTTPResponse, doing what: String) throws(DAVError) -> Multistatus {

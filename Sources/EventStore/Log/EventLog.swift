@@ -32,8 +32,44 @@ struct EventLog: Sendable {
             self.lastAt = try log.at(seq: last, in: transaction) ?? .min
         }
 
-        /// `at`, or the last event's time if that is later.
-        func stamp(_ at: Int64) -> Int64 { max(at, lastAt) }
+        /// `at`, or the last event's time if that is later: a clock set back never gives one time several
+        /// points in the log. Unless the clock had run ahead instead: when the clock reads more than
+        /// `clockTolerance` behind the last event but no earlier than the events before a short run of the
+        /// last ones, it is that run whose times are wrong (made while the clock ran ahead, since put right).
+        /// The run is marked misstamped (`MisstampedEvents`) and `at` is kept: one event stamped a year ahead
+        /// must not stamp every later event a year ahead too.
+        mutating func stamp(_ at: Int64) throws -> Int64 {
+            guard at < lastAt else { return at }
+            guard lastAt - at > Self.clockTolerance, let run = try runAhead(of: at) else { return lastAt }
+            var misstamped = try log.misstamped(in: transaction)
+            misstamped.insert(run.seqs)
+            try log.setMisstamped(misstamped, in: transaction)
+            lastAt = run.before
+            return at
+        }
+
+        /// How far behind the last event the clock may read and still be the one that is wrong (set back a
+        /// little, stepped by NTP): the events keep their times and the new one takes the last one's.
+        static let clockTolerance: Int64 = 600_000
+
+        /// The most events a run made while the clock ran ahead may hold; a longer one is taken for a clock
+        /// set back now (whose events are then stamped as the last one), since only a short run is looked at.
+        static let longestRunAhead: UInt64 = 1000
+
+        /// The last events stamped after `now`, when the event before them is not: their seqs and that event's time.
+        private func runAhead(of now: Int64) throws -> (seqs: ClosedRange<UInt64>, before: Int64)? {
+            let last = nextSeq - 1
+            let misstamped = try log.misstamped(in: transaction)
+            var seq = last
+            while seq > 0, last - seq < Self.longestRunAhead {
+                let at = try log.effectiveTime(of: seq, misstamped: misstamped) { try log.at(seq: $0, in: transaction) }
+                // An archived event (no time here) ends the search: nothing is marked.
+                guard let at else { return nil }
+                if at <= now { return seq < last ? ((seq + 1)...last, at) : nil }
+                seq -= 1
+            }
+            return nil
+        }
 
         /// Appends `event` (its `seq` is assigned here) and returns it as stored.
         /// - Parameter current: the record's projection, if the caller read it in this transaction.
@@ -41,7 +77,7 @@ struct EventLog: Sendable {
         mutating func append(_ event: Event, current: RecordProjection? = nil) throws -> Event {
             var event = event
             event.seq = nextSeq
-            event.at = stamp(event.at)
+            event.at = try stamp(event.at)
             lastAt = event.at
             // The fields are encoded once, for the event and (for a creation) the view row.
             let encodedSet = event.set.isEmpty ? nil : JSONWriter.encodeObject(event.set)
@@ -67,7 +103,7 @@ struct EventLog: Sendable {
             }) else { return false }
             var stored = event
             stored.seq = nextSeq
-            stored.at = stamp(event.at)
+            stored.at = try stamp(event.at)
             lastAt = stored.at
             encoded.removeAll(keepingCapacity: true)
             EventCoding.write(stored, encodedSet: fields, to: &encoded)

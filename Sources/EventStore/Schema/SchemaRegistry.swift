@@ -55,7 +55,7 @@ public struct SchemaRegistry: Sendable {
     /// The entity called `name`, ignoring case.
     public func schema(named name: String) throws(SchemaError) -> EntitySchema {
         guard let schema = byName[name] ?? byLowercasedName[name.lowercased()] else {
-            throw SchemaError("unknown entity '\(name)' (known: \(entityNames.joined(separator: ", ")))")
+            throw SchemaError("unknown entity '\(name)'\(Suggestion.didYouMean(name, among: entityNames)) (known: \(entityNames.joined(separator: ", ")))")
         }
         return schema
     }

@@ -33,15 +33,22 @@ extension Store {
         case .time(let time) where try meta(MetaKey.stampsInOrder, in: transaction) != nil:
             var (low, high) = (UInt64(0), last)
             let reader = try archiveReader(in: transaction)
+            // An event stamped while the clock ran ahead is taken at the time of the one before it (`MisstampedEvents`).
+            let misstamped = try log.misstamped(in: transaction)
             while low < high {
                 let middle = low + (high - low + 1) / 2
-                if let at = try self.time(of: middle, reader: reader, in: transaction), at <= time { low = middle } else { high = middle - 1 }
+                let at = try log.effectiveTime(of: middle, misstamped: misstamped) { try self.time(of: $0, reader: reader, in: transaction) }
+                if let at, at <= time { low = middle } else { high = middle - 1 }
             }
             return low
         case .time(let time):
             var through: UInt64 = 0
+            let misstamped = try log.misstamped(in: transaction)
+            var before = Int64.min
             try log.forEachTime(in: transaction) { seq, at in
-                guard at <= time else { return false }
+                let effective = misstamped.range(holding: seq) == nil ? at : before
+                guard effective <= time else { return false }
+                if misstamped.range(holding: seq) == nil { before = at }
                 through = seq
                 return true
             }

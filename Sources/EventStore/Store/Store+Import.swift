@@ -121,7 +121,7 @@ extension Store {
     private func importRecords(_ schema: EntitySchema, from descriptor: Int32, at: Int64, author: String) throws(StoreError) -> Int {
         try writeLog { appender in
             let firstSeq = appender.nextSeq
-            let at = appender.stamp(at)
+            let at = try appender.stamp(at)
             var imported = 0
             // Written in place, the pages a chunk dirties need their disk blocks first (`Environment.reserveFile`):
             // twice what the chunk adds, and a copy of each page of the store it may touch (a path down each

@@ -108,7 +108,7 @@ extension Store {
             for record in page.skipped where try writer.appendSkipped(record, entity: entity, at: at, author: remote) {
                 skipped.append(record)
             }
-            if !skipped.isEmpty { try addSkippedCount(skipped.count, in: writer.appender.transaction) }
+            if !skipped.isEmpty { try addSkipped(skipped, entity: entity, in: writer.appender.transaction) }
             if let cursor = page.cursor {
                 try setMeta(MetaKey.cursor(remote: remote, entity: entity), cursor.token, in: writer.appender.transaction)
             }

@@ -8,6 +8,8 @@ extension Store {
         static let lastSync = "last-sync"
         /// How many server records syncs have skipped (each a `skipped` event), as decimal text.
         static let skippedRecords = "skipped-records"
+        /// The ids of an entity's skipped records, one a line: those the server no longer has stop counting.
+        static func skippedIDs(entity: String) -> String { "skipped-ids\u{0}\(entity.lowercased())" }
         /// Whether the remote says who made its changes: `known` or `unknown`, as the last sync found.
         static let remoteAuthors = "remote-authors"
         /// The number of the last event, written by every commit that appends (see `Store.checkLogEnd`).
@@ -25,8 +27,13 @@ extension Store {
         /// Where a pull of one entity from one remote stopped.
         static func cursor(remote: String, entity: String) -> String { "cursor\u{0}\(remote)\u{0}\(entity.lowercased())" }
         static func restored(remote: String, entity: String) -> String { "restored\u{0}\(remote)\u{0}\(entity.lowercased())" }
+        /// The ids of records kept here that the server lacked at the last check, one a line, until the user decides.
+        static func missing(remote: String, entity: String) -> String { "missing\u{0}\(remote)\u{0}\(entity.lowercased())" }
         /// Set once a sync with a remote has gone through: a first pull from it is then no other server's.
         static func synced(remote: String) -> String { "synced\u{0}\(remote)" }
+        /// The remote the last sync that went through talked to: the server whose versions and
+        /// acknowledgements the log's records hold (docs/decisions/one-remote-at-a-time.md).
+        static let syncedRemote = "synced-remote"
     }
 
     func meta(_ key: String, in transaction: Transaction) throws -> String? {
@@ -68,9 +75,19 @@ extension Store {
         try snapshot { try meta(MetaKey.synced(remote: remote), in: $0) } != nil
     }
 
-    /// Notes that a sync with `remote` went through; written once.
+    /// Notes that a sync with `remote` went through: it is now the server the log's versions are from.
     package func noteSynced(with remote: String) throws(StoreError) {
         if try !hasSynced(with: remote) { try writeMeta(MetaKey.synced(remote: remote), "yes") }
+        if try snapshot({ try meta(MetaKey.syncedRemote, in: $0) }) != remote { try writeMeta(MetaKey.syncedRemote, remote) }
+    }
+
+    /// The remote the last sync that went through talked to, whose versions and acknowledgements the
+    /// log's records hold; nil before any. (A store from before this was noted: its remembered remote,
+    /// if a sync with it went through.)
+    public func syncedRemote() throws(StoreError) -> String? {
+        if let remote = try snapshot({ try meta(MetaKey.syncedRemote, in: $0) }) { return remote }
+        guard let remembered = try rememberedRemote(), try hasSynced(with: remembered) else { return nil }
+        return remembered
     }
 
     /// Whether the server's data of `entity` went back in time (restored from a backup) since
@@ -80,10 +97,32 @@ extension Store {
     }
 
     /// Records whether it was; writes only when that changes, since every write is a flushed commit.
-    package func noteServerRestored(_ restored: Bool, remote: String, entity: String) throws(StoreError) {
+    /// - Parameter missing: the records kept here that the server lacks (nil: as they were); none once it was not restored.
+    package func noteServerRestored(_ restored: Bool, remote: String, entity: String, missing: [String]? = nil) throws(StoreError) {
         if try serverWasRestored(remote: remote, entity: entity) != restored {
             try writeMeta(MetaKey.restored(remote: remote, entity: entity), restored ? "yes" : "no")
         }
+        guard let ids = restored ? missing : [] else { return }
+        let text = Set(ids).sorted().joined(separator: "\n")
+        if try snapshot({ try meta(MetaKey.missing(remote: remote, entity: entity), in: $0) }) ?? "" != text {
+            try writeMeta(MetaKey.missing(remote: remote, entity: entity), text)
+        }
+    }
+
+    /// The records kept here, by entity, that the store's server lacked at its last check (wiped, re-created,
+    /// restored from an older backup) and that nobody has decided about yet (`sync --missing`): in step
+    /// with nothing, though each looks in step with the server.
+    public func recordsMissingFromServer() throws(StoreError) -> [String: [String]] {
+        var remote = try syncedRemote()
+        if remote == nil { remote = try rememberedRemote() }
+        guard let remote else { return [:] }
+        var missing: [String: [String]] = [:]
+        for schema in schemas.entities {
+            let text = try snapshot { try meta(MetaKey.missing(remote: remote, entity: schema.name), in: $0) } ?? ""
+            let ids = text.split(separator: "\n").map(String.init)
+            if !ids.isEmpty { missing[schema.name] = ids }
+        }
+        return missing
     }
 
     /// Where the last pull of `entity` from `remote` stopped; nil before the first.
@@ -100,9 +139,35 @@ extension Store {
         try meta(MetaKey.skippedRecords, in: transaction).flatMap { Int($0) } ?? 0
     }
 
-    /// Counts skips logged in this transaction: a counter beside the log, so that `status` need not read the log.
-    func addSkippedCount(_ count: Int, in transaction: Transaction) throws {
-        try setMeta(MetaKey.skippedRecords, String(try skippedCount(in: transaction) + count), in: transaction)
+    /// Counts skips logged in this transaction: a counter beside the log, so that `status` need not read the log;
+    /// and notes the ids of `entity`'s skipped records, so that one the server no longer has stops counting.
+    func addSkipped(_ records: [SkippedRecord], entity: String, in transaction: Transaction) throws {
+        try setMeta(MetaKey.skippedRecords, String(try skippedCount(in: transaction) + records.count), in: transaction)
+        let ids = records.compactMap(\.id)
+        guard !ids.isEmpty else { return }
+        var known = try skippedIDs(entity: entity, in: transaction)
+        known.formUnion(ids)
+        try setMeta(MetaKey.skippedIDs(entity: entity), known.sorted().joined(separator: "\n"), in: transaction)
+    }
+
+    private func skippedIDs(entity: String, in transaction: Transaction) throws -> Set<String> {
+        Set((try meta(MetaKey.skippedIDs(entity: entity), in: transaction) ?? "").split(separator: "\n").map(String.init))
+    }
+
+    /// Stops counting the skipped records of `entity` that the server no longer lists (`live`: every id it has):
+    /// a record it lost, or deleted, is no longer one the store could not hold. One transaction, only when any went.
+    package func forgetSkipped(entity: String, notIn live: Set<String>) throws(StoreError) {
+        let gone = try snapshot { try skippedIDs(entity: entity, in: $0) }.subtracting(live)
+        guard !gone.isEmpty else { return }
+        do {
+            try environment.write { transaction in
+                let kept = try skippedIDs(entity: entity, in: transaction).subtracting(gone)
+                try setMeta(MetaKey.skippedIDs(entity: entity), kept.sorted().joined(separator: "\n"), in: transaction)
+                try setMeta(MetaKey.skippedRecords, String(max(0, try skippedCount(in: transaction) - gone.count)), in: transaction)
+            }
+        } catch {
+            throw wrap(error)
+        }
     }
 
     /// Whether the remote's changes come with their authors, as the last sync

@@ -76,6 +76,6 @@ extension SyncEngine {
     /// Keeps records missing from the server, and says so until the user decides.
     func holdMissing(_ ids: [String], entity: String, remote: String, report: inout SyncReport) throws {
         report.goneFromServer += ids.map { Skip(entity: entity, id: $0, reason: "gone from the server without a tombstone") }
-        try store.noteServerRestored(true, remote: remote, entity: entity)
+        try store.noteServerRestored(true, remote: remote, entity: entity, missing: ids)
     }
 }

@@ -48,6 +48,11 @@ extension SyncEngine {
         defer { withExtendedLifetime(lock) {} }
         do {
             let remote = try makeRemote()
+            // What the log believes another server holds says nothing of this one.
+            if let synced = try store.syncedRemote(), synced != remote.address {
+                throw SyncError(.invalidRemote, "the log last synced with \(synced), not \(remote.address): "
+                    + "sync with \(remote.address) first, then verify it")
+            }
             var verification = RemoteVerification()
             var report = SyncReport()
             for schema in store.schemas.entities where remote.holds(schema) {
@@ -86,6 +91,7 @@ extension SyncEngine {
             return true
         }
         verification.listed[entity] = listed.count
+        try store.forgetSkipped(entity: entity, notIn: listed)
         var held = 0
         try store.forEachRecordLiveOnServer(entity: entity) { id, version in
             held += 1
@@ -111,9 +117,12 @@ extension SyncEngine {
                 case .purged:
                     continue
                 case .unseen:
-                    guard let record = current[finding.id] else { continue }
-                    try fold(record, entity: entity, policy: policy, checkVersion: true, author: record.author ?? remote.address,
-                             writer: &writer, report: &pending, isOlder: remote.isVersion(_:olderThan:))
+                    // Not compared by version: at the version the log has, the log holds it as not live (deleted
+                    // here when another server lacked it), and the server's record is what the log lacks.
+                    guard let record = current[finding.id],
+                          try fold(record, entity: entity, policy: policy, checkVersion: false, author: record.author ?? remote.address,
+                                   writer: &writer, report: &pending)
+                    else { continue }
                 case .rolledBack:
                     // The server's state becomes the base the log's is pushed over again.
                     guard let record = current[finding.id] else { continue }

@@ -153,11 +153,16 @@ public final class SyncEngine: Sendable {
                      progress notify: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
         let entities = store.schemas.entities.filter(remote.holds)
-        try remote.prepare(try entities.map { ($0, try store.pullCursor(remote: remote.address, entity: $0.name)) })
+        // The log's versions and acknowledgements are another server's: this one is read again from the start,
+        // every record taken as it holds it (docs/decisions/one-remote-at-a-time.md).
+        let previous = try store.syncedRemote()
+        let switching = previous != nil && previous != remote.address
+        if switching, let previous, missing == nil { try refuseIfHoldingNone(entities, remote: remote, previous: previous) }
+        try remote.prepare(try entities.map { ($0, switching ? nil : try store.pullCursor(remote: remote.address, entity: $0.name)) })
         entities: for schema in entities {
             let undecided = try store.serverWasRestored(remote: remote.address, entity: schema.name)
-            let pulled = try pull(schema, from: remote, policy: policy, missing: missing, undecided: undecided, report: &report,
-                                  progress: notify, shouldStop: shouldStop)
+            let pulled = try pull(schema, from: remote, policy: policy, missing: missing, undecided: undecided, switching: switching,
+                                  report: &report, progress: notify, shouldStop: shouldStop)
             var trigger = pulled.trigger
             if report.reread.contains(schema.name) { try store.noteServerRestored(true, remote: remote.address, entity: schema.name) }
             // What the pull left of the mark: set by a reread, cleared or set by a remote without tombstones.
@@ -222,15 +227,16 @@ public final class SyncEngine: Sendable {
     /// counts is committed.
     /// - Returns: why the server should be checked against a listing, if it showed a sign that it dropped changes;
     ///   and whether the pull compared every id the log holds there with the server's (a remote without tombstones).
+    /// - Parameter switching: the log's versions are another server's: read from the start, versions not compared.
     private func pull(_ schema: EntitySchema, from remote: any SyncRemote, policy: ConflictPolicy, missing: MissingRecords?,
-                      undecided: Bool, report: inout SyncReport, progress: (SyncProgress) -> Void,
+                      undecided: Bool, switching: Bool, report: inout SyncReport, progress: (SyncProgress) -> Void,
                       shouldStop: () -> Bool) throws -> (trigger: VerificationTrigger?, comparedIDs: Bool) {
         var trigger: VerificationTrigger?
         var serverCount: Int?
-        let since = try store.pullCursor(remote: remote.address, entity: schema.name)
-        // Records held as on a server before a first pull from one this store never synced with: another server's.
+        let since = switching ? nil : try store.pullCursor(remote: remote.address, entity: schema.name)
+        // Records held as on a server before a first pull from one whose versions the log does not hold: another server's.
         var heldBefore = 0
-        if since == nil, try !store.hasSynced(with: remote.address) {
+        if since == nil, try switching || !store.hasSynced(with: remote.address) {
             try store.forEachRecordLiveOnServer(entity: schema.name) { _, _ in heldBefore += 1 }
         }
         var step = SyncProgress(phase: .pulling, entity: schema.name, records: 0, pages: 0, total: nil)
@@ -243,7 +249,7 @@ public final class SyncEngine: Sendable {
                 // A record counts once in the report, at its latest version.
                 var counts = writer.isFollowedInBatch ? SyncReport() : pending
                 if writer.isFollowedInBatch, try writer.projection(entity: schema.name, id: record.id).isPending { return }
-                try fold(record, entity: schema.name, policy: policy, checkVersion: true, author: record.author ?? remote.address,
+                try fold(record, entity: schema.name, policy: policy, checkVersion: !switching, author: record.author ?? remote.address,
                          writer: &writer, report: &counts, isOlder: remote.isVersion(_:olderThan:))
                 if !writer.isFollowedInBatch { pending = counts }
             }
@@ -285,6 +291,29 @@ public final class SyncEngine: Sendable {
         return (trigger, comparedIDs)
     }
 
+    /// Before a store that synced with `previous` first syncs with `remote`: when the store holds records
+    /// as on a server and `remote` holds none of them (a new server, a mistyped bucket), nothing is
+    /// created or changed there or here, unless the user said what to do with them (`--missing`).
+    private func refuseIfHoldingNone(_ entities: [EntitySchema], remote: any SyncRemote, previous: String) throws {
+        guard remote.canList else { return }
+        var held = 0, found = 0
+        for schema in entities {
+            var ids = Set<String>()
+            try store.forEachRecordLiveOnServer(entity: schema.name) { id, _ in ids.insert(id) }
+            held += ids.count
+            guard !ids.isEmpty else { continue }
+            try remote.listing(of: schema) { page in
+                found += page.count { ids.contains($0.id) }
+                return found == 0
+            }
+            if found > 0 { return }
+        }
+        guard held > 0 else { return }
+        throw SyncError(.invalidRemote, "\(remote.address) holds none of this store's records (\(held) synced with \(previous); "
+            + "a new server, or a mistyped one?): nothing was changed; evsync sync --missing push-back copies them there, "
+            + "evsync remote set \(previous) goes back")
+    }
+
     /// For a remote without tombstones: every record the log knows on the
     /// server that the server no longer lists was deleted there. Read after
     /// the pull, so a record created there meanwhile is merely not yet
@@ -293,6 +322,7 @@ public final class SyncEngine: Sendable {
     private func reconcileDeletions(_ schema: EntitySchema, with remote: any SyncRemote, policy: ConflictPolicy,
                                     missing: MissingRecordsHandling, report: inout SyncReport) throws -> Bool {
         guard let live = try remote.liveIDs(of: schema) else { return false }
+        try store.forgetSkipped(entity: schema.name, notIn: live)
         var gone: [String] = []
         var held = 0
         try store.forEachRecordLiveOnServer(entity: schema.name) { id, _ in
@@ -316,11 +346,13 @@ public final class SyncEngine: Sendable {
     /// Appends the event (if any) that a server record means for the log, and counts it.
     /// - Parameter isOlder: the remote's order of versions: with `checkVersion`, a record older than the
     ///   version the log has (a duplicate in a page, a server going backwards) writes nothing.
+    /// - Returns: whether it appended an event.
+    @discardableResult
     func fold(_ record: RemoteRecord, entity: String, policy: ConflictPolicy, checkVersion: Bool, author: String,
                       writer: inout Store.IngestWriter, report: inout SyncReport,
-                      isOlder: (RemoteVersion, RemoteVersion) -> Bool = { _, _ in false }) throws {
+                      isOlder: (RemoteVersion, RemoteVersion) -> Bool = { _, _ in false }) throws -> Bool {
         let projection = try writer.projection(entity: entity, id: record.id)
-        if checkVersion, let known = projection.version, isOlder(record.version, known) { return }
+        if checkVersion, let known = projection.version, isOlder(record.version, known) { return false }
         // The merge is between the base, the row and the server's record all under the schema's names: a field
         // renamed since (x-evsync-renamed-from) is one field, whatever name each side stored it under.
         let schema = try store.entity(entity)
@@ -336,7 +368,7 @@ public final class SyncEngine: Sendable {
         let outcome = try RemoteFold.fold(record, into: read, policy: policy, checkVersion: checkVersion) {
             try writer.unacknowledgedLocalStates(entity: entity, id: record.id).map { $0.map(schema.upcast) }
         }
-        guard let outcome else { return }
+        guard let outcome else { return false }
         var event = Event(eventID: RecordID.generate(), at: store.clock(), entity: entity, recordID: record.id,
                           kind: .updated, origin: .remote, author: author)
         switch outcome {
@@ -361,5 +393,6 @@ public final class SyncEngine: Sendable {
             report.conflicted.append(RecordReference(entity: entity, id: record.id))
         }
         try writer.append(event, current: projection)
+        return true
     }
 }

@@ -49,7 +49,7 @@ public struct SyncReport: Sendable, Equatable {
 
     public init() {}
 
-    /// `.newData` when the sync changed something here or there, `.noData` when there was nothing to do,
+    /// `.newData` when the sync changed something here or there or found records the server lost, `.noData` when there was nothing to do,
     /// `.failed` when the server refused changes (`rejected`) or the sync stopped on an error (`error`).
     ///
     /// A report that `SyncEngine.sync()` returns is only ever `.failed` for refusals: a sync that stops on
@@ -57,7 +57,8 @@ public struct SyncReport: Sendable, Equatable {
     /// `partialReport`, like the `.finished` report of `statusUpdates()`, is `.failed` with `error` set.
     public var result: Result {
         if error != nil || !rejected.isEmpty { return .failed }
-        return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count > 0 ? .newData : .noData
+        // Records the server lost are news, however little moved: a sync that finds them never says "nothing to do".
+        return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count + goneFromServer.count > 0 ? .newData : .noData
     }
 }
 

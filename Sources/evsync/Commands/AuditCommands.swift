@@ -187,20 +187,26 @@ enum AuditCommands {
         set each here, since when it has been pending, and the last exchange with the server about it.
         """,
         positionals: 2...2,
-        options: [Option("--json", help: "{entity, id, pending, state, version, fields: [{field, local?, server?, since}], pendingSince, lastExchange}")]
+        options: [Option("--json", help: "{entity, id, pending, state, version, fields: [{field, local?, server?, since}], pendingSince, lastExchange, missingFromServer}")]
     ) { arguments, global in
         let words = arguments.positionals
         let store = try global.openStore(create: false)
         guard let reason = try store.whyPending(words[0], id: words[1]) else {
             throw CLIError(.noInput, "no \(try store.entity(words[0]).name) with id '\(words[1])' in the log")
         }
+        let lost = try store.recordsMissingFromServer()[reason.entity]?.contains(reason.id) == true
         if arguments.has("--json") {
-            print(try AuditJSON.text(AuditJSON.WhyResult(reason)))
+            var result = AuditJSON.WhyResult(reason)
+            result.missingFromServer = lost
+            print(try AuditJSON.text(result))
             return
         }
         let name = Output.safe("\(reason.entity)/\(reason.id)")
         let version = reason.projection.version.map { Output.safe(" (server version \($0))") } ?? ""
         switch reason.state {
+        case .inStep where lost:
+            print("\(name) is kept here, but the server lacks it (lost, wiped or restored from an older backup?)\(version): "
+                + "evsync sync --missing push-back puts it back, evsync sync --missing delete deletes it here")
         case .inStep: print("\(name) is in step with the server\(version)")
         case .deleted: print("\(name) is deleted, here and on the server")
         case .createdHere: print("\(name) is pending: created here, not on the server yet")

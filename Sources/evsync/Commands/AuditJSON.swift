@@ -163,6 +163,8 @@ enum AuditJSON {
         let fields: [Field]
         @NullWhenAbsent var pendingSince: EventSummary?
         @NullWhenAbsent var lastExchange: EventSummary?
+        /// Kept here while the server lacks it (`Store.recordsMissingFromServer`): in step with nothing.
+        var missingFromServer = false
 
         init(_ reason: PendingReason) {
             (entity, id, pending, state) = (reason.entity, reason.id, reason.isPending, reason.state.rawValue)

@@ -16,8 +16,9 @@ enum CompactCommand {
         or an event after POINT stays whole in the live log. Other processes may write and sync meanwhile.
         A compaction interrupted by a crash is finished by the next one.
         Then the data file is rewritten compactly, giving its free pages back to the disk: only when no other
-        process has the store open, so it waits up to --wait seconds for them to close it, and says so; if they
-        have not, the file stays as it is, and `evsync log compact --before 1` shrinks it later.
+        process has the store open, so it waits up to --wait seconds for them to close it (when it moved nothing,
+        only if --wait is given), and says so; if they have not, the file stays as it is, and
+        `evsync log compact --before 1` shrinks it later.
         """,
         positionals: 0...0,
         options: [
@@ -38,8 +39,11 @@ enum CompactCommand {
             let point = try AuditCommands.point(text, option: "--before", store: store)
             return (try store.compact(before: point, dryRun: arguments.has("--dry-run")), store.archiveDirectory)
         }()
-        // The store is closed by now: the shrink opens it alone.
-        let shrink = report.dryRun || arguments.has("--no-shrink") ? nil : try shrinkDataFile(global, waiting: wait, quiet: arguments.has("--json"))
+        // The store is closed by now: the shrink opens it alone. A compaction that moved nothing waits for no one
+        // unless told to (--wait): the file is shrunk if it can be at once, else left as it is.
+        let movedNothing = report.segment == nil && !report.resumed
+        let waiting = movedNothing && arguments.value("--wait") == nil ? 0 : wait
+        let shrink = report.dryRun || arguments.has("--no-shrink") ? nil : try shrinkDataFile(global, waiting: waiting, quiet: arguments.has("--json"))
         if arguments.has("--json") {
             var object = try JSONValueEncoder.encode(report).objectValue ?? [:]
             if let shrink { object["dataFile"] = try JSONValueEncoder.encode(shrink) }

@@ -12,19 +12,27 @@ enum LogCommands {
         options: [Option("--json", help: "an array of events (seq, kind, origin, at, entity, id, set, unset, …)")]
     ) { arguments, global in
         let words = arguments.positionals
-        let (events, missingArchives) = try global.openStore(create: false).historyReport(of: words[0])
+        let store = try global.openStore(create: false)
+        let (events, missingArchives) = try store.historyReport(of: words[0])
         for file in missingArchives {
             printError("evsync: older events of '\(Output.safe(words[0]))' are in the archive segment \(Output.safe(file)), which is missing: its baseline stands in for them")
         }
+        let misstamped = try store.misstampedEvents()
         if arguments.has("--json") {
             // Still `[]` for scripts that read it, and exit 66 as the text form.
-            print("[" + events.map(Output.json).joined(separator: ",") + "]")
+            print("[" + events.map { event in
+                // An event stamped while the clock ran ahead says so: `"timeWrong": true`.
+                guard misstamped.contains(where: { $0.contains(event.seq) }),
+                      var object = try? JSONParser.parse(Output.json(event)).objectValue else { return Output.json(event) }
+                object["timeWrong"] = true
+                return Output.json(.object(object))
+            }.joined(separator: ",") + "]")
         }
         if events.isEmpty {
             throw CLIError(.noInput, "no events for id '\(words[0])'")
         }
         if !arguments.has("--json") {
-            print(Output.history(events))
+            print(Output.history(events, misstamped: misstamped))
         }
     }
 
@@ -133,9 +141,11 @@ enum LogCommands {
         if arguments.has("--verify") {
             let store = try global.openStore(create: false)
             let differences = try store.verifyViews()
+            // The events replayed, as rebuild-views counts them: after a compaction, fewer than the last seq.
+            let replayed = try store.status().liveEvents
             if arguments.has("--json") {
                 print(Output.json([
-                    "events": .number(JSONNumber(try store.lastSeq())),
+                    "events": .number(JSONNumber(replayed)),
                     "match": .bool(differences.isEmpty),
                     "differences": .array(differences.map { .string($0.description) }),
                 ]))
@@ -144,7 +154,7 @@ enum LogCommands {
                 if !arguments.has("--json") { for difference in differences { print(difference) } }
                 throw CLIError(.failure, "the views differ from the log (\(differences.count)\(differences.count >= 100 ? "+" : "") difference\(differences.count == 1 ? "" : "s")); run `evsync rebuild-views` to repair them")
             }
-            if !arguments.has("--json") { print("views match the log (\(Plural.count(Int(try store.lastSeq()), "event")))") }
+            if !arguments.has("--json") { print("views match the log (\(Plural.count(Int(replayed), "event")))") }
         } else {
             let count = try global.openStoreRepairingViews().rebuildViews()
             print(arguments.has("--json") ? Output.json(["events": .number(JSONNumber(count))])
@@ -161,13 +171,14 @@ enum LogCommands {
         the remote and the last sync (when it failed, why).
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status()
         let remote = try store.rememberedRemote()
         let lastSync = try store.lastSync()
         let authorsKnown = try store.remoteAuthorsKnown()
+        let missing = try store.recordsMissingFromServer().values.reduce(0) { $0 + $1.count }
         if arguments.has("--json") {
             var object: JSONObject = [
                 "store": .string(store.directory),
@@ -176,6 +187,7 @@ enum LogCommands {
                 "pendingRecords": .number(JSONNumber(status.pendingRecords)),
                 "unacknowledgedEvents": .number(JSONNumber(status.unacknowledgedEvents)),
                 "skippedRecords": .number(JSONNumber(status.skippedRecords)),
+                "missingFromServer": .number(JSONNumber(missing)),
                 "liveEvents": .number(JSONNumber(status.liveEvents)),
                 "liveBytes": .number(JSONNumber(status.liveBytes)),
                 "archivedEvents": .number(JSONNumber(status.archivedEvents)),
@@ -194,6 +206,10 @@ enum LogCommands {
             }
             rows += status.records.keys.sorted().map { [$0, Plural.count(status.records[$0] ?? 0, "record")] }
             rows.append(["to push", "\(Plural.count(status.pendingRecords, "record")) (\(Plural.count(status.unacknowledgedEvents, "local event")) not yet acknowledged by a server)"])
+            if missing > 0 {
+                rows.append(["missing", "\(Plural.count(missing, "record")) the server lacks, kept here (it lost them?): "
+                    + "evsync sync --missing push-back puts them back, evsync sync --missing delete deletes them here"])
+            }
             if status.skippedRecords > 0 {
                 rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
             }

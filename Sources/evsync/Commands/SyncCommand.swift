@@ -84,6 +84,7 @@ enum SyncCommand {
         // A new store remembers no remote: without one given, none is made (in what may be the wrong directory).
         guard given != nil || global.storeExists else { throw noRemote }
         let store = try global.openStore(create: true)
+        try given?.checkIsRemote(of: store)
         guard let choice = try given ?? store.rememberedRemote().map(checked) else { throw noRemote }
         let probe = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: nil)
         for schema in store.schemas.entities where !probe.holds(schema) {
@@ -96,7 +97,7 @@ enum SyncCommand {
                                   activity: feedback.wantsActivity ? { feedback.show($0) } : nil,
                                   shouldStop: { Interruption.requested })
         }
-        let output = SyncOutput(json: json, quiet: quiet, feedback: feedback)
+        let output = SyncOutput(json: json, quiet: quiet, feedback: feedback, watching: interval != nil)
         if let interval {
             try SyncWatch.run(engine, every: interval, policy: policy, missing: missing, output: output)
             return
@@ -132,9 +133,8 @@ enum SyncCommand {
     static func credentials(authFile: String?) throws -> Credentials? {
         if let path = authFile ?? EnvironmentVariable.value("EVSYNC_AUTH_FILE") {
             keepOutOfCoreDumps()
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError(.noInput, "cannot read the auth file \(path)\(authFile == nil ? " (EVSYNC_AUTH_FILE)" : "")")
-            }
+            let source = authFile == nil ? "EVSYNC_AUTH_FILE" : "--auth-file"
+            guard let data = FileManager.default.contents(atPath: path) else { throw unreadableAuthFile(path, source: source) }
             warnIfOthersCanRead(path)
             do {
                 return try Credentials(userPassword: String(decoding: data, as: UTF8.self))
@@ -149,6 +149,16 @@ enum SyncCommand {
         } catch {
             throw CLIError(.dataError, "EVSYNC_AUTH must be user:password (\(error.reason))")
         }
+    }
+
+    /// An auth file that cannot be read, said without its name: a value given where a path belongs
+    /// may be the password itself (`EVSYNC_AUTH_FILE=user:password`), and no error prints a secret.
+    private static func unreadableAuthFile(_ path: String, source: String) -> CLIError {
+        if path.contains(":") {
+            return CLIError(.noInput, "\(source) names no readable file (it looks like user:password: did you mean EVSYNC_AUTH?)")
+        }
+        let reason = access(path, F_OK) == 0 ? "it cannot be read" : "no such file"
+        return CLIError(.noInput, "\(source) names no readable file (\(reason); its value is not shown, in case it is a password)")
     }
 
     private static func keepOutOfCoreDumps() {
@@ -207,25 +217,27 @@ enum SyncCommand {
         return "in conflict: \(names) (evsync history \(example) shows what each side had)"
     }
 
-    /// What went on despite something odd on the server, one line each on
+    /// What went on despite something odd on the server, one line each for
     /// stderr: the sync did what it could, so it still exits 0.
-    static func warn(_ report: SyncReport) {
+    static func warnings(_ report: SyncReport) -> [String] {
+        var lines: [String] = []
         for entity in report.reread {
-            printError("evsync: the server's \(entity) data is older than the last sync (restored from a backup?): read it again from the start")
+            lines.append("evsync: the server's \(entity) data is older than the last sync (restored from a backup?): read it again from the start")
         }
         for entity in report.verified {
-            printError("evsync: the server's \(entity) data lost a change no pull can bring (a purged deletion?): checked it against a listing (evsync verify --remote)")
+            lines.append("evsync: the server's \(entity) data lost a change no pull can bring (a purged deletion?): checked it against a listing (evsync verify --remote)")
         }
         let shown = 10
         for entity in Set(report.goneFromServer.map(\.entity)).sorted() {
             let count = report.goneFromServer.count { $0.entity == entity }
-            printError("evsync: the server lacks \(Plural.count(count, "\(Output.safe(entity)) record")) this store holds as synced, "
+            lines.append("evsync: the server lacks \(Plural.count(count, "\(Output.safe(entity)) record")) this store holds as synced, "
                 + "with no tombstone (wiped, re-created, restored, or another server?): kept here; "
                 + "evsync sync --missing push-back puts them back, evsync sync --missing delete deletes them here")
         }
-        for skip in report.skipped.prefix(shown) { printError("evsync: skipped a server record that cannot be stored: \(skip)") }
+        for skip in report.skipped.prefix(shown) { lines.append("evsync: skipped a server record that cannot be stored: \(skip)") }
         if report.skipped.count > shown {
-            printError("evsync: … and \(report.skipped.count - shown) more skipped records (sync --json lists them all)")
+            lines.append("evsync: … and \(report.skipped.count - shown) more skipped records (sync --json lists them all)")
         }
+        return lines
     }
 }

@@ -1,13 +1,23 @@
 import EventStore
 import EventSync
 import Foundation
+import Synchronization
 
 /// What `sync` prints when a sync ends, once or under `--watch`: the report on stdout (a line, or one JSON
 /// object), refusals and warnings on stderr, and what ends the command thrown.
-struct SyncOutput: Sendable {
+final class SyncOutput: Sendable {
     let json: Bool
     let quiet: Bool
     let feedback: SyncFeedback
+    /// Under `--watch`: a sync that did nothing prints nothing, and a warning is printed once, until the
+    /// situation it describes changes (a watcher's log is read for what happened, not for every tick).
+    let watching: Bool
+    /// The warnings the last sync printed, under `--watch`.
+    private let lastWarnings = Mutex<[String]>([])
+
+    init(json: Bool, quiet: Bool, feedback: SyncFeedback, watching: Bool) {
+        (self.json, self.quiet, self.feedback, self.watching) = (json, quiet, feedback, watching)
+    }
 
     /// - Parameters:
     ///   - failure: the error the sync stopped on, if it did.
@@ -36,14 +46,20 @@ struct SyncOutput: Sendable {
             printError(feedback.line("evsync: \(Output.safe(failure.message)); trying again in \(String(format: "%g", seconds)) s"))
             return
         }
+        let idle = report.result == .noData && !report.interrupted
         if json {
             print(SyncCommand.json(report))
-        } else if !(quiet && report.result == .noData && !report.interrupted) {
+        } else if !((quiet || watching) && idle) {
             print(feedback.line(SyncCommand.summary(report)))
         }
         fflush(nil)
-        for rejection in report.rejected { printError("evsync: the server refused \(rejection)") }
-        SyncCommand.warn(report)
+        for rejection in report.rejected { printError(feedback.line("evsync: the server refused \(rejection)")) }
+        let warnings = SyncCommand.warnings(report)
+        let repeated = lastWarnings.withLock { last in
+            defer { last = warnings }
+            return watching && last == warnings
+        }
+        if !repeated { for warning in warnings { printError(feedback.line(warning)) } }
         if report.interrupted {
             throw CLIError(.interrupted, "sync interrupted; run sync again to finish")
         }

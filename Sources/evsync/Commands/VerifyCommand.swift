@@ -39,6 +39,7 @@ enum VerifyCommand {
             throw CLIError(.usage, "no remote: sync with one first (evsync sync --remote URL) or set EVSYNC_REMOTE")
         }
         let choice = try RemoteChoice(url: url, given: givenType)
+        try choice.checkIsRemote(of: store)
         _ = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: nil)
         let engine = SyncEngine(store: store) {
             try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: retries)
@@ -58,7 +59,7 @@ enum VerifyCommand {
         } else {
             for finding in result.findings {
                 let versions = "log \(finding.logVersion?.token ?? "none"), server \(finding.serverVersion?.token ?? "none")"
-                print("\(finding.kind.rawValue)  \(finding.entity)/\(Output.safe(finding.id))  (\(versions)): \(describe(finding.kind))")
+                print("\(finding.kind.rawValue)  \(finding.entity)/\(Output.safe(finding.id))  (\(versions)): \(describe(finding))")
             }
             let listed = result.listed.values.reduce(0, +)
             print(result.findings.isEmpty
@@ -71,9 +72,11 @@ enum VerifyCommand {
         }
     }
 
-    static func describe(_ kind: RemoteVerification.Kind) -> String {
-        switch kind {
+    static func describe(_ finding: RemoteVerification.Finding) -> String {
+        switch finding.kind {
         case .purged: "live here, gone from the server without a tombstone"
+        case .unseen where finding.logVersion == finding.serverVersion:
+            "live on the server at the version the log has, but deleted here (when another server lacked it?)"
         case .unseen: "on the server at a version the log never saw, below the pull cursor"
         case .rolledBack: "older on the server than the version it acknowledged (restored from a backup?)"
         }
