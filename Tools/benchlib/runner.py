@@ -90,6 +90,11 @@ class Bench(ImportCase, RebuildCase, PullCase, PushCase, NothingToDoCase, Histor
             self.kinto.start()
         return self.kinto
 
+    def new_bucket(self, prefix):
+        """A bucket name no earlier run used (the time, to the second) and its remote URL."""
+        bucket = f"{prefix}{int(time.time())}"
+        return bucket, f"{self.need_kinto().url}/buckets/{bucket}"
+
     def measure_first_pull(self, label, series, store, remote, n, k):
         """One first pull of n records into a fresh store, its memory sampled (cases 7 and 12)."""
         self.fresh(store)

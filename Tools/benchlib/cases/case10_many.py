@@ -20,8 +20,7 @@ class ManyDevicesCase:
         title = f"10. {n} stores syncing one bucket at once"
         log(title)
         k = self.need_kinto()
-        bucket = f"many{int(time.time())}"
-        remote = f"{k.url}/buckets/{bucket}"
+        bucket, remote = self.new_bucket("many")
         root = self.fresh(self.work / "many-stores")
         stores = [root / f"s{i:02d}" for i in range(n)]
 

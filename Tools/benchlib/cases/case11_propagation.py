@@ -23,8 +23,7 @@ class PropagationCase:
         title = f"11. propagation of {edits} edits between two stores on sync --watch 1"
         log(title)
         k = self.need_kinto()
-        bucket = f"prop{int(time.time())}"
-        remote = f"{k.url}/buckets/{bucket}"
+        _, remote = self.new_bucket("prop")
         root = self.fresh(self.work / "propagation")
         a, b = root / "a", root / "b"
         run_quiet(self.ev(a, "add", "Holiday", "--id", "p", "name=start", "date=2026-01-01"))
