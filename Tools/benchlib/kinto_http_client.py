@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The kinto-http side of Tools/bench (tooling only; run by Tools/bench.py).
+"""The kinto-http side of Tools/bench (tooling only; run as a script by Tools/benchlib, cases 3, 4 and 12).
 
-    bench_kinto_http.py pull --server URL --auth-file F --bucket B COLLECTION...
-    bench_kinto_http.py push --server URL --auth-file F --bucket B --collection C FILE.jsonl
+    kinto_http_client.py pull --server URL --auth-file F --bucket B COLLECTION...
+    kinto_http_client.py push --server URL --auth-file F --bucket B --collection C FILE.jsonl
 
 pull: fetches every record of each collection with the official client,
       `Client.get_records(..., _sort="last_modified", _limit=PAGE, pages=inf)`,
@@ -51,7 +51,7 @@ def push(args):
             rid = record.pop("id")
             batch.create_record(id=rid, data=record)
     # BatchSession.send raises on any 4xx/5xx sub-response, so reaching this
-    # line means every create succeeded (Tools/bench.py also counts them).
+    # line means every create succeeded (Tools/bench also counts them).
     print(len(lines))
 
 

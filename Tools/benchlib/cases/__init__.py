@@ -1,0 +1,1 @@
+"""One module per case of Tools/bench, each a mixin of `runner.Bench`, named for its number and what it measures."""
