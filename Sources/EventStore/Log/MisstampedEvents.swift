@@ -1,3 +1,4 @@
+import Storage
 /// Events stamped while the clock ran ahead (`faketime -f +365d`, a dead RTC battery's guess corrected
 /// later): their `at` is in the future of the events that follow them. Kept beside the log in `meta`
 /// as seq ranges (`3-3,17-20`), never by rewriting an event: the log is append-only and its format a
