@@ -13,7 +13,7 @@ import PackageDescription
 let package = Package(
     name: "evsync",
     products: [
-        .library(name: "EventSync", targets: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter"]),
+        .library(name: "EventSync", targets: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter"]),
         .executable(name: "evsync", targets: ["evsync"]),
     ],
     targets: [

@@ -57,7 +57,7 @@ public final class KintoRemote: SyncRemote {
     /// nothing for a version the log already has), then the cursor catches up
     /// and an unchanged collection costs one `304` again. 10 s is 2.5 times the
     /// longest batch request (which outlasts its transaction) Kinto logged while 20
-    /// stores synced at once on a loaded machine (3.9 s, docs/performance.md), and
+    /// stores synced at once on a loaded machine (3.9 s, docs/performance-log.md), and
     /// short enough that the re-reading stops soon after a change.
     /// (The CLI's debug builds set it from `EVSYNC_SETTLE_WINDOW_MS`, so that a test does not depend on its own speed.)
     public var settleWindow: Int64 = 10_000

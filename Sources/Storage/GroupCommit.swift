@@ -32,7 +32,9 @@ package final class GroupCommit: Sendable {
         }
     }
 
-    let queue = DispatchQueue(label: "evsync.store.writer", qos: .userInitiated)
+    /// Where awaited writes are led. Concurrent: one leader at a time takes jobs (`State.leading`), but the next
+    /// leader commits while the one before it flushes, as a synchronous leader's successor does.
+    let queue = DispatchQueue(label: "evsync.store.writer", qos: .userInitiated, attributes: .concurrent)
 
     private struct State {
         var jobs: [Job] = []

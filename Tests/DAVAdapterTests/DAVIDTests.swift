@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import DAVAdapter
 
-/// Record ids from UIDs and back (docs/architecture.md, "DAV ids"): reversible for every UID and every id.
+/// Record ids from UIDs and back (docs/decisions/dav-ids-are-the-uid-escaped.md): reversible for every UID and every id.
 @Suite("DAV ids")
 struct DAVIDTests {
     @Test("a UID is its own id when the id rule takes it; else escaped, and read back", arguments: [

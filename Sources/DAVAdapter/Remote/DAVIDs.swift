@@ -6,7 +6,7 @@ import Foundation
 /// A record's id is its item's UID when the UID is an id evsync can hold, else the UID escaped: `dav_` and the
 /// UID with every byte other than a letter, digit or `-` written `_XX` (upper-case hex), so
 /// `4f1c@example.com` is `dav_4f1c_40example_2Ecom`. The mapping is reversible both ways for every UID and every
-/// id (docs/architecture.md): an id made here that merely looks escaped (`dav_x`, which no UID escapes to, as
+/// id (docs/decisions/dav-ids-are-the-uid-escaped.md): an id made here that merely looks escaped (`dav_x`, which no UID escapes to, as
 /// `x` needs no escaping) is its own UID.
 ///
 /// A new item's href is the collection's and the UID percent-encoded, with `.ics` or `.vcf`: what most clients

@@ -38,7 +38,7 @@ public struct XMLReadError: Error, Sendable, Hashable, CustomStringConvertible {
 /// A small, strict, non-validating XML 1.0 reader for WebDAV answers (RFC 4918 §14: namespaces per the XML
 /// Namespaces recommendation).
 ///
-/// Our own rather than FoundationXML, whose `XMLParser` is libxml2 on Linux (docs/architecture.md, "DAV XML").
+/// Our own rather than FoundationXML, whose `XMLParser` is libxml2 on Linux (docs/decisions/dav-xml-a-small-reader-of-our-own-not-foundationxml.md).
 /// Bounded for a hostile server: no DTD (a `<!DOCTYPE` is refused, so no entity can expand), only the five
 /// predefined entities and character references, a nesting limit, a size limit. It never traps: every way a body
 /// can be wrong is an `XMLReadError`.

@@ -3,7 +3,7 @@ import Storage
 /// record back as it was at a point (`revert`). Each appends one ordinary local event (created, updated
 /// or deleted), so the next sync pushes it through the usual conditional writes, and `history` shows it.
 /// The values come from the log, not from the command line, so they are not checked against the
-/// schema again: a server's values were never checked either (see the Decisions in docs/architecture.md).
+/// schema again: a server's values were never checked either (docs/decisions/records-from-the-server-are-not-validated-against-the-schema.md).
 extension Store {
     /// Decides the conflict event `seq` again, taking `side`'s values for the fields both sides changed
     /// (for an update against a delete, that side's whole record: deleted, or re-created).
