@@ -56,7 +56,7 @@ enum ManPage {
         for (name, meaning) in environment { lines += [".TP", ".B \(name)", escape(meaning)] }
         lines += [
             ".SH FILES",
-            ".TP", ".I ./.evsync", escape("the default store: an LMDB environment (data.mdb, lock.mdb), its journal and sync.lock"),
+            ".TP", ".I ./.evsync", escape("the default store: an LMDB environment (data.mdb, lock.mdb) and sync.lock"),
             ".SH SEE ALSO",
             escape("In evsync's sources: docs/cli.md (the CLI contract), docs/sync.md (the sync rules), docs/library.md and docs/architecture.md."),
         ]

@@ -19,6 +19,7 @@ extension Store {
     /// async overload instead. Calling `write` (or a one-change method such as `add`) inside `body`
     /// throws `.failure`: use the transaction at hand.
     /// - Throws: `body`'s error, or a `StoreError` (`.readOnly`, `.full`, …).
+    @discardableResult
     public func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         do {
             return try environment.groupWrite(durable: durability == .full) { transaction in try runWrite(body, in: transaction) }
@@ -51,6 +52,7 @@ extension Store {
     /// one flush, not sixteen. Each is still all or nothing on its own: one that throws leaves no trace,
     /// and the others commit. A write is acknowledged only after the flush that makes it durable.
     /// Cancelling the awaiting task does not cancel a write already submitted.
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (StoreTransaction) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let outcome = Mutex<Result<T, any Error>?>(nil)
