@@ -23,6 +23,9 @@ struct EventLog: Sendable {
         private var encoded: [UInt8] = []
         /// Where `appendServerCreation` builds the record's view entry, likewise.
         private var entry: [UInt8] = []
+        /// The `lastAt` for which `runAhead` found no run: a clock set back stays behind every event this
+        /// transaction appends after, and a pull appending thousands must not read the last 1,000 again for each.
+        private var noRunAheadOf: Int64?
 
         init(log: EventLog, transaction: Transaction) throws {
             self.log = log
@@ -40,7 +43,11 @@ struct EventLog: Sendable {
         /// must not stamp every later event a year ahead too.
         mutating func stamp(_ at: Int64) throws -> Int64 {
             guard at < lastAt else { return at }
-            guard lastAt - at > Self.clockTolerance, let run = try runAhead(of: at) else { return lastAt }
+            guard lastAt - at > Self.clockTolerance, noRunAheadOf != lastAt else { return lastAt }
+            guard let run = try runAhead(of: at) else {
+                noRunAheadOf = lastAt
+                return lastAt
+            }
             var misstamped = try log.misstamped(in: transaction)
             misstamped.insert(run.seqs)
             try log.setMisstamped(misstamped, in: transaction)
