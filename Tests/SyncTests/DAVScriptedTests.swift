@@ -31,7 +31,7 @@ struct DAVScriptedTests {
     /// A DAVRemote of the scripted server that tries each request once, prepared for Holiday (from `since`).
     static func holidayRemote(_ server: ScriptedServer, since: RemoteCursor? = nil) throws -> (DAVRemote, EntitySchema) {
         let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
-        remote.retry.attempts = 1
+        remote.settings.retry.attempts = 1
         let holiday = try SchemaRegistry().schema(named: "Holiday")
         try remote.prepare([(holiday, since)])
         return (remote, holiday)
@@ -151,7 +151,7 @@ struct DAVScriptedTests {
             Self.multistatus(item("b", huge)),
         ], then: ScriptedServer.Answer(500))
         let (remote, holiday) = try Self.holidayRemote(server)
-        if byResponseCap { remote.transferLimits.maximumResponseBytes = 2000 } else { remote.maximumAnswerBytes = 2000 }
+        if byResponseCap { remote.settings.transferLimits.maximumResponseBytes = 2000 } else { remote.maximumAnswerBytes = 2000 }
         let pages = try Self.pull(remote, holiday, since: nil)
         let records = try Self.records(pages)
         #expect(records.map(\.id) == ["a"])

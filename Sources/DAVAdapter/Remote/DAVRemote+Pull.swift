@@ -2,6 +2,7 @@ public import EventStore
 import EventSync
 import Foundation
 import HTTPTransport
+import RemoteHTTP
 
 /// A pull's cursor: the collection's sync token (RFC 6578), the collection's URL (so that a sync finds it with no
 /// discovery: an unchanged collection costs one REPORT), and the hrefs of other clients' items that their ids do
@@ -77,7 +78,7 @@ extension DAVRemote {
         while true {
             let request = HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "0")],
                                       body: Array(Self.syncCollection(token: token, bodies: withBodies ? collection : nil).utf8), contentType: Self.xml)
-            let sent = Result { () throws(DAVError) in try send(request, doing: "listing the changes of \(collection.url.path)") }
+            let sent = Result { () throws(HTTPRemoteError) in try send(request, doing: "listing the changes of \(collection.url.path)") }
             if case .failure(let error) = sent, error.isTooLarge, withBodies {
                 withBodies = false
                 continue
@@ -103,14 +104,14 @@ extension DAVRemote {
             }
             if answer.status != 207 {
                 guard !token.isEmpty, [403, 409, 412, 500].contains(answer.status) else {
-                    throw DAVError(.server, "the server answered HTTP \(answer.status) to a sync-collection REPORT on \(collection.url.path)",
+                    throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) to a sync-collection REPORT on \(collection.url.path)",
                                    status: answer.status)
                 }
                 // The token is no longer valid: every member again, from an empty token.
                 token = ""
                 continue
             }
-            let read = Result { () throws(DAVError) in try multistatus(answer, doing: "listing the changes of \(collection.url.path)") }
+            let read = Result { () throws(HTTPRemoteError) in try multistatus(answer, doing: "listing the changes of \(collection.url.path)") }
             if case .failure = read, withBodies {
                 // One item's bytes can make the whole answer unreadable: the listing alone, and the bodies by
                 // multiget, where an unreadable batch is the same failure it always was.
@@ -140,7 +141,7 @@ extension DAVRemote {
                 }
             }
             guard let newToken = status.syncToken, !newToken.isEmpty else {
-                throw DAVError(.server, "the server's sync-collection answer for \(collection.url.path) has no sync-token")
+                throw HTTPRemoteError(.server, "the server's sync-collection answer for \(collection.url.path) has no sync-token")
             }
             // Nothing to write, unless the cursor itself changes (the collection's URL added to an older one).
             let unchanged = newToken == token && changed.isEmpty && removed.isEmpty && skipped.isEmpty
@@ -154,7 +155,7 @@ extension DAVRemote {
             guard chained else { return }
             answers += 1
             guard answers < maximumChainedAnswers else {
-                throw DAVError(.server, "the server cut its sync-collection listing of \(collection.url.path) short (507) \(answers) times in a row; "
+                throw HTTPRemoteError(.server, "the server cut its sync-collection listing of \(collection.url.path) short (507) \(answers) times in a row; "
                     + "what those answers brought is kept: sync again to go on from there")
             }
             token = newToken
@@ -174,7 +175,7 @@ extension DAVRemote {
         let answer = try send(HTTPRequest(method: "PROPFIND", url: collection.url, headers: [("Depth", "1")], body: body, contentType: Self.xml),
                               doing: "listing \(collection.url.path)")
         guard answer.status == 207 else {
-            throw DAVError(.server, "the server answered HTTP \(answer.status) when listing \(collection.url.path)", status: answer.status)
+            throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) when listing \(collection.url.path)", status: answer.status)
         }
         let listing = try multistatus(answer, doing: "listing \(collection.url.path)")
         var skipped = skips(listing, collection: collection)
@@ -261,7 +262,7 @@ extension DAVRemote {
         let answer: Multistatus
         do {
             answer = try multiget(missing.map(\.href), collection: collection)
-        } catch let error as DAVError where error.isTooLarge || error.isUnreadable {
+        } catch let error as HTTPRemoteError where error.isTooLarge || error.isUnreadable {
             // Past the size bound, or unreadable (one item's bytes are not UTF-8, say): halves, down to the one item
             // that is too large or unreadable, skipped with the reason; the others arrive.
             guard missing.count > 1 else {
@@ -366,10 +367,10 @@ extension DAVRemote {
         let answer = try send(HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "1")], body: Array(body.utf8), contentType: Self.xml),
                               doing: "reading items of \(collection.url.path)")
         guard answer.status == 207 else {
-            throw DAVError(.server, "the server answered HTTP \(answer.status) to a multiget of \(collection.url.path)", status: answer.status)
+            throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) to a multiget of \(collection.url.path)", status: answer.status)
         }
         guard answer.body.count <= maximumAnswerBytes else {
-            throw DAVError(.server, "the answer is larger than \(maximumAnswerBytes) bytes", isTooLarge: true)
+            throw HTTPRemoteError(.server, "the answer is larger than \(maximumAnswerBytes) bytes", isTooLarge: true)
         }
         return try multistatus(answer, doing: "reading items of \(collection.url.path)")
     }
@@ -413,7 +414,7 @@ extension DAVRemote {
         let answer = try send(HTTPRequest(method: "GET", url: url(of: href, in: collection)), doing: "reading \(href)")
         if answer.status == 404 || answer.status == 410 { return nil }
         guard answer.status == 200, let etag = answer.headers["etag"] else {
-            throw DAVError(.server, "the server answered HTTP \(answer.status) to GET \(href)\(answer.status == 200 ? " without an ETag" : "")",
+            throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) to GET \(href)\(answer.status == 200 ? " without an ETag" : "")",
                            status: answer.status)
         }
         switch record(from: answer.body, href: href, etag: etag, mapping: mapping, collection: collection) {
