@@ -64,7 +64,7 @@ struct DAVScriptedTests {
                              + #"<d:response><d:href>/p/holidays/b.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>"#),
             Self.multistatus(#"<d:response><d:href>/p/holidays/c.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response><d:sync-token>t3</d:sync-token>"#),
         ], then: ScriptedServer.Answer(500))
-        let since = DAVCursor(token: "t1", foreign: [:]).cursor
+        let since = DAVCursor(token: "t1").cursor
         let (remote, holiday) = try Self.holidayRemote(server, since: since)
         let pages = try Self.pull(remote, holiday, since: since)
         let records = try Self.records(pages)
@@ -96,7 +96,7 @@ struct DAVScriptedTests {
             Self.multistatus(Self.member("/p/holidays/c.ics", etag: "1") + "<d:sync-token>t4</d:sync-token>"),
             Self.multistatus(#"<d:response><d:href>/p/holidays/c.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item("c"))</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
         ], then: ScriptedServer.Answer(500))
-        let since = DAVCursor(token: "t1", foreign: [:]).cursor
+        let since = DAVCursor(token: "t1").cursor
         let (remote, holiday) = try Self.holidayRemote(server, since: since)
         var pages = try Self.pull(remote, holiday, since: since)
         pages += try Self.pull(remote, holiday, since: pages.last?.cursor)

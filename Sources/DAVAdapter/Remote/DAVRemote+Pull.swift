@@ -4,38 +4,58 @@ import Foundation
 import HTTPTransport
 import RemoteHTTP
 
-/// A pull's cursor: the collection's sync token (RFC 6578), the collection's URL (so that a sync finds it with no
-/// discovery: an unchanged collection costs one REPORT), and the hrefs of other clients' items that their ids do
-/// not give (href key → id), so that a removal, which names only the href, is a deletion of the right record.
-/// Written as the token, then `@ URL`, then one `key\tid` line each (a key is a path: it starts with `/`).
+/// A pull's cursor: the collection's sync token (RFC 6578) and the collection's URL (so that a sync finds it with no
+/// discovery: an unchanged collection costs one REPORT). Written as the token, then `@ URL`.
+///
+/// An evsync before issue 50 also kept the href table (`DAVHrefTable`) here, one `key\tid` line each: such a cursor
+/// is read once (`legacyHrefs`), and the next page written moves the table to the adapter's meta (`metaNamespace`).
 struct DAVCursor {
     var token: String
     var collection: URL?
-    var foreign: [String: String]
+    /// The href table an older cursor carries; empty in one written now.
+    var legacyHrefs: [String: String] = [:]
 
-    init(token: String, collection: URL? = nil, foreign: [String: String]) {
-        (self.token, self.collection, self.foreign) = (token, collection, foreign)
+    init(token: String, collection: URL? = nil) {
+        (self.token, self.collection) = (token, collection)
     }
 
     init(_ cursor: RemoteCursor) {
         let lines = cursor.token.split(separator: "\n", omittingEmptySubsequences: false)
         token = lines.first.map(String.init) ?? ""
-        foreign = [:]
+        var table: [Substring] = []
         for line in lines.dropFirst() {
-            if line.hasPrefix("@ ") {
-                collection = URL(string: String(line.dropFirst(2)))
-                continue
-            }
-            let parts = line.split(separator: "\t", maxSplits: 1)
-            if parts.count == 2 { foreign[String(parts[0])] = String(parts[1]) }
+            if line.hasPrefix("@ ") { collection = URL(string: String(line.dropFirst(2))) } else { table.append(line) }
         }
+        legacyHrefs = DAVHrefTable.read(table)
     }
 
     var cursor: RemoteCursor {
-        let lines = foreign.sorted { $0.key < $1.key }
+        RemoteCursor(([token] + (collection.map { ["@ " + $0.absoluteString] } ?? [])).joined(separator: "\n"))
+    }
+}
+
+/// The hrefs of other clients' items that their ids do not give (href key → id), so that a removal, which names only
+/// the href, is a deletion of the right record: the DAV adapter's state in the store's meta (`RemotePage.state`),
+/// one `key\tid` line each (a key is a path: it starts with `/`).
+enum DAVHrefTable {
+    static func text(_ table: [String: String]) -> String {
+        table.sorted { $0.key < $1.key }
             .filter { !$0.key.contains("\n") && !$0.key.contains("\t") }
             .map { "\($0.key)\t\($0.value)" }
-        return RemoteCursor(([token] + (collection.map { ["@ " + $0.absoluteString] } ?? []) + lines).joined(separator: "\n"))
+            .joined(separator: "\n")
+    }
+
+    static func read(_ text: String) -> [String: String] {
+        read(text.split(separator: "\n"))
+    }
+
+    static func read(_ lines: [Substring]) -> [String: String] {
+        var table: [String: String] = [:]
+        for line in lines {
+            let parts = line.split(separator: "\t", maxSplits: 1)
+            if parts.count == 2 { table[String(parts[0])] = String(parts[1]) }
+        }
+        return table
     }
 }
 
@@ -143,9 +163,10 @@ extension DAVRemote {
             guard let newToken = status.syncToken, !newToken.isEmpty else {
                 throw HTTPRemoteError(.server, "the server's sync-collection answer for \(collection.url.path) has no sync-token")
             }
-            // Nothing to write, unless the cursor itself changes (the collection's URL added to an older one).
+            // Nothing to write, unless the cursor itself changes: the collection's URL added to an older one, or the href
+            // table taken out of one an earlier evsync wrote (the table then goes to the adapter's meta).
             let unchanged = newToken == token && changed.isEmpty && removed.isEmpty && skipped.isEmpty
-                && since == DAVCursor(token: newToken, collection: collection.url, foreign: foreign[entity.name] ?? [:]).cursor
+                && since == DAVCursor(token: newToken, collection: collection.url).cursor
             let chained = truncated && newToken != token
             if !unchanged {
                 guard try emit(changed, removed: removed, skipped: skipped, token: newToken, entity: entity, mapping: mapping, collection: collection,
@@ -235,7 +256,10 @@ extension DAVRemote {
                 }
                 if number == batches.count - 1 {
                     self.foreign[entity.name] = foreign
-                    if !token.isEmpty { page.cursor = DAVCursor(token: token, collection: collection.url, foreign: foreign).cursor }
+                    if !token.isEmpty {
+                        page.cursor = DAVCursor(token: token, collection: collection.url).cursor
+                        page.state = DAVHrefTable.text(foreign)
+                    }
                     page.isCheckpoint = checkpoint
                 }
                 guard emit(page) else { return }

@@ -45,8 +45,11 @@ public final class DAVRemote: HTTPRemote {
     var localFields: [String: Set<String>] = [:]
     /// Resolved collections, by entity name.
     var collections: [String: Collection] = [:]
-    /// Another client's items at an href their id does not give, by entity: href key → id. Kept in the cursor.
+    /// Another client's items at an href their id does not give, by entity: href key → id (`DAVHrefTable`). Kept in
+    /// the adapter's meta (`metaNamespace`), with the cursor.
     var foreign: [String: [String: String]] = [:]
+    /// The href tables `restore` gave back, by entity, for `prepare`.
+    private var restoredHrefs: [String: [String: String]] = [:]
     /// The ids a pull from an empty token listed, by entity: every live item (`liveIDs`).
     var listed: [String: Set<String>] = [:]
     private var homes: (calendar: URL?, addressBook: URL?)?
@@ -151,10 +154,18 @@ public final class DAVRemote: HTTPRemote {
         entity.remoteOptions[Self.schemaProtocol] != nil || Self.builtInMapping(for: entity) != nil
     }
 
+    /// The store keeps the href tables under `dav:` (`DAVHrefTable`), beside the cursors.
+    public var metaNamespace: String? { "dav" }
+
+    public func restore(_ state: String, of entity: EntitySchema) {
+        restoredHrefs[entity.name] = DAVHrefTable.read(state)
+    }
+
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
         for (schema, since) in entities {
             let cursor = since.map(DAVCursor.init)
-            foreign[schema.name] = cursor?.foreign ?? [:]
+            // A store written before the table had its own place has it in the cursor: read from there this once.
+            foreign[schema.name] = cursor.map { restoredHrefs[schema.name] ?? $0.legacyHrefs } ?? [:]
             guard let mapping = try mapping(of: schema) else { continue }
             if let url = cursor?.collection, collections[schema.name] == nil {
                 collections[schema.name] = Collection(entity: schema.name, url: url, component: mapping.component,
