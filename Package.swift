@@ -6,7 +6,7 @@ import PackageDescription
 //
 //   evsync (CLI) → KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → Storage → CLMDBGuard → CLMDB
 //                                                                                  ↘ CZstd       ↘ CCRC32C, CFileStatus
-//       ↘ CPrctl, CTerminal  ↘ HTTPTransport → CCurl
+//       ↘ CPrctl, CTerminal  ↘ RemoteHTTP → HTTPTransport → CCurl (RemoteHTTP also → EventSync)
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
 // particular server; KintoAdapter is one remote among possible others.
@@ -42,13 +42,15 @@ let package = Package(
         .target(name: "EventSync", dependencies: ["EventStore"]),
         // HTTP over libcurl and the one retry loop, shared by the remote adapters; it knows no sync and no server.
         .target(name: "HTTPTransport", dependencies: ["CCurl"]),
+        // What the adapters share above HTTPTransport: their settings and their error, in the engine's terms.
+        .target(name: "RemoteHTTP", dependencies: ["EventSync", "HTTPTransport"]),
         // The Kinto remote: Kinto's protocol.
-        .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport", "RemoteHTTP"]),
         // The Parse Server remote: Parse's REST protocol and its weak spots (no conditional writes, no tombstones).
-        .target(name: "ParseAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        .target(name: "ParseAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport", "RemoteHTTP"]),
         // The CalDAV/CardDAV remote (docs/dav.md): the iCalendar/vCard content-line codec, the Holiday and Birthday
         // mappings, a WebDAV XML reader of its own, discovery, sync-collection pulls and conditional pushes.
-        .target(name: "DAVAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        .target(name: "DAVAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport", "RemoteHTTP"]),
         .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter", "DAVAdapter"], path: "Tests/Fuzz",
