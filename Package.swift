@@ -74,7 +74,7 @@ let package = Package(
         // the sealed remote over InMemoryRemote, lies included.
         .testTarget(name: "SealingTests", dependencies: ["EventStore", "EventSync", "Sealing", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "EventSync", "evsync", "evsync-fuzz", "TestSupport"]),
-        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport",
+        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport", "Sealing",
                                                    "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
