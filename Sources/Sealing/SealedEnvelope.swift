@@ -11,10 +11,19 @@ package struct SealedEnvelope {
 
     /// What a sealed record says once opened.
     package struct Contents: Equatable {
+        // Equal when they say the same, whichever key sealed them.
         /// This record's version in the history of every device with the key: one more at each write.
         package var counter: UInt64
         /// nil for a sealed deletion.
         package var fields: JSONObject?
+        /// The key it was sealed with (what `seal` is given is ignored: it seals with the current key).
+        package var keyID = ""
+
+        package init(counter: UInt64, fields: JSONObject?, keyID: String = "") {
+            (self.counter, self.fields, self.keyID) = (counter, fields, keyID)
+        }
+
+        package static func == (a: Contents, b: Contents) -> Bool { a.counter == b.counter && a.fields == b.fields }
     }
 
     package let keys: UnlockedKeys
@@ -48,9 +57,9 @@ package struct SealedEnvelope {
         guard case .object(let object)? = try? JSONParser.parse(plain), let counter = object["counter"]?.numberValue.flatMap({ UInt64($0.description) }) else {
             return refuse("it opens, but holds no record evsync reads")
         }
-        if object["deleted"]?.boolValue == true { return .success(Contents(counter: counter, fields: nil)) }
+        if object["deleted"]?.boolValue == true { return .success(Contents(counter: counter, fields: nil, keyID: keyID)) }
         guard let recordFields = object["fields"]?.objectValue else { return refuse("it opens, but holds no fields") }
-        return .success(Contents(counter: counter, fields: recordFields))
+        return .success(Contents(counter: counter, fields: recordFields, keyID: keyID))
     }
 
     private func associatedData(entity: String, id: String, keyID: String) -> [UInt8] {

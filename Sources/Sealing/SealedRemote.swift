@@ -18,9 +18,13 @@ public final class SealedRemote: SyncRemote, @unchecked Sendable {
     // @unchecked: like every remote, used by one sync at a time (SyncRemote's contract); `state` is only
     // touched from that sync's thread.
     public let inner: any SyncRemote
-    private let store: Store
-    private let passphrase: @Sendable () throws -> String
-    private var keys: UnlockedKeys?
+    let store: Store
+    let passphrase: @Sendable () throws -> String
+    var keys: UnlockedKeys?
+    /// The keyring as the server holds it, with its version (a rotation replaces that version, or fails).
+    var keyring: (record: Keyring, version: RemoteVersion)?
+    /// How many records sealed under an older key a sync re-seals at most, per entity.
+    public var resealLimit = 200
 
     /// - Parameter passphrase: asked for once, at the first sync, when the remote's keys must be opened (an app
     ///   may read it from its own key store); never stored by evsync.
@@ -33,78 +37,15 @@ public final class SealedRemote: SyncRemote, @unchecked Sendable {
     public var address: String { inner.address }
     public var sealsRecords: Bool { true }
 
-    // MARK: keys
+    // MARK: keys (SealedRemote+Keys.swift)
 
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
-        try unlock()
+        try unlock(entities: entities.map(\.schema.name))
         try inner.prepare(entities.map { (try SealedEnvelope.wireSchema(for: $0.schema), $0.since) })
     }
 
-    /// Opens the remote's keyring with the passphrase, creating it at the first sealed sync; nothing is written
-    /// here or there until it opens.
-    private func unlock() throws {
-        guard keys == nil else { return }
-        let remembered = try store.sealedPlace(remote: address)
-        var found: RemoteRecord?
-        try inner.changes(of: Keyring.schema, since: nil) { page in
-            for entry in page.entries where page.id(of: entry) == Keyring.recordID {
-                let record = try page.record(entry)
-                if record.fields != nil { found = record }
-            }
-            return true
-        }
-        let opened: (Keyring, UnlockedKeys)
-        if let found, let fields = found.fields {
-            let keyring = try Keyring(fields: fields, remote: address)
-            if let remembered, remembered != Base64.encode(keyring.place) {
-                throw SealingError(.damagedKeyring, "the keyring on \(address) is not the one this store synced with (replaced on the server?): nothing was sent")
-            }
-            opened = (keyring, try Self.unlocking(keyring, passphrase: try words(), remote: address))
-        } else {
-            if remembered != nil {
-                throw SealingError(.keyringMissing, "\(address) no longer holds the keyring this store synced with (a wiped or replaced server?): nothing was sent")
-            }
-            if try store.hasSynced(with: address) {
-                throw SealingError(.notSupported, "this store synced with \(address) in clear: an encrypted sync needs a bucket of its own (the server keeps what it was sent)")
-            }
-            let made = try Keyring.create(passphrase: try words())
-            switch try inner.push([.create(id: Keyring.recordID, fields: made.0.fields)], of: Keyring.schema).first {
-            case .applied?:
-                opened = made
-            case .preconditionFailed(let current?)? where current.fields != nil:
-                // Another device made one meanwhile: that one is the remote's.
-                let keyring = try Keyring(fields: current.fields ?? [:], remote: address)
-                opened = (keyring, try Self.unlocking(keyring, passphrase: try words(), remote: address))
-            case .rejected(let status, let message)?:
-                throw SealingError(.unavailable, "\(address) refused the keyring (\(status)): \(message)")
-            default:
-                throw SealingError(.unavailable, "\(address) did not store the keyring")
-            }
-        }
-        try store.rememberSealedPlace(Base64.encode(opened.0.place), remote: address)
-        keys = opened.1
-    }
-
-    private func words() throws -> [UInt8] {
-        let text = try passphrase()
-        guard !text.isEmpty else { throw SealingError(.wrongPassphrase, "the passphrase is empty") }
-        return Array(text.utf8)
-    }
-
-    /// Argon2id is run once per process for a keyring and passphrase (it costs a fifth of a second by design).
-    private static let derived = Mutex<[[UInt8]: SymmetricKey]>([:])
-
-    private static func unlocking(_ keyring: Keyring, passphrase: [UInt8], remote: String) throws(SealingError) -> UnlockedKeys {
-        let memo = try Sodium.digest(keyring.salt + Array("\(keyring.parameters.opsLimit):\(keyring.parameters.memLimit)".utf8) + [0] + passphrase)
-        if let wrapping = derived.withLock({ $0[memo] }) { return try keyring.unlock(with: wrapping, remote: remote) }
-        let wrapping = try Sodium.deriveKey(passphrase: passphrase, salt: keyring.salt, parameters: keyring.parameters)
-        let keys = try keyring.unlock(with: wrapping, remote: remote)
-        derived.withLock { $0[memo] = wrapping }
-        return keys
-    }
-
     private func envelope() throws -> SealedEnvelope {
-        try unlock()
+        try unlock(entities: [])
         guard let keys else { throw SealingError(.unavailable, "the keys of \(address) are not open") }
         return SealedEnvelope(keys: keys)
     }
@@ -119,9 +60,11 @@ public final class SealedRemote: SyncRemote, @unchecked Sendable {
 
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         let envelope = try envelope()
-        try inner.changes(of: try SealedEnvelope.wireSchema(for: entity), since: since) { page in
+        let wire = try SealedEnvelope.wireSchema(for: entity)
+        try inner.changes(of: wire, since: since) { page in
             try onPage(try opened(page, entity: entity.name, envelope: envelope))
         }
+        try resealOlderRecords(of: entity.name, wire: wire, envelope: envelope)
     }
 
     /// The page with every record opened; what does not open, replays an older version, or is a deletion no

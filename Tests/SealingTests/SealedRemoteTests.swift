@@ -20,8 +20,22 @@ import TestSupport
             b = try Store(directory: directory.file("b"), create: true)
         }
 
-        func engine(_ store: Store, passphrase: String = "correct horse battery staple") -> SyncEngine {
-            SyncEngine(store: store) { [server] in SealedRemote(server, store: store) { passphrase } }
+        func engine(_ store: Store, passphrase: String = "correct horse battery staple", resealLimit: Int = 200) -> SyncEngine {
+            SyncEngine(store: store) { [server] in
+                let remote = SealedRemote(server, store: store) { passphrase }
+                remote.resealLimit = resealLimit
+                return remote
+            }
+        }
+
+        /// How many of the server's records of `entity` are sealed under each key.
+        func keysHeld(_ entity: String = "Holiday") -> [String: Int] {
+            var held: [String: Int] = [:]
+            for record in server.records(in: entity).values {
+                let parts = record[SealedEnvelope.field]?.stringValue?.split(separator: ".") ?? []
+                if parts.count == 4 { held[String(parts[1]), default: 0] += 1 }
+            }
+            return held
         }
 
         /// Every field value the server holds, of every entity and the keyring, as one text.
@@ -84,7 +98,7 @@ import TestSupport
             #expect(error.message.contains("the passphrase does not open the keys of memory://evsync") && !error.message.contains("\n"))
         }
         #expect(try world.b.lastSeq() == before)
-        #expect(try world.b.sealedPlace(remote: world.server.address) == nil)
+        #expect(try world.b.sealingValue("place", remote: world.server.address) == nil)
     }
 
     @Test func aStoreThatSyncedSealedNeverSendsInClear() async throws {
@@ -149,5 +163,46 @@ import TestSupport
         #expect(try envelope.open(sealed, entity: "Holiday", id: "one").get() == .init(counter: 1, fields: ["name": "x"]))
         #expect((try? envelope.open(sealed, entity: "Holiday", id: "two").get()) == nil)
         #expect((try? envelope.open(sealed, entity: "Birthday", id: "one").get()) == nil)
+    }
+
+    @Test func aRotationReachesADeviceThatWasAwayAndReSealsAFewRecordsAtEachSync() async throws {
+        let world = try World()
+        for day in 1...5 { _ = try world.a.add("Holiday", fields: ["name": "Day \(day)", "date": "2027-07-0\(day)"]) }
+        _ = try await world.engine(world.a).sync()
+        _ = try await world.engine(world.b).sync()   // b is away from now on
+        #expect(world.keysHeld() == ["k1": 5])
+
+        let rotating = SealedRemote(world.server, store: world.a) { "correct horse battery staple" }
+        #expect(try rotating.rotateKey(entities: ["Holiday", "Birthday"]) == "k2")
+        let made = try world.a.add("Holiday", fields: ["name": "After the rotation", "date": "2027-08-01"]).recordID
+        _ = try await world.engine(world.a, resealLimit: 2).sync()
+        #expect(world.keysHeld() == ["k1": 3, "k2": 3])
+        _ = try await world.engine(world.a, resealLimit: 2).sync()
+        #expect(world.keysHeld() == ["k1": 1, "k2": 5])
+        _ = try await world.engine(world.a, resealLimit: 2).sync()
+        #expect(world.keysHeld() == ["k2": 6])
+
+        // Back, b opens everything: the records under the new key, and what a rotation re-sealed is no change.
+        let report = try await world.engine(world.b).sync()
+        #expect(report.skipped.isEmpty && report.conflicts == 0, "\(report)")
+        #expect(try world.b.record("Holiday", id: made)?.fields["name"] == "After the rotation")
+        #expect(try world.b.records("Holiday").map(\.fields) == world.a.records("Holiday").map(\.fields))
+    }
+
+    @Test func aPassphraseChangeTellsTheOtherDevicesInOneLine() async throws {
+        let world = try World()
+        _ = try world.a.add("Holiday", fields: ["name": "Epiphany", "date": "2027-01-06"])
+        _ = try await world.engine(world.a).sync()
+        _ = try await world.engine(world.b).sync()
+        try SealedRemote(world.server, store: world.a) { "correct horse battery staple" }.changePassphrase(to: "a new passphrase")
+        _ = try world.a.add("Holiday", fields: ["name": "Candlemas", "date": "2027-02-02"])
+        _ = try await world.engine(world.a, passphrase: "a new passphrase").sync()
+        do {
+            _ = try await world.engine(world.b).sync()
+            Issue.record("the old passphrase still opened the keys")
+        } catch let error as SyncError {
+            #expect(error.message.contains("it was changed on another device on 20") && error.message.contains("give the new one"))
+        }
+        #expect(try await world.engine(world.b, passphrase: "a new passphrase").sync().pulled == 1)
     }
 }

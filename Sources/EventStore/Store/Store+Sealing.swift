@@ -5,20 +5,26 @@ import Storage
 /// each record, against which an older version a server replays is refused (Sealing's `SealedRemote`).
 extension Store {
     private enum SealingKey {
-        static func place(remote: String) -> String { "sealing\u{0}place\u{0}\(remote)" }
+        static func value(_ name: String, remote: String) -> String { "sealing\u{0}\(name)\u{0}\(remote)" }
         static func counter(remote: String, entity: String, id: String) -> String {
             "sealing\u{0}counter\u{0}\(remote)\u{0}\(entity.lowercased())\u{0}\(id)"
         }
     }
 
-    /// The place (Base64) of the keyring this store last synced sealed with at `remote`; nil if it never did.
-    package func sealedPlace(remote: String) throws(StoreError) -> String? {
-        try snapshot { try meta(SealingKey.place(remote: remote), in: $0) }
+    /// A value the sealed remote keeps for `remote` under `name` (`place`: the keyring this store synced with,
+    /// Base64; `current`: the key id it last saw current; `reseal <entity>`: where the re-sealing of records under
+    /// older keys goes on); nil if none.
+    package func sealingValue(_ name: String, remote: String) throws(StoreError) -> String? {
+        try snapshot { try meta(SealingKey.value(name, remote: remote), in: $0) }
     }
 
-    package func rememberSealedPlace(_ place: String, remote: String) throws(StoreError) {
+    /// Sets it; nil removes it.
+    package func setSealingValue(_ name: String, remote: String, to value: String?) throws(StoreError) {
         do {
-            try environment.write { try setMeta(SealingKey.place(remote: remote), place, in: $0) }
+            try environment.write { transaction in
+                let key = Array(SealingKey.value(name, remote: remote).utf8)
+                if let value { try transaction.put(key, Array(value.utf8), in: meta) } else { _ = try transaction.delete(key, in: meta) }
+            }
         } catch {
             throw wrap(error)
         }

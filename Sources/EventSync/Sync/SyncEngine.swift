@@ -152,7 +152,7 @@ public final class SyncEngine: Sendable {
     private func run(policy: ConflictPolicy, missing: MissingRecords?, startedAfter: UInt64?, report: inout SyncReport,
                      progress notify: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
-        if !remote.sealsRecords, try store.sealedPlace(remote: remote.address) != nil {
+        if !remote.sealsRecords, try store.sealingValue("place", remote: remote.address) != nil {
             throw SyncError(.invalidRemote, "this store syncs end-to-end encrypted with \(remote.address): nothing is sent to it "
                 + "in clear (give its passphrase: --encrypt)")
         }
