@@ -2,6 +2,7 @@
 import EventSync
 import Foundation
 @testable import KintoAdapter
+import ParseAdapter
 import HTTPTransport
 import Sealing
 import Testing
@@ -80,5 +81,39 @@ struct SealedKintoTests {
             #expect(error.code == .unauthorized && error.message.hasPrefix("the passphrase does not open the keys of "))
         }
         #expect(try c.lastSeq() == 0)
+    }
+}
+
+/// The same against the Parse stand-in (`Tools/parse-standin`, not Parse Server: see docs/parse.md), whose
+/// storage, its data file, is read directly.
+@Suite struct SealedParseTests {
+    @Test func theStandInsDataFileHoldsNothingInClearAndTwoDevicesConverge() async throws {
+        let directory = try TemporaryDirectory("synctests-sealed-parse")
+        let dataFile = directory.file("parse.json")
+        let standIn = try await ParseStandIn(["--class", "Holiday", "--class", "Birthday", "--allow-client-class-creation", "--data-file", dataFile])
+        let credentials = ParseCredentials(applicationID: ParseStandIn.applicationID, restAPIKey: ParseStandIn.restAPIKey)
+        @Sendable func engine(_ store: Store) -> SyncEngine {
+            SyncEngine(store: store) { [url = standIn.url] in
+                SealedRemote(try ParseRemote(serverURL: url, credentials: credentials), store: store) { SealedKintoTests.passphrase }
+            }
+        }
+        let a = try Store(directory: directory.file("a"), create: true)
+        let b = try Store(directory: directory.file("b"), create: true)
+        let values = ["Great-aunt Hilde", "1944-11-02", "Orange marmalade"]
+        let hilde = try a.add("Birthday", fields: ["name": .string(values[0]), "date": .string(values[1]), "giftIdeas": .string(values[2])]).recordID
+        _ = try await onThread { try engine(a).syncBlocking() }
+        let stored = try String(contentsOfFile: dataFile, encoding: .utf8)
+        #expect(stored.contains("evsync_sealed") && stored.contains("EvsyncKeyring"))
+        for value in values + [SealedKintoTests.passphrase] { #expect(!stored.contains(value), "\(value) is in clear in the stand-in's data") }
+
+        _ = try await onThread { try engine(b).syncBlocking() }
+        #expect(try b.record("Birthday", id: hilde)?.fields["giftIdeas"] == .string(values[2]))
+        try b.edit("Birthday", id: hilde, set: ["giftIdeas": "Quince jelly"])
+        _ = try await onThread { try engine(b).syncBlocking() }
+        try b.delete("Birthday", id: hilde)
+        _ = try await onThread { try engine(b).syncBlocking() }
+        _ = try await onThread { try engine(a).syncBlocking() }
+        #expect(try a.record("Birthday", id: hilde) == nil)
+        #expect(!(try String(contentsOfFile: dataFile, encoding: .utf8)).contains("Quince"))
     }
 }
