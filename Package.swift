@@ -54,7 +54,7 @@ let package = Package(
         // The CalDAV/CardDAV remote (docs/dav.md): the iCalendar/vCard content-line codec, the Holiday and Birthday
         // mappings, a WebDAV XML reader of its own, discovery, sync-collection pulls and conditional pushes.
         .target(name: "DAVAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "Sealing", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter", "DAVAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),
