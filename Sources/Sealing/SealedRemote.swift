@@ -14,9 +14,7 @@ import Synchronization
 /// let remote = SealedRemote(KintoRemote(...), store: store) { try String(contentsOfFile: path).trimmed }
 /// try SyncEngine(store: store).sync(with: remote)
 /// ```
-public final class SealedRemote: SyncRemote, @unchecked Sendable {
-    // @unchecked: like every remote, used by one sync at a time (SyncRemote's contract); `state` is only
-    // touched from that sync's thread.
+public final class SealedRemote: SyncRemote {
     public let inner: any SyncRemote
     let store: Store
     let passphrase: @Sendable () throws -> String
