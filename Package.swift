@@ -4,7 +4,7 @@ import PackageDescription
 // The targets are the layers, and each may import only the ones below it, so
 // the compiler keeps the direction (docs/architecture.md):
 //
-//   evsync (CLI) → KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → Storage → CLMDBGuard → CLMDB
+//   evsync (CLI) → Sealing, KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → Storage → CLMDBGuard → CLMDB
 //                                                                                  ↘ CZstd       ↘ CCRC32C, CFileStatus
 //       ↘ CPrctl, CTerminal  ↘ RemoteHTTP → HTTPTransport → CCurl (RemoteHTTP also → EventSync)
 //
@@ -13,13 +13,15 @@ import PackageDescription
 let package = Package(
     name: "evsync",
     products: [
-        .library(name: "EventSync", targets: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter"]),
+        .library(name: "EventSync", targets: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "Sealing"]),
         .executable(name: "evsync", targets: ["evsync"]),
     ],
     targets: [
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         // zstd, for the blocks of archive segments (Store+Compact.swift).
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // libsodium: Argon2id and XChaCha20-Poly1305 for end-to-end encrypted sync (Sealing); no cryptography of our own.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // prctl(2), for the CLI to keep credentials out of core dumps (a header only: it is in libc).
         .systemLibrary(name: "CPrctl"),
@@ -40,6 +42,9 @@ let package = Package(
         .target(name: "EventStore", dependencies: ["Storage", "CZstd"]),
         // The sync engine: pull, push, merge, lock, report, the SyncRemote protocol and an in-memory remote.
         .target(name: "EventSync", dependencies: ["EventStore"]),
+        // End-to-end encrypted sync (docs/encryption.md): a remote that seals every record before it leaves the
+        // device and opens every record pulled, its keys wrapped by a passphrase and kept on the server.
+        .target(name: "Sealing", dependencies: ["EventSync", "EventStore", "CSodium"]),
         // HTTP over libcurl and the one retry loop, shared by the remote adapters; it knows no sync and no server.
         .target(name: "HTTPTransport", dependencies: ["CCurl"]),
         // What the adapters share above HTTPTransport: their settings and their error, in the engine's terms.
@@ -51,7 +56,7 @@ let package = Package(
         // The CalDAV/CardDAV remote (docs/dav.md): the iCalendar/vCard content-line codec, the Holiday and Birthday
         // mappings, a WebDAV XML reader of its own, discovery, sync-collection pulls and conditional pushes.
         .target(name: "DAVAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport", "RemoteHTTP"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "Sealing", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter", "DAVAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),
@@ -67,8 +72,11 @@ let package = Package(
         .testTarget(name: "AdapterTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter"]),
         // The DAV codec and mappings without a server: folding, escaping, round trips of other clients' items.
         .testTarget(name: "DAVAdapterTests", dependencies: ["EventStore", "EventSync", "DAVAdapter", "TestSupport"]),
+        // Sealing without a server: libsodium's primitives as evsync uses them, the keyring, the envelope, and
+        // the sealed remote over InMemoryRemote, lies included.
+        .testTarget(name: "SealingTests", dependencies: ["EventStore", "EventSync", "Sealing", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "EventSync", "evsync", "evsync-fuzz", "TestSupport"]),
-        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport",
+        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport", "Sealing",
                                                    "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -83,6 +83,10 @@ public protocol SyncRemote: AnyObject {
 
     /// The record as the server holds it now; nil when it holds no live one.
     func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord?
+
+    /// Whether records are sealed before they reach the server (Sealing's `SealedRemote`): a store that synced
+    /// sealed with an address never syncs with it otherwise. False by default.
+    var sealsRecords: Bool { get }
 }
 
 extension SyncRemote {
@@ -103,6 +107,8 @@ extension SyncRemote {
     public var knowsAuthors: Bool? { nil }
 
     public var canList: Bool { false }
+
+    public var sealsRecords: Bool { false }
 
     public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { RemoteVersion(cursor.token) }
 

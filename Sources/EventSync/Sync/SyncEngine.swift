@@ -152,6 +152,10 @@ public final class SyncEngine: Sendable {
     private func run(policy: ConflictPolicy, missing: MissingRecords?, startedAfter: UInt64?, report: inout SyncReport,
                      progress notify: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
+        if !remote.sealsRecords, try store.sealingValue("place", remote: remote.address) != nil {
+            throw SyncError(.invalidRemote, "this store syncs end-to-end encrypted with \(remote.address): nothing is sent to it "
+                + "in clear (give its passphrase: --encrypt)")
+        }
         let entities = store.schemas.entities.filter(remote.holds)
         // The log's versions and acknowledgements are another server's: this one is read again from the start,
         // every record taken as it holds it (docs/decisions/one-remote-at-a-time.md).
