@@ -101,6 +101,7 @@ public final class SealedRemote: SyncRemote {
         opened.isRecreated = page.isRecreated
         // Not `needsVerification`: a sealed remote offers no listing to check against (`canList`).
         opened.isCheckpoint = page.isCheckpoint
+        opened.state = page.state
         // The server counts sealed deletions among its live records: its count says nothing of the log's.
         opened.liveRecords = nil
         return opened
@@ -183,6 +184,12 @@ public final class SealedRemote: SyncRemote {
     public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { inner.pullFloor(of: cursor) }
 
     public var knowsAuthors: Bool? { inner.knowsAuthors }
+
+    public var metaNamespace: String? { inner.metaNamespace }
+
+    public func restore(_ state: String, of entity: EntitySchema) {
+        if let wire = try? SealedEnvelope.wireSchema(for: entity) { inner.restore(state, of: wire) }
+    }
 
     /// A sealed deletion stays on the server as a record, so the server's listing is not the log's live
     /// records: `verify --remote` and the loss checks that compare them are not offered encrypted.
