@@ -1,0 +1,173 @@
+import Storage
+
+/// How a query runs in one snapshot: by a range scan of an index when one of its conditions is on a field
+/// the store indexes (the first such condition on the first sort key, else the first such condition), by
+/// a scan of the table otherwise. Either way each record read is checked against every condition, so both
+/// give the same records in the same order.
+struct QueryPlan {
+    let store: Store
+    let schema: EntitySchema
+    let conditions: [FieldCondition]
+    let sortKeys: [SortKey]
+    let limit: Int?
+    let offset: Int
+    let transaction: Transaction
+    /// Rows read and decoded so far: what the index spares (tests check it, not a timing).
+    private(set) var rowsRead = 0
+
+    init<Value>(_ query: Query<Value>, schema: EntitySchema, store: Store, in transaction: Transaction) throws(StoreError) {
+        let conditions = try query.resolvedConditions(schema)
+        let known = Set(["id"] + schema.fieldNames)
+        for field in conditions.map(\.field) + query.sortKeys.map(\.field) where !known.contains(field) {
+            throw StoreError.wrap(schema.unknownField(field))
+        }
+        (self.store, self.schema, self.conditions, self.sortKeys) = (store, schema, conditions, query.sortKeys)
+        (self.limit, self.offset, self.transaction) = (query.limit, query.offset, transaction)
+    }
+
+    /// The records the query returns, in order.
+    mutating func records() throws -> [Record] {
+        if let (condition, index) = try indexedCondition() {
+            if sortKeys.first?.field == condition.field, limit != nil,
+               let sorted = try inIndexOrder(condition, index, descending: sortKeys[0].descending) {
+                return sorted
+            }
+            return window(try candidates(condition, index).filter(matches).sorted(by: inOrder))
+        }
+        return window(try scan().sorted(by: inOrder))
+    }
+
+    /// How many records the query returns.
+    mutating func count() throws -> Int {
+        let total: Int
+        if let (condition, index) = try indexedCondition() {
+            // An index answers a lone condition by itself, unless the operand was cut: its neighbours must be read.
+            if conditions.count == 1, !IndexKeys.isCut(IndexKeys.encode(text: condition.operand, tag: IndexKeys.string)) {
+                total = try keyParts(condition, index).count
+            } else {
+                total = try candidates(condition, index).filter(matches).count
+            }
+        } else {
+            total = try scan().count
+        }
+        return max(0, min(total - offset, limit ?? .max))
+    }
+
+    func matches(_ record: Record) -> Bool {
+        conditions.allSatisfy { $0.matches($0.field == "id" ? .string(record.id) : record.fields[$0.field]) }
+    }
+
+    private func inOrder(_ a: Record, _ b: Record) -> Bool { SortKey.areInOrder(a, b, by: sortKeys) }
+
+    func window(_ records: [Record]) -> [Record] {
+        let start = min(offset, records.count)
+        return Array(records[start..<min(records.count, start + (limit ?? .max - start))])
+    }
+
+    /// The condition an index answers, with that index; nil when none does (or the store's indexes are behind its log).
+    private func indexedCondition() throws -> (FieldCondition, IndexDefinition)? {
+        let indexes = try store.log.views.indexes.usable(for: schema.name, in: transaction, lastSeq: store.log.lastSeq(in: transaction))
+        let answered = conditions.compactMap { condition -> (FieldCondition, IndexDefinition)? in
+            guard condition.op != .notEqual, condition.op != .contains,
+                  let index = indexes.first(where: { $0.reads(condition.field, as: schema) }) else { return nil }
+            return (condition, index)
+        }
+        return answered.first { $0.0.field == sortKeys.first?.field } ?? answered.first
+    }
+
+    // MARK: Scans
+
+    private mutating func scan() throws -> [Record] {
+        var found: [Record] = []
+        var count = 0
+        try store.forEachRow(of: schema.name, in: transaction) { id, fields in
+            count += 1
+            let record = schema.record(id: id, fields: fields)
+            if matches(record) { found.append(record) }
+        }
+        rowsRead += count
+        return found
+    }
+
+    /// The key parts (ids as keys spell them) of the records in the index's ranges for `condition`, each once.
+    private func keyParts(_ condition: FieldCondition, _ index: IndexDefinition) throws -> Set<[UInt8]> {
+        var parts: Set<[UInt8]> = []
+        try forEachEntry(condition, index, descending: false) { _, keyPart in parts.insert(Array(keyPart)); return true }
+        return parts
+    }
+
+    /// The records the index's ranges name, not yet checked against the conditions.
+    private mutating func candidates(_ condition: FieldCondition, _ index: IndexDefinition) throws -> [Record] {
+        try keyParts(condition, index).compactMap { try record(keyPart: $0) }
+    }
+
+    /// The record whose key part is `keyPart`, read; nil if it has no row (an index never names one, but a damaged one might).
+    private mutating func record(keyPart: some Collection<UInt8>) throws -> Record? {
+        let prefix = Keys.entityPrefix(schema.name)
+        let views = store.log.views
+        guard let row = try transaction.withValue(prefix + keyPart, in: views.records, { try views.row(in: $0, log: transaction) }) ?? nil
+        else { return nil }
+        rowsRead += 1
+        let id = try store.log.recordID(keyPart: String(decoding: keyPart, as: UTF8.self),
+                                        entityKey: String(decoding: prefix.dropLast(), as: UTF8.self), in: transaction)
+        return schema.record(id: id, fields: row)
+    }
+
+    /// Calls `body` with each entry of the index's ranges for `condition` (its value's bytes and the record's key part),
+    /// in key order or its reverse, until it returns false.
+    private func forEachEntry(_ condition: FieldCondition, _ index: IndexDefinition, descending: Bool,
+                              _ body: (_ value: UnsafeRawBufferPointer, _ keyPart: UnsafeRawBufferPointer) throws -> Bool) throws {
+        guard let database = store.log.views.indexes.database else { return }
+        let prefix = IndexKeys.prefix(entity: index.entity, field: index.field)
+        let ranges = IndexKeys.ranges(for: condition)
+        for range in descending ? ranges.reversed() : ranges {
+            let (lower, upper) = (prefix + range.lower, prefix + range.upper)
+            let cursor = try transaction.cursor(database)
+            var entry: Cursor.Entry?
+            if descending {
+                entry = try cursor.seek(atLeast: upper) != nil ? try cursor.previous() : try cursor.last()
+            } else {
+                entry = try cursor.seek(atLeast: lower)
+            }
+            while let current = entry {
+                let inRange = descending ? !current.key.lexicographicallyPrecedes(lower) : current.key.lexicographicallyPrecedes(upper)
+                guard inRange else { break }
+                let value = UnsafeRawBufferPointer(rebasing: current.key[prefix.count..<(current.key.count - current.value.count)])
+                guard try body(value, current.value) else { return }
+                entry = descending ? try cursor.previous() : try cursor.next()
+            }
+        }
+    }
+
+    /// The query's window read in the index's order, the query's first sort key being the indexed field: each run of
+    /// records under one value read, checked and sorted by the other keys, until the window is full. Nil, to be run
+    /// otherwise, when a record holds an array there: it is indexed under each element, out of the table's order.
+    private mutating func inIndexOrder(_ condition: FieldCondition, _ index: IndexDefinition, descending: Bool) throws -> [Record]? {
+        let wanted = offset + (limit ?? .max - offset)
+        var found: [Record] = []
+        var run: [[UInt8]] = []
+        var runValue: [UInt8] = []
+        var unordered = false
+        func flush(_ plan: inout QueryPlan) throws {
+            var records = try run.compactMap { try plan.record(keyPart: $0) }
+            if records.contains(where: { if case .array = $0.fields[condition.field] { true } else { false } }) { unordered = true }
+            records = records.filter(plan.matches).sorted(by: plan.inOrder)
+            found += records
+            run.removeAll()
+        }
+        var plan = self
+        try forEachEntry(condition, index, descending: descending) { value, keyPart in
+            if !value.elementsEqual(runValue) {
+                try flush(&plan)
+                if unordered || found.count >= wanted { return false }
+                runValue = Array(value)
+            }
+            run.append(Array(keyPart))
+            return true
+        }
+        if !unordered, !run.isEmpty { try flush(&plan) }
+        rowsRead = plan.rowsRead
+        guard !unordered else { return nil }
+        return window(found)
+    }
+}
