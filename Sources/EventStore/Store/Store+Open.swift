@@ -152,7 +152,9 @@ extension Store {
             }
             let events = try environment.openDatabase("events", flags: flag, in: transaction)
             // The indexes' database is in stores made since; `prepareIndexes` adds it to the others.
-            let indexes = RecordIndexes(database: try environment.existingDatabase(RecordIndexes.databaseName, in: transaction), meta: meta)
+            let indexes = RecordIndexes(database: create ? try environment.openDatabase(RecordIndexes.databaseName, flags: flag, in: transaction)
+                                            : try environment.existingDatabase(RecordIndexes.databaseName, in: transaction),
+                                        meta: meta)
             let log = EventLog(events: events, views: try ViewDatabases.open(in: environment, transaction: transaction, create: create,
                                                                             events: events, indexes: indexes),
                                meta: meta)
