@@ -280,3 +280,39 @@ struct TypedQueryTests {
         }
     }
 }
+
+@Suite("observing a query")
+struct QueryObservationTests {
+    @Test("an observed query yields its records, then only when a commit changed them, with what entered, changed and left")
+    func observedQuery() async throws {
+        let directory = try TemporaryDirectory("query-observation")
+        let store = try Store(directory: directory.file("store"), create: true)
+        for month in 1...5 {
+            try store.add("Holiday", id: "y27m\(month)", fields: ["name": "H", "date": .string("2027-0\(month)-01")])
+            try store.add("Holiday", id: "y26m\(month)", fields: ["name": "H", "date": .string("2026-0\(month)-01")])
+        }
+        let query = TypedQueryTests.Holiday.where(\.date >= "2027-01-01").order(\.date)
+        var observed = store.observe(query, every: .milliseconds(10)).makeAsyncIterator()
+        let first = try #require(try await observed.next())
+        #expect(first.records.map(\.id) == (1...5).map { "y27m\($0)" })
+        #expect(first.changes.inserted.count == 5)
+        // Writes that leave the result as it was: other records of the entity, and another entity.
+        for index in 0..<20 { try store.add("Holiday", id: "other\(index)", fields: ["name": "O", "date": "2025-01-01"]) }
+        try store.edit("Holiday", id: "y26m1", set: ["name": "Renamed"])
+        try store.add("Birthday", id: "ann", fields: ["name": "Ann", "date": "1990-01-01"])
+        // The next element is the first commit that changed the result.
+        let added = try store.add("Holiday", id: "y27m6", fields: ["name": "H", "date": "2027-06-01"])
+        let second = try #require(try await observed.next())
+        #expect(second.changes.inserted.map(\.id) == ["y27m6"] && second.changes.updated.isEmpty && second.changes.deleted.isEmpty)
+        #expect(second.changes.seq == added.seq)
+        #expect(second.records.count == 6)
+        try await store.write { transaction in
+            try transaction.edit("Holiday", id: "y27m2", set: ["name": "Changed"])
+            try transaction.edit("Holiday", id: "y27m3", set: ["date": "2026-12-31"])
+        }
+        let third = try #require(try await observed.next())
+        #expect(third.changes.updated.map(\.name) == ["Changed"])
+        #expect(third.changes.deleted == ["y27m3"] && third.changes.inserted.isEmpty)
+        #expect(third.records.map(\.id) == ["y27m1", "y27m2", "y27m4", "y27m5", "y27m6"])
+    }
+}
