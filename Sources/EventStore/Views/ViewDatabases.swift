@@ -239,6 +239,8 @@ struct ViewDatabases: Sendable {
     ///   record already exists; such creations are skipped.
     func apply(_ creations: EncodedCreations, in transaction: Transaction) throws -> Int? {
         let noValue = UnsafeRawBufferPointer(start: nil, count: 0)
+        // Looked up once: an import folds a chunk of thousands of creations here.
+        let indexed = try indexes.definitions(in: transaction)
         return try creations.bytes.withUnsafeBytes { bytes in
             func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
             var firstTaken: Int?
@@ -247,7 +249,7 @@ struct ViewDatabases: Sendable {
                 let key = part(entry.key)
                 if try transaction.insert(key, part(entry.entry), in: records) {
                     try transaction.put(key, noValue, in: outbox)
-                    if let zero = key.firstIndex(of: 0), try indexes.hasIndexes(entityKey: key[..<zero], in: transaction) {
+                    if !indexed.isEmpty, let zero = key.firstIndex(of: 0), indexed[String(decoding: key[..<zero], as: UTF8.self)] != nil {
                         try indexes.update(recordKey: key, before: nil, after: EventCoding.setFields(of: part(entry.event)), in: transaction)
                     }
                     try Self.historyEntry(seq: entry.seq, kind: .created, origin: .local).withUnsafeBytes {
