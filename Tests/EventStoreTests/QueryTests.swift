@@ -116,6 +116,8 @@ struct QueryTests {
             #expect(descending.records.map(\.id) == (990..<1_000).reversed().map { String(format: "d%04d", $0) })
             #expect(descending.rowsRead == 10)
             #expect(try store.count(Query("Item").where("date", .atLeast, "1970-04-11").where("date", .less, "1970-07-20")) == 100)
+            #expect(try store.records(range.limit(.max, offset: 99)).map(\.id) == ["d0199"])
+            #expect(try store.records(range.limit(0)).isEmpty)
             #expect(try store.read { try $0.run(Query("Item").where("note", .equal, "n").limit(5)) }.rowsRead == 1_000)
         }
     }

@@ -61,7 +61,7 @@ struct QueryPlan {
 
     func window(_ records: [Record]) -> [Record] {
         let start = min(offset, records.count)
-        return Array(records[start..<min(records.count, start + (limit ?? .max - start))])
+        return Array(records[start..<(start + min(records.count - start, limit ?? .max))])
     }
 
     /// The condition an index answers, with that index; nil when none does (or the store's indexes are behind its log).
@@ -143,7 +143,7 @@ struct QueryPlan {
     /// records under one value read, checked and sorted by the other keys, until the window is full. Nil, to be run
     /// otherwise, when a record holds an array there: it is indexed under each element, out of the table's order.
     private mutating func inIndexOrder(_ condition: FieldCondition, _ index: IndexDefinition, descending: Bool) throws -> [Record]? {
-        let wanted = offset + (limit ?? .max - offset)
+        let wanted = limit.map { offset.addingReportingOverflow($0) }.map { $0.overflow ? .max : $0.partialValue } ?? .max
         var found: [Record] = []
         var run: [[UInt8]] = []
         var runValue: [UInt8] = []
