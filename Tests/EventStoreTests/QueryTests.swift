@@ -89,6 +89,14 @@ struct QueryTests {
                     }
                 }
             }
+            // Two conditions on one field: a range, except on a field that may hold arrays.
+            for (field, low, high) in [("rank", "0", "3"), ("tags", "x", "y"), ("name", "a", "b"), ("date", "2026-03", "2026-07")] {
+                for (lowOp, highOp) in [(FieldCondition.Operator.atLeast, FieldCondition.Operator.less), (.greater, .atMost)] {
+                    let query = Query("Item").where(field, lowOp, low).where(field, highOp, high).order(field)
+                    #expect(try indexed.records(query) == scanned.records(query), "\(field) \(lowOp.rawValue)\(low) \(highOp.rawValue)\(high)")
+                    #expect(try indexed.count(query) == scanned.count(query))
+                }
+            }
             #expect(usedIndex > 300, "the indexed store read fewer rows for most queries: \(usedIndex)")
             // The scanned store's answers follow the comparison rules, checked on their own.
             let all = try scanned.records("Item")

@@ -1,8 +1,8 @@
 import Storage
 
-/// How a query runs in one snapshot: by a range scan of an index when one of its conditions is on a field
-/// the store indexes (the first such condition on the first sort key, else the first such condition), by
-/// a scan of the table otherwise. Either way each record read is checked against every condition, so both
+/// How a query runs in one snapshot: by a range scan of an index when some of its conditions are on a field
+/// the store indexes (the first sort key's if it is one, else the first such field; its conditions' ranges
+/// intersected), by a scan of the table otherwise. Either way each record read is checked against every condition, so both
 /// give the same records in the same order.
 struct QueryPlan {
     let store: Store
@@ -27,12 +27,12 @@ struct QueryPlan {
 
     /// The records the query returns, in order.
     mutating func records() throws -> [Record] {
-        if let (condition, index) = try indexedCondition() {
-            if sortKeys.first?.field == condition.field, limit != nil,
-               let sorted = try inIndexOrder(condition, index, descending: sortKeys[0].descending) {
+        if let scan = try indexScan() {
+            if sortKeys.first?.field == scan.index.field, limit != nil,
+               let sorted = try inIndexOrder(scan, descending: sortKeys[0].descending) {
                 return sorted
             }
-            return window(try candidates(condition, index).filter(matches).sorted(by: inOrder))
+            return window(try candidates(scan).filter(matches).sorted(by: inOrder))
         }
         return window(try scan().sorted(by: inOrder))
     }
@@ -40,13 +40,8 @@ struct QueryPlan {
     /// How many records the query returns.
     mutating func count() throws -> Int {
         let total: Int
-        if let (condition, index) = try indexedCondition() {
-            // An index answers a lone condition by itself, unless the operand was cut: its neighbours must be read.
-            if conditions.count == 1, !IndexKeys.isCut(IndexKeys.encode(text: condition.operand, tag: IndexKeys.string)) {
-                total = try keyParts(condition, index).count
-            } else {
-                total = try candidates(condition, index).filter(matches).count
-            }
+        if let scan = try indexScan() {
+            total = scan.answersAll ? try keyParts(scan).count : try candidates(scan).filter(matches).count
         } else {
             total = try scan().count
         }
@@ -64,15 +59,31 @@ struct QueryPlan {
         return Array(records[start..<(start + min(records.count - start, limit ?? .max))])
     }
 
-    /// The condition an index answers, with that index; nil when none does (or the store's indexes are behind its log).
-    private func indexedCondition() throws -> (FieldCondition, IndexDefinition)? {
+    /// What of an index a query reads: the ranges of values its conditions on that field allow.
+    struct IndexScan {
+        let index: IndexDefinition
+        let ranges: [IndexKeys.ValueRange]
+        /// Whether every entry in the ranges satisfies every condition: the query's conditions are all on this
+        /// field and none has an operand cut in the index (`IndexKeys.maxValueBytes`), so a count needs no record.
+        let answersAll: Bool
+    }
+
+    /// The index scan that answers the query's conditions best; nil when no index does (or the store's indexes
+    /// are behind its log).
+    private func indexScan() throws -> IndexScan? {
         let indexes = try store.log.views.indexes.usable(for: schema.name, in: transaction, lastSeq: store.log.lastSeq(in: transaction))
-        let answered = conditions.compactMap { condition -> (FieldCondition, IndexDefinition)? in
-            guard condition.op != .notEqual, condition.op != .contains,
-                  let index = indexes.first(where: { $0.reads(condition.field, as: schema) }) else { return nil }
-            return (condition, index)
-        }
-        return answered.first { $0.0.field == sortKeys.first?.field } ?? answered.first
+        let answered = conditions.filter { $0.op != .notEqual && $0.op != .contains }
+        let fields = answered.map(\.field).filter { field in indexes.contains { $0.reads(field, as: schema) } }
+        guard let field = fields.first(where: { $0 == sortKeys.first?.field }) ?? fields.first,
+              let index = indexes.first(where: { $0.reads(field, as: schema) }) else { return nil }
+        // Several conditions on a field of single values are one range; on one that may hold arrays they are not
+        // (`tags >= "x"` and `tags < "y"` may hold for two elements, none in between): the first one's ranges, then.
+        let types = schema.types(of: field)
+        let single = !types.isEmpty && !types.contains("array")
+        let onField = single ? answered.filter { $0.field == field } : [answered.first { $0.field == field }].compactMap { $0 }
+        let ranges = onField.dropFirst().reduce(IndexKeys.ranges(for: onField[0])) { IndexKeys.intersection($0, IndexKeys.ranges(for: $1)) }
+        let cut = onField.contains { IndexKeys.isCut(IndexKeys.encode(text: $0.operand, tag: IndexKeys.string)) }
+        return IndexScan(index: index, ranges: ranges, answersAll: onField.count == conditions.count && !cut)
     }
 
     // MARK: Scans
@@ -89,16 +100,16 @@ struct QueryPlan {
         return found
     }
 
-    /// The key parts (ids as keys spell them) of the records in the index's ranges for `condition`, each once.
-    private func keyParts(_ condition: FieldCondition, _ index: IndexDefinition) throws -> Set<[UInt8]> {
+    /// The key parts (ids as keys spell them) of the records in the scan's ranges, each once.
+    private func keyParts(_ scan: IndexScan) throws -> Set<[UInt8]> {
         var parts: Set<[UInt8]> = []
-        try forEachEntry(condition, index, descending: false) { _, keyPart in parts.insert(Array(keyPart)); return true }
+        try forEachEntry(scan, descending: false) { _, keyPart in parts.insert(Array(keyPart)); return true }
         return parts
     }
 
     /// The records the index's ranges name, not yet checked against the conditions.
-    private mutating func candidates(_ condition: FieldCondition, _ index: IndexDefinition) throws -> [Record] {
-        try keyParts(condition, index).compactMap { try record(keyPart: $0) }
+    private mutating func candidates(_ scan: IndexScan) throws -> [Record] {
+        try keyParts(scan).compactMap { try record(keyPart: $0) }
     }
 
     /// The record whose key part is `keyPart`, read; nil if it has no row (an index never names one, but a damaged one might).
@@ -113,14 +124,13 @@ struct QueryPlan {
         return schema.record(id: id, fields: row)
     }
 
-    /// Calls `body` with each entry of the index's ranges for `condition` (its value's bytes and the record's key part),
+    /// Calls `body` with each entry of the scan's ranges (its value's bytes and the record's key part),
     /// in key order or its reverse, until it returns false.
-    private func forEachEntry(_ condition: FieldCondition, _ index: IndexDefinition, descending: Bool,
+    private func forEachEntry(_ scan: IndexScan, descending: Bool,
                               _ body: (_ value: UnsafeRawBufferPointer, _ keyPart: UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let database = store.log.views.indexes.database else { return }
-        let prefix = IndexKeys.prefix(entity: index.entity, field: index.field)
-        let ranges = IndexKeys.ranges(for: condition)
-        for range in descending ? ranges.reversed() : ranges {
+        let prefix = IndexKeys.prefix(entity: scan.index.entity, field: scan.index.field)
+        for range in descending ? scan.ranges.reversed() : scan.ranges {
             let (lower, upper) = (prefix + range.lower, prefix + range.upper)
             let cursor = try transaction.cursor(database)
             var entry: Cursor.Entry?
@@ -142,7 +152,7 @@ struct QueryPlan {
     /// The query's window read in the index's order, the query's first sort key being the indexed field: each run of
     /// records under one value read, checked and sorted by the other keys, until the window is full. Nil, to be run
     /// otherwise, when a record holds an array there: it is indexed under each element, out of the table's order.
-    private mutating func inIndexOrder(_ condition: FieldCondition, _ index: IndexDefinition, descending: Bool) throws -> [Record]? {
+    private mutating func inIndexOrder(_ scan: IndexScan, descending: Bool) throws -> [Record]? {
         let wanted = limit.map { offset.addingReportingOverflow($0) }.map { $0.overflow ? .max : $0.partialValue } ?? .max
         var found: [Record] = []
         var run: [[UInt8]] = []
@@ -150,13 +160,13 @@ struct QueryPlan {
         var unordered = false
         func flush(_ plan: inout QueryPlan) throws {
             var records = try run.compactMap { try plan.record(keyPart: $0) }
-            if records.contains(where: { if case .array = $0.fields[condition.field] { true } else { false } }) { unordered = true }
+            if records.contains(where: { if case .array = $0.fields[scan.index.field] { true } else { false } }) { unordered = true }
             records = records.filter(plan.matches).sorted(by: plan.inOrder)
             found += records
             run.removeAll()
         }
         var plan = self
-        try forEachEntry(condition, index, descending: descending) { value, keyPart in
+        try forEachEntry(scan, descending: descending) { value, keyPart in
             if !value.elementsEqual(runValue) {
                 try flush(&plan)
                 if unordered || found.count >= wanted { return false }

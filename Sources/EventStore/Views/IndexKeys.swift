@@ -83,6 +83,19 @@ enum IndexKeys {
         var upper: [UInt8]
     }
 
+    /// The values in both lists of ranges (each in key order, not overlapping): what two conditions on one field allow.
+    static func intersection(_ a: [ValueRange], _ b: [ValueRange]) -> [ValueRange] {
+        var ranges: [ValueRange] = []
+        for x in a {
+            for y in b {
+                let lower = x.lower.lexicographicallyPrecedes(y.lower) ? y.lower : x.lower
+                let upper = x.upper.lexicographicallyPrecedes(y.upper) ? x.upper : y.upper
+                if lower.lexicographicallyPrecedes(upper) { ranges.append(ValueRange(lower: lower, upper: upper)) }
+            }
+        }
+        return ranges.sorted { $0.lower.lexicographicallyPrecedes($1.lower) }
+    }
+
     /// The ranges of encoded values that may satisfy `condition` (one of `= < <= > >=`), in key order; the
     /// values there satisfy it, but for cut ones, which the caller checks. Empty for `!=` and contains.
     static func ranges(for condition: FieldCondition) -> [ValueRange] {
