@@ -126,7 +126,14 @@ struct QueryTests {
             #expect(try store.count(Query("Item").where("date", .atLeast, "1970-04-11").where("date", .less, "1970-07-20")) == 100)
             #expect(try store.records(range.limit(.max, offset: 99)).map(\.id) == ["d0199"])
             #expect(try store.records(range.limit(0)).isEmpty)
-            #expect(try store.read { try $0.run(Query("Item").where("note", .equal, "n").limit(5)) }.rowsRead == 1_000)
+            // Records of one date come in id order: the window ends in the middle of them.
+            try store.write { transaction in
+                for index in 0..<50 { try transaction.add("Item", id: String(format: "same%02d", 49 - index), fields: ["date": "2030-01-01"]) }
+            }
+            let ties = try store.read { try $0.run(Query("Item").where("date", .atLeast, "2030-01-01").order("date").limit(10, offset: 5)) }
+            #expect(ties.records.map(\.id) == (5..<15).map { String(format: "same%02d", $0) })
+            #expect(ties.rowsRead == 15)
+            #expect(try store.read { try $0.run(Query("Item").where("note", .equal, "n").limit(5)) }.rowsRead == 1_050)
         }
     }
 

@@ -165,14 +165,24 @@ struct QueryPlan {
             found += records
             run.removeAll()
         }
+        // Ascending on this field alone, records of one value come in id order (their keys' order), but for
+        // long ids (hashed, `#`, first) and values cut in the index: otherwise a run can stop at the window's end.
+        let idOrder = !descending && sortKeys.count == 1
+        var runInIDOrder = true
         var plan = self
         try forEachEntry(scan, descending: descending) { value, keyPart in
             if !value.elementsEqual(runValue) {
                 try flush(&plan)
                 if unordered || found.count >= wanted { return false }
                 runValue = Array(value)
+                runInIDOrder = idOrder && !IndexKeys.isCut(value)
             }
             run.append(Array(keyPart))
+            if keyPart.first == Keys.hashedIDMark { runInIDOrder = false }
+            if runInIDOrder, found.count + run.count >= wanted {
+                try flush(&plan)
+                if unordered || found.count >= wanted { return false }
+            }
             return true
         }
         if !unordered, !run.isEmpty { try flush(&plan) }
