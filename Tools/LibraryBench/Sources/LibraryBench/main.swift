@@ -2,7 +2,8 @@
 //
 //   LibraryBench evsync|sqlite CASE DIR [--n N] [--seconds S] [--durability full|normal]
 //
-// CASE: single, batch, threads, sequential (evsync only), concurrent, readid, read100, observe, crossprocess, idle (and `writer`, the other process
+// CASE: single, batch, threads, sequential (evsync only), concurrent, readid, read100, observe, crossprocess, idle,
+// query, count, observequery and addindex (evsync only; issue 51) (and `writer`, the other process
 // of crossprocess). Prints one JSON object on stdout: what was measured, in seconds. Run by Tools/bench (case 13).
 import CSQLite
 import EventStore
@@ -159,23 +160,64 @@ final class SQLite: @unchecked Sendable {
         sqlite3_reset(insert)
     }
 
+    /// `SELECT … WHERE date BETWEEN ? AND ? ORDER BY date LIMIT ?`, made into the records.
+    func holidays(from first: String, to last: String, limit: Int) -> [Holiday] {
+        let select = statement("SELECT id, name, date, details FROM holiday WHERE date BETWEEN ? AND ? ORDER BY date LIMIT ?")
+        defer { sqlite3_reset(select) }
+        sqlite3_bind_text(select, 1, first, -1, Self.transient)
+        sqlite3_bind_text(select, 2, last, -1, Self.transient)
+        sqlite3_bind_int64(select, 3, Int64(limit))
+        var found: [Holiday] = []
+        while sqlite3_step(select) == SQLITE_ROW {
+            if let record = row(select) { found.append(record) }
+        }
+        return found
+    }
+
+    func count(from first: String, to last: String) -> Int {
+        let select = statement("SELECT COUNT(*) FROM holiday WHERE date BETWEEN ? AND ?")
+        defer { sqlite3_reset(select) }
+        sqlite3_bind_text(select, 1, first, -1, Self.transient)
+        sqlite3_bind_text(select, 2, last, -1, Self.transient)
+        guard sqlite3_step(select) == SQLITE_ROW else { return 0 }
+        return Int(sqlite3_column_int64(select, 0))
+    }
+
+    /// A row of `SELECT id, name, date, details` as the record (the date parsed from its text, as evsync does).
+    func row(_ select: OpaquePointer) -> Holiday? {
+        func text(_ column: Int32) -> String? { sqlite3_column_text(select, column).map { String(cString: $0) } }
+        let day = (text(2) ?? "").split(separator: "-").compactMap { Int($0) }
+        guard day.count == 3, let date = dayFormat.date(from: DateComponents(year: day[0], month: day[1], day: day[2])) else { return nil }
+        return Holiday(id: text(0) ?? "", name: text(1) ?? "", date: date, details: text(3))
+    }
+
     /// An app's typed read: the columns made into the record (the date parsed from its text, as evsync does).
     func holiday(id: String) -> Holiday? {
         let select = statement("SELECT id, name, date, details FROM holiday WHERE id = ?")
         defer { sqlite3_reset(select) }
         sqlite3_bind_text(select, 1, id, -1, Self.transient)
         guard sqlite3_step(select) == SQLITE_ROW else { return nil }
-        func text(_ column: Int32) -> String? { sqlite3_column_text(select, column).map { String(cString: $0) } }
-        let day = (text(2) ?? "").split(separator: "-").compactMap { Int($0) }
-        guard day.count == 3, let date = dayFormat.date(from: DateComponents(year: day[0], month: day[1], day: day[2])) else { return nil }
-        return Holiday(id: text(0) ?? "", name: text(1) ?? "", date: date, details: text(3))
+        return row(select)
     }
 }
 
 // MARK: the cases
 
-func openStore() -> Store {
-    var configuration = Store.Configuration(create: true)
+/// The schemas of the query cases: the built-in Holiday with its date indexed (`x-evsync-index`), as an app
+/// that queries by date declares it; the other cases use the built-ins unchanged.
+func indexedSchemas() -> SchemaRegistry {
+    let folder = directory + ".schemas"
+    let text = #"{"title": "Holiday", "x-evsync-collection": "holidays", "type": "object", "properties": {"name": {"type": "string"}, "#
+        + #""date": {"type": "string", "format": "date", "x-evsync-index": true}, "details": {"type": "string"}}, "required": ["name", "date"]}"#
+    do {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try text.write(toFile: folder + "/holiday.schema.json", atomically: true, encoding: .utf8)
+        return try SchemaRegistry(directory: folder)
+    } catch { fail("schemas: \(error)") }
+}
+
+func openStore(schemas: SchemaRegistry = SchemaRegistry()) -> Store {
+    var configuration = Store.Configuration(schemas: schemas, create: true)
     configuration.author = "bench@host"
     configuration.durability = durability == "normal" ? .normal : .full
     do { return try Store(directory: directory, configuration: configuration) } catch { fail("open \(directory): \(error)") }
@@ -404,6 +446,99 @@ case ("sqlite", "observe"):
     withExtendedLifetime(hook) {}
     let (median, p99, worst) = percentiles(times)
     emit(["median": median, "p99": p99, "max": worst, "commits": m])
+
+case (_, "query"), (_, "count"):
+    // n records with the date indexed (SQLite: CREATE INDEX on date); `reads` queries of a month each:
+    // the first 100 by date decoded into the struct, or the count of the month's records.
+    let n = count ?? 100_000, reads = benchCase == "query" ? 1_000 : 200
+    let months = (0..<reads).map { _ in 1 + Int.random(in: 0..<12) }
+    func range(_ month: Int) -> (String, String) { (String(format: "2027-%02d-01", month), String(format: "2027-%02d-31", month)) }
+    let records = (0..<n).map { holiday($0) }
+    var found = 0
+    let t0: Double
+    if side == "evsync" {
+        let store = openStore(schemas: indexedSchemas())
+        do { try store.write { tx in for record in records { _ = try tx.add(record) } } } catch { fail("populate: \(error)") }
+        t0 = now()
+        do {
+            for month in months {
+                let (first, last) = range(month)
+                let query = Holiday.all.where("date", .atLeast, first).where("date", .atMost, last)
+                if benchCase == "query" {
+                    found += try store.records(query.order("date").limit(100)).count
+                } else {
+                    found += try store.count(query)
+                }
+            }
+        } catch { fail("query: \(error)") }
+    } else {
+        let sqlite = openSQLite()
+        sqlite.exec("BEGIN"); records.forEach(sqlite.insert); sqlite.exec("COMMIT")
+        sqlite.exec("CREATE INDEX holiday_date ON holiday(date)")
+        t0 = now()
+        for month in months {
+            let (first, last) = range(month)
+            if benchCase == "query" {
+                found += sqlite.holidays(from: first, to: last, limit: 100).count
+            } else {
+                found += sqlite.count(from: first, to: last)
+            }
+        }
+    }
+    emit(["seconds": now() - t0, "queries": reads, "records": n, "found": found, "per_query": (now() - t0) / Double(reads)])
+
+case ("evsync", "observequery"):
+    // A query of 10 records observed while `m` unrelated records (other months) are added one by one: how often
+    // it wakes; then `m` adds that each change its result: its updates' latency, beside the query's own time.
+    let n = count ?? 10_000, m = 1_000
+    let store = openStore(schemas: indexedSchemas())
+    do { try store.write { tx in for i in 0..<n { _ = try tx.add(holiday(i)) } } } catch { fail("populate: \(error)") }
+    let query = Holiday.all.where("date", .equal, "2027-01-01").order("name").limit(10)
+    let wakes = Mutex<[Double]>([])
+    let firstSeen = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            var first = true
+            for try await _ in store.observe(query, every: .milliseconds(20)) {
+                if first { first = false; firstSeen.signal(); continue }
+                wakes.withLock { $0.append(now()) }
+            }
+        } catch { fail("observe: \(error)") }
+    }
+    firstSeen.wait()
+    // Unrelated: December's holidays.
+    do { for i in 0..<m { _ = try store.add(Holiday(name: "Unrelated \(i)", date: dayFormat.date(from: DateComponents(year: 2027, month: 12, day: 1 + i % 28))!)) } } catch { fail("add: \(error)") }
+    Thread.sleep(forTimeInterval: 1)   // every wake those commits could cause has come
+    let unrelatedWakes = wakes.withLock { $0.count }
+    // Related: each add enters the result (a name sorting first on the query's day).
+    var latencies: [Double] = []
+    for i in 0..<50 {
+        let before = wakes.withLock { $0.count }
+        let t = now()
+        do { _ = try store.add(Holiday(name: "A\(String(format: "%04d", 9_999 - i))", date: dayFormat.date(from: DateComponents(year: 2027, month: 1, day: 1))!)) } catch { fail("add: \(error)") }
+        while wakes.withLock({ $0.count }) == before { Thread.sleep(forTimeInterval: 0.0005) }
+        latencies.append(wakes.withLock { $0[$0.count - 1] } - t)
+    }
+    let q0 = now()
+    do { for _ in 0..<200 { _ = try store.records(query) } } catch { fail("query: \(error)") }
+    let queryTime = (now() - q0) / 200
+    emit(["unrelated_writes": m, "wakes_for_unrelated": unrelatedWakes, "update_median": percentiles(latencies).median,
+          "query_seconds": queryTime])
+
+case ("evsync", "addindex"):
+    // A store of n records without an index; then opening it with the date indexed (the index built on open),
+    // against rebuild-views of the same store.
+    let n = count ?? 100_000
+    do {
+        let plain = openStore()
+        try plain.write { tx in for i in 0..<n { _ = try tx.add(holiday(i)) } }
+    } catch { fail("populate: \(error)") }
+    let t0 = now()
+    let indexed = openStore(schemas: indexedSchemas())
+    let adding = now() - t0
+    let t1 = now()
+    do { _ = try indexed.rebuildViews() } catch { fail("rebuild: \(error)") }
+    emit(["seconds": adding, "rebuild_seconds": now() - t1, "records": n])
 
 case ("evsync", "writer"):
     // The other process of `crossprocess`: for each line on stdin, adds one record with that id and
