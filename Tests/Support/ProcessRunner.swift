@@ -49,9 +49,12 @@ public final class RunningProcess: Sendable {
     private let state = ExitState()
 
     public let pid: Int32
+    /// The program and its arguments, for messages.
+    public let command: String
 
     public init(executable: String, arguments: [String], environment: [String: String], input: Input,
                 directory: String? = nil) throws {
+        command = ([executable] + arguments).joined(separator: " ")
         files = FileManager.default.temporaryDirectory.appendingPathComponent("evsync-tests-proc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
         let stdin: ChildSpawn.Input
@@ -127,7 +130,7 @@ public final class RunningProcess: Sendable {
         let ended = DispatchSemaphore(value: 0)
         whenEnded { ended.signal() }
         if ended.wait(timeout: .now() + timeout) == .timedOut {
-            Issue.record("\(pid) did not finish in \(timeout) s; killing it", sourceLocation: sourceLocation)
+            Issue.record("\(command) did not finish in \(timeout) s; killing it", sourceLocation: sourceLocation)
             Glibc.kill(pid, SIGKILL)
             ended.wait()
         }
