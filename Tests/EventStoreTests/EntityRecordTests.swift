@@ -174,6 +174,7 @@ struct EntityRecordTests {
         #expect(value == .string("Holidays of 2027"))
     }
 
+    @available(*, deprecated, message: "tests a deprecated observation, kept working")
     @Test("observeChanges delivers inserted, updated and deleted records of its entity only")
     func observeChanges() async throws {
         let directory = try TemporaryDirectory("evsync-tests")
@@ -209,6 +210,7 @@ struct EntityRecordTests {
         #expect(first.seq == 6)
     }
 
+    @available(*, deprecated, message: "tests a deprecated observation, kept working")
     @Test("observeChanges of the app's type decodes what changed")
     func observeTypedChanges() async throws {
         let directory = try TemporaryDirectory("evsync-tests")

@@ -56,6 +56,7 @@ struct ObservationTests {
         #expect(try await emissions.next() == [])
     }
 
+    @available(*, deprecated, message: "tests a deprecated observation, kept working")
     @Test("observeRecords of an unknown entity fails")
     func observeUnknownEntity() async throws {
         let directory = try TemporaryDirectory("evsync-tests")
@@ -152,6 +153,7 @@ struct ObservationTests {
         #expect(try await seqs.next() == 4)
     }
 
+    @available(*, deprecated, message: "tests a deprecated observation, kept working")
     @Test("observe yields every record first, then after each commit the records with what was inserted, updated and deleted")
     func observeKeepsTheTableCurrent() async throws {
         let directory = try TemporaryDirectory("evsync-tests")

@@ -9,6 +9,7 @@ import TestSupport
 struct EmbeddingTests {
     static func holiday(_ name: String) -> JSONObject { ["name": .string(name), "date": "2027-01-01"] }
 
+    @available(*, deprecated, message: "tests a deprecated observation, kept working")
     @Test("a commit by another process reaches observe through inotify, with an hour between fallback looks")
     func anotherProcessesCommitIsSeen() async throws {
         let sandbox = try TemporaryDirectory("evsync-embedding")

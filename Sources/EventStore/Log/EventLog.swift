@@ -106,7 +106,7 @@ struct EventLog: Sendable {
             RecordEntry.appendInStep(version: version, seq: nextSeq, to: &entry)
             let (views, seq, transaction) = (log.views, nextSeq, transaction)
             guard try entry.withUnsafeBytes({
-                try views.insertInStep(entity: event.entity, id: event.recordID, entry: $0, seq: seq, in: transaction)
+                try views.insertInStep(entity: event.entity, id: event.recordID, entry: $0, fields: fields, seq: seq, in: transaction)
             }) else { return false }
             var stored = event
             stored.seq = nextSeq

@@ -8,7 +8,8 @@ import Foundation
 /// `contentEncoding: base64`, `minLength`/`maxLength`, `minimum`/`maximum`,
 /// `enum`, `items`, `required`, `default` (read into records that lack the
 /// field, never written), `x-evsync-renamed-from` (a field's former name,
-/// read as the new one and kept on the server). Fields not declared under `properties` are
+/// read as the new one and kept on the server), `x-evsync-index` (`true` on a field, or a list of fields at
+/// the top: the store keeps an index of the field, `indexedFields`). Fields not declared under `properties` are
 /// refused in local writes, so a typo never reaches the log; a record that
 /// carries one from elsewhere (a newer app's) keeps it. Any other keyword
 /// (`$ref`, `pattern`, nested `properties`, …) refuses the schema: evsync
@@ -40,6 +41,10 @@ public struct EntitySchema: Sendable {
     /// no protocol's rules live here. Which words are known is the caller's to check
     /// (`SchemaRegistry(directory:remoteProtocols:)`).
     public var remoteOptions: [String: JSONValue] { parts.remoteOptions }
+    /// The fields the schema asks the store to index (`x-evsync-index`), sorted: a query with a condition on
+    /// one reads only the records it returns (`Query`). The views keep them; adding or dropping one takes a
+    /// reopening or a `rebuildViews`.
+    public var indexedFields: [String] { parts.indexedFields }
     var rules: [String: Rule] { parts.rules }
 
     /// What the schema says, shared by every copy of it: a schema is looked up for each record read
@@ -53,11 +58,13 @@ public struct EntitySchema: Sendable {
         let renames: [String: String]
         let remoteOptions: [String: JSONValue]
         let rules: [String: Rule]
+        let indexedFields: [String]
 
         init(name: String, remoteName: String?, fieldNames: [String], required: Set<String>, defaults: JSONObject,
-             renames: [String: String], remoteOptions: [String: JSONValue], rules: [String: Rule]) {
+             renames: [String: String], remoteOptions: [String: JSONValue], rules: [String: Rule], indexedFields: [String]) {
             (self.name, self.remoteName, self.fieldNames, self.required) = (name, remoteName, fieldNames, required)
             (self.defaults, self.renames, self.remoteOptions, self.rules) = (defaults, renames, remoteOptions, rules)
+            self.indexedFields = indexedFields
         }
     }
     private let parts: Parts
@@ -89,6 +96,7 @@ public struct EntitySchema: Sendable {
         var rules: [String: Rule] = [:]
         var defaults: JSONObject = [:]
         var renames: [String: String] = [:]
+        var indexed: Set<String> = []
         for (field, definition) in properties.sorted(by: { $0.key < $1.key }) {
             guard field != "id" else {
                 throw SchemaError("\(source): field 'id' is reserved: it is the record's id")
@@ -114,6 +122,22 @@ public struct EntitySchema: Sendable {
                 }
                 renames[old] = field
             }
+            if let given = definition.objectValue?["x-evsync-index"] {
+                guard let flag = given.boolValue else { throw SchemaError("\(path): 'x-evsync-index' must be true or false") }
+                if flag { indexed.insert(field) }
+            }
+        }
+        if let given = root["x-evsync-index"] {
+            guard let names = given.arrayValue?.compactMap(\.stringValue), names.count == given.arrayValue?.count else {
+                throw SchemaError("\(source): 'x-evsync-index' must be an array of field names")
+            }
+            if let unknown = names.first(where: { rules[$0] == nil }) {
+                throw SchemaError("\(source): 'x-evsync-index' names '\(unknown)', which is not among the properties")
+            }
+            indexed.formUnion(names)
+        }
+        if let long = indexed.sorted().first(where: { $0.utf8.count > Self.maxIndexedNameLength }) {
+            throw SchemaError("\(source): field '\(long)' cannot be indexed: its name is longer than \(Self.maxIndexedNameLength) bytes")
         }
         var required: Set<String> = []
         if let given = root["required"] {
@@ -133,13 +157,16 @@ public struct EntitySchema: Sendable {
             fieldNames: Self.declarationOrder(of: properties.keys, in: text), required: required, defaults: defaults,
             renames: renames,
             remoteOptions: Dictionary(uniqueKeysWithValues: root.compactMap { key, value in Self.remoteProtocol(of: key).map { ($0, value) } }),
-            rules: rules)
+            rules: rules, indexedFields: indexed.sorted())
     }
+
+    /// The longest name of an indexed field: it is part of the index's LMDB keys, with the entity's, a value and an id.
+    static let maxIndexedNameLength = 64
 
     /// What a schema's top level may hold.
     static let rootKeywords: Set<String> = [
         "$schema", "$id", "$comment", "title", "description", "examples", "type", "properties", "required",
-        "additionalProperties", "x-evsync-collection",
+        "additionalProperties", "x-evsync-collection", "x-evsync-index",
     ]
 
     /// `dav` for `x-evsync-dav`: a keyword of a remote's, not one the store reads (`x-evsync-collection`).

@@ -19,7 +19,7 @@ final class Rule: Sendable {
     /// What a field's definition may hold.
     static let keywords: Set<String> = [
         "type", "format", "contentEncoding", "minLength", "maxLength", "minimum", "maximum", "enum", "items",
-        "default", "title", "description", "$comment", "examples", "x-evsync-renamed-from",
+        "default", "title", "description", "$comment", "examples", "x-evsync-renamed-from", "x-evsync-index",
     ]
 
     init(_ definition: JSONValue, path: String) throws(SchemaError) {

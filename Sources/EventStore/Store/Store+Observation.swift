@@ -32,7 +32,7 @@ extension Store {
 
     /// A stream whose elements `body` yields from a task of its own, which is cancelled when the consumer
     /// stops. The stream ends when `body` returns or is cancelled, or with the error `body` throws.
-    private static func taskStream<Element: Sendable>(
+    static func taskStream<Element: Sendable>(
         bufferingPolicy: AsyncThrowingStream<Element, any Error>.Continuation.BufferingPolicy = .unbounded,
         _ body: @escaping @Sendable (AsyncThrowingStream<Element, any Error>.Continuation) async throws -> Void
     ) -> AsyncThrowingStream<Element, any Error> {
@@ -95,6 +95,7 @@ extension Store {
     /// only if one of them is this entity, so changes to other entities cost
     /// it next to nothing.
     /// - Throws: (through the stream) `.invalidData` for an unknown entity.
+    @available(*, deprecated, message: "use observe(Query(entity)): its records, and what changed in them")
     public func observeRecords(_ entity: String, every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<[Record], any Error> {
         observeRecords(entity, every: interval, probe: nil)
     }
@@ -117,6 +118,7 @@ extension Store {
     /// acknowledgement) yields nothing. A consumer slower than the writers gets
     /// the changes of every event since its last element, merged into one.
     /// - Throws: (through the stream) `.invalidData` for an unknown entity.
+    @available(*, deprecated, message: "use observe(Query(entity)): its elements carry what changed")
     public func observeChanges(_ entityName: String, after seq: UInt64,
                                every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<RecordChanges<Record>, any Error> {
         let changes = logChanges(every: interval)
@@ -132,6 +134,7 @@ extension Store {
     }
 
     /// `observeChanges` with the records as the app's own type.
+    @available(*, deprecated, message: "use observe(Value.all): its elements carry what changed")
     public func observeChanges<Value: EntityRecord>(_ type: Value.Type, after seq: UInt64,
                                                     every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<RecordChanges<Value>, any Error> {
         let records = observeChanges(Value.entityName, after: seq, every: interval)
@@ -157,6 +160,7 @@ extension Store {
     ///
     /// Each commit costs what it changed: only its events are read (see `observeChanges`), and the
     /// records are kept here and patched. Nothing is read, and no thread wakes, while the store is idle.
+    @available(*, deprecated, message: "use observe(Value.all), or a narrower query: the same records and changes")
     public func observe<Value: EntityRecord>(_ type: Value.Type) -> AsyncThrowingStream<ObservedRecords<Value>, any Error> {
         Self.taskStream { [self] continuation in
             let (first, seq) = try await read { snapshot in (try snapshot.records(type), try snapshot.lastSeq()) }
@@ -166,6 +170,7 @@ extension Store {
 
     /// `observe` with the records as `Record`s, by entity name (any case).
     /// - Throws: (through the stream) `.invalidData` for an unknown entity.
+    @available(*, deprecated, message: "use observe(Query(entityName)): the same records and changes")
     public func observe(_ entityName: String) -> AsyncThrowingStream<ObservedRecords<Record>, any Error> {
         Self.taskStream { [self] continuation in
             let (first, seq) = try recordsAndSeq(entityName)

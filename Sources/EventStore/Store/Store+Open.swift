@@ -151,7 +151,12 @@ extension Store {
                 guard create else { throw LayoutNeedsUpgrade() }
             }
             let events = try environment.openDatabase("events", flags: flag, in: transaction)
-            let log = EventLog(events: events, views: try ViewDatabases.open(in: environment, transaction: transaction, create: create, events: events),
+            // The indexes' database is in stores made since; `prepareIndexes` adds it to the others.
+            let indexes = RecordIndexes(database: create ? try environment.openDatabase(RecordIndexes.databaseName, flags: flag, in: transaction)
+                                            : try environment.existingDatabase(RecordIndexes.databaseName, in: transaction),
+                                        meta: meta)
+            let log = EventLog(events: events, views: try ViewDatabases.open(in: environment, transaction: transaction, create: create,
+                                                                            events: events, indexes: indexes),
                                meta: meta)
             let replayed = layout == "1" ? try upgradeLayout1(log, environment: environment, in: transaction) : nil
             if create, layout != layoutVersion {

@@ -72,8 +72,10 @@ public final class Store: Sendable {
             let environment = lease.environment
             context = StoreError.Context(directory: directory, mapSize: environment.mapSize, mapReduced: lease.opened.mapReduced,
                                          readOnlyBecause: lease.opened.readOnlyBecause)
-            let (log, meta, replayed) = try Self.openDatabases(in: environment, directory: directory, create: create,
-                                                               repairingViews: repairingViews)
+            let (opened, meta, replayed) = try Self.openDatabases(in: environment, directory: directory, create: create,
+                                                                  repairingViews: repairingViews)
+            let log = try Self.prepareIndexes(opened, declared: IndexDefinition.declared(by: schemas), environment: environment,
+                                              writable: lease.opened.readOnlyBecause == nil)
             try environment.read { try Self.checkLogEnd(log, meta: meta, directory: directory, in: $0) }
             try Self.flushNames(newNames)
             (self.log, self.meta, self.replayedAtOpening) = (log, meta, replayed)
@@ -124,7 +126,10 @@ public final class Store: Sendable {
         let first = appender.nextSeq
         let result = try body(&appender)
         // Where the log ends, committed with it: see `checkLogEnd`.
-        if appender.nextSeq != first { try setMeta(MetaKey.logEnd, String(appender.nextSeq - 1), in: transaction) }
+        if appender.nextSeq != first {
+            try setMeta(MetaKey.logEnd, String(appender.nextSeq - 1), in: transaction)
+            try log.views.indexes.noteKept(through: appender.nextSeq - 1, in: transaction)
+        }
         return result
     }
 

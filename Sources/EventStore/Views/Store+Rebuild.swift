@@ -26,6 +26,10 @@ extension Store {
             return try environment.write { transaction in
                 if let replayedAtOpening, try log.lastSeq(in: transaction) == replayedAtOpening { return replayedAtOpening }
                 try markLayout(in: transaction)
+                // The indexes kept are those the schemas declare now: adding or dropping one takes a rebuild.
+                if log.views.indexes.database != nil {
+                    try Self.setIndexes(IndexDefinition.declared(by: schemas), of: log, in: transaction)
+                }
                 for database in log.views.all { try transaction.empty(database) }
                 return try Self.replay(log, into: log.views, environment: environment, in: transaction)
             }
@@ -74,7 +78,12 @@ extension Store {
             // The scratch views are only compared, never kept: their transaction is aborted, never flushed.
             try scratch.writeAndDiscard { transaction in
                 // Rows stored by reference are read from the store's log.
-                let fresh = try ViewDatabases.open(in: scratch, transaction: transaction, create: true, events: log.events)
+                // The indexes the store keeps, kept the same way.
+                let indexes = try log.views.indexes.database.map { _ in
+                    RecordIndexes(database: try scratch.openDatabase(RecordIndexes.databaseName, flags: MDBFlags.create, in: transaction),
+                                  meta: nil, fixed: try log.views.indexes.definitions(in: stored).values.flatMap { $0 })
+                } ?? RecordIndexes(database: nil, meta: nil)
+                let fresh = try ViewDatabases.open(in: scratch, transaction: transaction, create: true, events: log.events, indexes: indexes)
                 try Self.replay(log, from: stored, into: fresh, in: transaction, releasing: [environment, scratch])
                 try afterReplay(scratchDirectory)
                 var differences: [ViewDifference] = []
@@ -97,7 +106,9 @@ extension Store {
     /// Folds every event of the log into `views`, which must be empty; returns the number of events.
     @discardableResult
     static func replay(_ log: EventLog, into views: ViewDatabases, environment: Environment, in transaction: Transaction) throws -> UInt64 {
-        try replay(log, from: transaction, into: views, in: transaction, releasing: [environment])
+        let count = try replay(log, from: transaction, into: views, in: transaction, releasing: [environment])
+        try views.indexes.noteKept(through: try log.lastSeq(in: transaction), in: transaction)
+        return count
     }
 
     /// Folds every event of the log, read in `source`, into `views`, written

@@ -6,8 +6,10 @@ import Storage
 ///   the server's version; see `RecordEntry`.
 /// - `outbox`: `entity\0id` → nothing; present exactly when row and shadow differ (what sync must push).
 /// - `history`: `id\0entity` → sorted duplicates, one per event of the record (`seq`, kind, origin).
+/// - `indexes`: the fields the schemas index, `entity\0field\0value id` → id (`IndexKeys`, `RecordIndexes`),
+///   in a store that has it.
 ///
-/// All three are rebuilt from the log by `rebuild-views`; they hold nothing
+/// All are rebuilt from the log by `rebuild-views`; they hold nothing
 /// the log does not say.
 ///
 /// Reading takes a second transaction, `log`, for the rows stored by
@@ -19,18 +21,27 @@ struct ViewDatabases: Sendable {
     let history: Database
     /// The log the rows stored by reference are read from.
     let events: Database
+    let indexes: RecordIndexes
 
     static let names = ["records", "outbox", "history"]
 
     /// - Parameter events: the log (of this environment or, for scratch views, of the store's).
-    static func open(in environment: Environment, transaction: Transaction, create: Bool, events: Database) throws -> ViewDatabases {
+    /// - Parameter indexes: the indexes' database, and where the list of them is kept.
+    static func open(in environment: Environment, transaction: Transaction, create: Bool, events: Database,
+                     indexes: RecordIndexes) throws -> ViewDatabases {
         let createFlag: Int32 = create ? MDBFlags.create : 0
         return ViewDatabases(
             records: try environment.openDatabase("records", flags: createFlag, in: transaction),
             outbox: try environment.openDatabase("outbox", flags: createFlag, in: transaction),
             history: try environment.openDatabase("history", flags: createFlag | MDBFlags.dupSort | MDBFlags.dupFixed, in: transaction),
-            events: events
+            events: events,
+            indexes: indexes
         )
+    }
+
+    /// These views with `indexes` instead.
+    func with(_ indexes: RecordIndexes) -> ViewDatabases {
+        ViewDatabases(records: records, outbox: outbox, history: history, events: events, indexes: indexes)
     }
 
     /// Reads what an event sets from the log, in `log`: the rows stored by reference.
@@ -108,7 +119,7 @@ struct ViewDatabases: Sendable {
         return layered ?? false
     }
 
-    var all: [Database] { [records, outbox, history] }
+    var all: [Database] { [records, outbox, history] + (indexes.database.map { [$0] } ?? []) }
 
     // MARK: Reading
 
@@ -163,6 +174,9 @@ struct ViewDatabases: Sendable {
         let before = projection
         projection.apply(event)
 
+        if projection.row != before.row {
+            try indexes.update(recordKey: key, before: before.row, after: projection.row, in: transaction)
+        }
         if projection != before {
             // A creation's row is its `set`, and so is a baseline's (of a record that exists).
             let rowIsSet = before.row == nil && before.shadow == nil
@@ -201,10 +215,16 @@ struct ViewDatabases: Sendable {
     /// its entry and its first history entry, what folding its remote creation would write.
     /// - Parameter entry: its `RecordEntry` (`RecordEntry.appendInStep`).
     /// - Returns: false, having written nothing, when the store has an entry for it.
-    func insertInStep(entity: String, id: String, entry: UnsafeRawBufferPointer, seq: UInt64, in transaction: Transaction) throws -> Bool {
+    /// - Parameter fields: its fields' JSON, read only when its entity has indexes.
+    func insertInStep(entity: String, id: String, entry: UnsafeRawBufferPointer, fields: UnsafeRawBufferPointer, seq: UInt64,
+                      in transaction: Transaction) throws -> Bool {
         // The insertion both checks that the record is new and adds it: one tree search, not two.
-        guard try Keys.record(entity: entity, id: id).withUnsafeBytes({ try transaction.insert($0, entry, in: records) }) else {
+        let key = Keys.record(entity: entity, id: id)
+        guard try key.withUnsafeBytes({ try transaction.insert($0, entry, in: records) }) else {
             return false
+        }
+        if try indexes.hasIndexes(entityKey: Keys.entityPrefix(entity).dropLast(), in: transaction) {
+            try indexes.update(recordKey: key, before: nil, after: RecordEntry.decodeFields(fields), in: transaction)
         }
         try transaction.put(Keys.history(entity: entity, id: id), Self.historyEntry(seq: seq, kind: .created, origin: .remote),
                             in: history)
@@ -219,6 +239,8 @@ struct ViewDatabases: Sendable {
     ///   record already exists; such creations are skipped.
     func apply(_ creations: EncodedCreations, in transaction: Transaction) throws -> Int? {
         let noValue = UnsafeRawBufferPointer(start: nil, count: 0)
+        // Looked up once: an import folds a chunk of thousands of creations here.
+        let indexed = try indexes.definitions(in: transaction)
         return try creations.bytes.withUnsafeBytes { bytes in
             func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
             var firstTaken: Int?
@@ -227,6 +249,9 @@ struct ViewDatabases: Sendable {
                 let key = part(entry.key)
                 if try transaction.insert(key, part(entry.entry), in: records) {
                     try transaction.put(key, noValue, in: outbox)
+                    if !indexed.isEmpty, let zero = key.firstIndex(of: 0), indexed[String(decoding: key[..<zero], as: UTF8.self)] != nil {
+                        try indexes.update(recordKey: key, before: nil, after: EventCoding.setFields(of: part(entry.event)), in: transaction)
+                    }
                     try Self.historyEntry(seq: entry.seq, kind: .created, origin: .local).withUnsafeBytes {
                         try transaction.put(part(entry.historyKey), $0, in: history)
                     }

@@ -231,7 +231,7 @@ final class Sightings: Sendable {
 func evsyncObserver(_ store: Store, into sightings: Sightings) {
     Task {
         do {
-            for try await observed in store.observe(Holiday.self) {
+            for try await observed in store.observe(Holiday.all) {
                 sightings.saw(observed.changes.inserted.map(\.id) + ["(yield)"])
             }
         } catch { fail("observe: \(error)") }
