@@ -9,12 +9,7 @@ import TestSupport
 /// the handler it finds first is SIG_DFL.
 @Suite("Crash guard and the app's signal handlers")
 struct CrashGuardTests {
-    /// The built `GuardProbe`, next to the test bundle (`EventStoreTests` depends on it, so it is built first).
-    static let probe: String = {
-        var directory = Bundle.main.bundleURL
-        if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
-        return directory.appendingPathComponent("GuardProbe").path
-    }()
+    static let probe = BuiltProduct.url("GuardProbe").path
 
     static func run(_ scenario: String) async throws -> ProcessOutput {
         let directory = try TemporaryDirectory("crash-guard")

@@ -10,11 +10,28 @@ import Foundation
 /// the socket while it ran (the Parse stand-in, seen once) held that thread, and with it the exit of every other
 /// child, for ever. The caller here waits for its own child alone (`waitpid` of that pid).
 enum ChildSpawn {
-    static func spawn(_ argv: [String], environment: [String: String], stdin: String, stdout: String, stderr: String) throws -> pid_t {
+    /// What the child reads on standard input.
+    enum Input {
+        /// The file at this path.
+        case file(String)
+        /// This descriptor of the test process (a pipe's read end).
+        case descriptor(Int32)
+    }
+
+    /// - Parameter directory: the child's working directory; nil, this process's.
+    static func spawn(_ argv: [String], environment: [String: String], stdin: Input, stdout: String, stderr: String,
+                      directory: String? = nil) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin, O_RDONLY, 0)
+        switch stdin {
+        case .file(let path): posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, path, O_RDONLY, 0)
+        case .descriptor(let descriptor): posix_spawn_file_actions_adddup2(&actions, descriptor, STDIN_FILENO)
+        }
+        if let directory {
+            guard let changeDirectory else { throw DaemonStarter.Failure(description: "this C library has no posix_spawn_file_actions_addchdir_np (glibc 2.29)") }
+            _ = changeDirectory(&actions, directory)
+        }
         posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         guard let closeFrom else { throw DaemonStarter.Failure(description: "this C library has no posix_spawn_file_actions_addclosefrom_np (glibc 2.34)") }
@@ -38,6 +55,11 @@ enum ChildSpawn {
         guard spawned == 0 else { throw DaemonStarter.Failure(description: "cannot run \(argv[0]): \(String(cString: strerror(spawned)))") }
         return pid
     }
+
+    /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29), which Swift's Glibc module does not show.
+    private typealias ChangeDirectory = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    private static let changeDirectory: ChangeDirectory? =
+        dlsym(nil, "posix_spawn_file_actions_addchdir_np").map { unsafeBitCast($0, to: ChangeDirectory.self) }  // nil: RTLD_DEFAULT
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which Swift's Glibc module does not show.
     private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32

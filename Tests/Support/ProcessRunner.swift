@@ -1,5 +1,6 @@
-import Foundation
+public import Foundation
 import Synchronization
+public import Testing
 
 /// What a finished child process left behind.
 public struct ProcessOutput: Sendable, CustomStringConvertible {
@@ -28,23 +29,50 @@ public struct ProcessFailure: Error, CustomStringConvertible {
     }
 }
 
-/// A child process (`ChildSpawn`). Its standard input, output and error are
-/// temporary files (never pipes), so a chatty child can never block on a full
-/// pipe and the output is read only after it exits. Waiting is asynchronous: a
-/// thread of its own waits for this child alone, none of the test runner's.
+/// A child process (`ChildSpawn`): the one way tests run a program, the CLI above all. Its standard output and
+/// error are temporary files (never pipes), so a chatty child can never block on a full pipe, and what it has
+/// written can be read while it runs. A thread of its own waits for this child alone, none of the test runner's;
+/// a test waits for the exit asynchronously (`wait()`) or blocking its thread (`finish(timeout:)`). A child still
+/// running when the object goes is killed.
 public final class RunningProcess: Sendable {
+    /// What the child reads on standard input.
+    public enum Input: Sendable {
+        /// Nothing (`/dev/null`).
+        case none
+        /// These bytes, from a regular file.
+        case bytes(Data)
+        /// The read end of this pipe, which the test writes to and closes.
+        case pipe(Pipe)
+    }
+
     private let files: URL
     private let state = ExitState()
 
     public let pid: Int32
+    /// The program and its arguments, for messages.
+    public let command: String
 
-    public init(executable: String, arguments: [String], environment: [String: String], stdin: String? = nil) throws {
-        files = FileManager.default.temporaryDirectory.appendingPathComponent("synctests-proc-\(UUID().uuidString)")
+    public init(executable: String, arguments: [String], environment: [String: String], input: Input,
+                directory: String? = nil) throws {
+        command = ([executable] + arguments).joined(separator: " ")
+        files = FileManager.default.temporaryDirectory.appendingPathComponent("evsync-tests-proc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
-        let inURL = files.appendingPathComponent("stdin")
-        try Data((stdin ?? "").utf8).write(to: inURL)
-        pid = try ChildSpawn.spawn([executable] + arguments, environment: environment, stdin: inURL.path,
-                                   stdout: files.appendingPathComponent("stdout").path, stderr: files.appendingPathComponent("stderr").path)
+        let stdin: ChildSpawn.Input
+        switch input {
+        case .none:
+            stdin = .file("/dev/null")
+        case .bytes(let data):
+            let url = files.appendingPathComponent("stdin")
+            try data.write(to: url)
+            stdin = .file(url.path)
+        case .pipe(let pipe):
+            stdin = .descriptor(pipe.fileHandleForReading.fileDescriptor)
+        }
+        pid = try ChildSpawn.spawn([executable] + arguments, environment: environment, stdin: stdin,
+                                   stdout: files.appendingPathComponent("stdout").path, stderr: files.appendingPathComponent("stderr").path,
+                                   directory: directory)
+        // The child has its own copy of the pipe's read end: the test's must go, so that its writes fail once the child is gone.
+        if case .pipe(let pipe) = input { try? pipe.fileHandleForReading.close() }
         let (pid, state) = (pid, state)
         Thread.detachNewThread {
             let ended = ChildSpawn.wait(for: pid)
@@ -53,24 +81,37 @@ public final class RunningProcess: Sendable {
                 defer { state.waiters = [] }
                 return state.waiters
             }
-            for waiter in waiters { waiter.resume() }
+            for waiter in waiters { waiter() }
         }
     }
 
+    /// - Parameter stdin: what the child reads; nil, nothing.
+    public convenience init(executable: String, arguments: [String], environment: [String: String], stdin: String? = nil) throws {
+        try self.init(executable: executable, arguments: arguments, environment: environment, input: stdin.map { .bytes(Data($0.utf8)) } ?? .none)
+    }
+
     deinit {
+        if !hasExited { Glibc.kill(pid, SIGKILL) }
         try? FileManager.default.removeItem(at: files)
     }
 
     public var hasExited: Bool { state.mutex.withLock { $0.ended != nil } }
+    public var isRunning: Bool { !hasExited }
 
     public func signal(_ signal: Int32) {
-        if !hasExited { kill(pid, signal) }
+        if !hasExited { Glibc.kill(pid, signal) }
+    }
+
+    /// Kills the child (SIGKILL) and waits for it to be gone.
+    public func kill() {
+        signal(SIGKILL)
+        _ = finish()
     }
 
     /// What the process has written so far, while it runs (a watcher's lines).
     public func outputSoFar() -> (stdout: String, stderr: String) {
         func read(_ name: String) -> String {
-            (try? String(contentsOf: files.appendingPathComponent(name), encoding: .utf8)) ?? ""
+            String(decoding: (try? Data(contentsOf: files.appendingPathComponent(name))) ?? Data(), as: UTF8.self)
         }
         return (read("stdout"), read("stderr"))
     }
@@ -78,12 +119,33 @@ public final class RunningProcess: Sendable {
     /// Waits for the process to exit and collects its output.
     public func wait() async -> ProcessOutput {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ended = state.mutex.withLock { state in
-                if state.ended == nil { state.waiters.append(continuation) }
-                return state.ended != nil
-            }
-            if ended { continuation.resume() }
+            whenEnded { continuation.resume() }
         }
+        return output()
+    }
+
+    /// Waits for the process to exit, blocking this thread, and collects its output; after `timeout` seconds
+    /// records an issue and kills it.
+    public func finish(timeout: TimeInterval = 120, sourceLocation: SourceLocation = #_sourceLocation) -> ProcessOutput {
+        let ended = DispatchSemaphore(value: 0)
+        whenEnded { ended.signal() }
+        if ended.wait(timeout: .now() + timeout) == .timedOut {
+            Issue.record("\(command) did not finish in \(timeout) s; killing it", sourceLocation: sourceLocation)
+            Glibc.kill(pid, SIGKILL)
+            ended.wait()
+        }
+        return output()
+    }
+
+    private func whenEnded(_ waiter: @escaping @Sendable () -> Void) {
+        let ended = state.mutex.withLock { state in
+            if state.ended == nil { state.waiters.append(waiter) }
+            return state.ended != nil
+        }
+        if ended { waiter() }
+    }
+
+    private func output() -> ProcessOutput {
         let (status, killedBySignal) = state.mutex.withLock { $0.ended } ?? (0, false)
         let (stdout, stderr) = outputSoFar()
         return ProcessOutput(status: status, killedBySignal: killedBySignal, stdout: stdout, stderr: stderr)
@@ -92,7 +154,7 @@ public final class RunningProcess: Sendable {
 
 /// Whether the process has exited, and who waits for it.
 private final class ExitState: Sendable {
-    let mutex = Mutex<(ended: (status: Int32, killedBySignal: Bool)?, waiters: [CheckedContinuation<Void, Never>])>((nil, []))
+    let mutex = Mutex<(ended: (status: Int32, killedBySignal: Bool)?, waiters: [@Sendable () -> Void])>((nil, []))
 }
 
 public enum ProcessRunner {

@@ -208,7 +208,7 @@ struct SyncFeedbackTests {
         let pidFile = directory.file("pid"), typescript = directory.file("typescript")
         // script(1) gives evsync a terminal and writes what it shows to `typescript` as it comes (-f);
         // the shell tells evsync's pid (exec keeps it).
-        let command = "echo $$ > \(pidFile); exec \(Evsync.binary) --store \(fx.cli.store) sync --remote \(proxy.url)/buckets/\(fx.web.bucket) --auth-file \(fx.authFile)"
+        let command = "echo $$ > \(pidFile); exec \(BuiltProduct.evsync.path) --store \(fx.cli.store) sync --remote \(proxy.url)/buckets/\(fx.web.bucket) --auth-file \(fx.authFile)"
         let terminal = try RunningProcess(executable: "/usr/bin/script", arguments: ["-qfec", "sh -c '\(command)'", typescript],
                                           environment: Evsync.baseEnvironment)
         func shown() -> String { (try? String(contentsOfFile: typescript, encoding: .utf8)) ?? "" }

@@ -37,7 +37,7 @@ struct BackupCLITests {
                 // Only the data file: opening a store (as the checks below do) makes its lock file.
                 #expect(try Self.entries(sandbox.root.appendingPathComponent(name)) == ["data.mdb"])
             }
-            #expect(writer.process.isRunning, "the writer was still adding records after the last backup: they ran at once")
+            #expect(writer.isRunning, "the writer was still adding records after the last backup: they ran at once")
             try sandbox.write("stop", "")
             #expect(writer.wait().status == Exit.ok)
             let total = try sandbox.eventCount()

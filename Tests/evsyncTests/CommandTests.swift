@@ -8,7 +8,7 @@ import TestSupport
 struct CommandTests {
     @Test("the binary is where the tests look for it")
     func binaryExists() {
-        #expect(FileManager.default.isExecutableFile(atPath: EvsyncBinary.url.path), "\(EvsyncBinary.url.path)")
+        #expect(FileManager.default.isExecutableFile(atPath: BuiltProduct.evsync.path), "\(BuiltProduct.evsync.path)")
     }
 
     @Test("add prints the new id; --id and field:=json")

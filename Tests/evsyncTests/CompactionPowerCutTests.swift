@@ -51,8 +51,8 @@ struct CompactionPowerCutTests {
             defer { for cut in cuts { cut.detach() } }
             // The compaction is paused for each copy, which would otherwise hold some of its writes and miss earlier,
             // flushed ones (`powerCut`).
-            while compaction.process.isRunning && cuts.count < 8 {
-                cuts.append(try disk.powerCut(pausing: [compaction.process.processIdentifier]))
+            while compaction.isRunning && cuts.count < 8 {
+                cuts.append(try disk.powerCut(pausing: [compaction.pid]))
             }
             let duringCompaction = cuts.count
             let finished = compaction.wait()

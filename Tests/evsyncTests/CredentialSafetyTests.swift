@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What `evsync sync` does to keep the password secret: it warns about an auth
 /// file others can read, refuses to send credentials in clear text to another
@@ -168,7 +169,7 @@ struct CredentialSafetyTests {
             #expect(server.waitForConnection(seconds: 60), "the sync never connected")
             // A crash, as the kernel would deliver it. (Not SIGQUIT or SIGABRT: a child of
             // the test runner inherits its worker thread's mask, which blocks both.)
-            kill(sync.process.processIdentifier, SIGSEGV)
+            kill(sync.pid, SIGSEGV)
             let result = sync.wait()
             #expect(result.status == -SIGSEGV, "\(result)")
             let cores = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path).filter { $0.hasPrefix("core") }

@@ -16,7 +16,7 @@ struct FuzzCorpusTests {
         let directory = Self.corpus.appendingPathComponent(target)
         let inputs = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(!inputs.isEmpty, "no seeds for \(target)")
-        let fuzzer = EvsyncBinary.url.deletingLastPathComponent().appendingPathComponent("evsync-fuzz")
+        let fuzzer = BuiltProduct.url("evsync-fuzz")
         let run = try await ProcessRunner.run(fuzzer.path, [target, directory.path], environment: ["SWIFT_BACKTRACE": "enable=no"])
         #expect(run.status == 0 && !run.killedBySignal, "\(run)")
         #expect(run.stdout == "\(target): \(inputs.count) inputs ran\n")

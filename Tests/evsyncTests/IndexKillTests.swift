@@ -42,8 +42,8 @@ struct IndexKillTests {
             let input = try sandbox.write("big.jsonl", (0..<150_000).map { #"{"name":"H\#($0)","date":"2026-04-\#(10 + $0 % 10)"}"# }.joined(separator: "\n"))
             let importer = try sandbox.launch(["import", "Holiday", input])
             let deadline = Date().addingTimeInterval(60)
-            while importer.process.isRunning, Date() < deadline, allocated() < before + (4 << 20) { usleep(10_000) }
-            kill(importer.process.processIdentifier, SIGKILL)
+            while importer.isRunning, Date() < deadline, allocated() < before + (4 << 20) { usleep(10_000) }
+            kill(importer.pid, SIGKILL)
             #expect(importer.wait().status != Exit.ok, "killed before it finished")
             try Self.checkIndex(try Store(directory: sandbox.store.path, schemas: schemas))
 
@@ -58,11 +58,11 @@ struct IndexKillTests {
             let editor = try sandbox.launchShell(script)
             let store = try Store(directory: sandbox.store.path, schemas: schemas)
             let start = try store.lastSeq()
-            while editor.process.isRunning, try store.lastSeq() < start + 20, Date() < deadline.addingTimeInterval(60) { usleep(10_000) }
+            while editor.isRunning, try store.lastSeq() < start + 20, Date() < deadline.addingTimeInterval(60) { usleep(10_000) }
             // The shell's running `evsync edit`, if it is in one, then the shell.
-            let children = (try? String(contentsOfFile: "/proc/\(editor.process.processIdentifier)/task/\(editor.process.processIdentifier)/children", encoding: .utf8)) ?? ""
+            let children = (try? String(contentsOfFile: "/proc/\(editor.pid)/task/\(editor.pid)/children", encoding: .utf8)) ?? ""
             for child in children.split(separator: " ").compactMap({ Int32($0) }) { kill(child, SIGKILL) }
-            kill(editor.process.processIdentifier, SIGKILL)
+            kill(editor.pid, SIGKILL)
             _ = editor.wait()
             #expect(try store.lastSeq() >= start + 20, "the editor wrote: \(editor.wait().stderr)")
             try Self.checkIndex(store)

@@ -82,11 +82,11 @@ struct InstallTests {
         try SchemaDirectoryCLITests.book.write(to: schemas.appendingPathComponent("book.schema.json"), atomically: true, encoding: .utf8)
         // The scripts run the `evsync` typed on the line, found on PATH.
         var environment = Self.environment
-        environment["PATH"] = EvsyncBinary.url.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "")
+        environment["PATH"] = BuiltProduct.evsync.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "")
         for arguments in [["add", "Holiday", "--id", "xmas", "name=Christmas", "date=2026-12-25"],
                           ["add", "Holiday", "--id", "xday", "name=X", "date=2026-12-26"],
                           ["--schemas", schemas.path, "add", "Book", "--id", "dune", "title=Dune"]] {
-            let added = try await ProcessRunner.run(EvsyncBinary.url.path, ["--store", store] + arguments, environment: environment)
+            let added = try await ProcessRunner.run(BuiltProduct.evsync.path, ["--store", store] + arguments, environment: environment)
             #expect(added.status == 0, "\(added)")
         }
         let line = ["evsync", "--store", store, "--schemas", schemas.path]
@@ -222,7 +222,7 @@ struct InstallTests {
         let script = Self.repository.appendingPathComponent("Tools/install").path
         var environment = Self.environment
         environment["DESTDIR"] = directory.path
-        let run = try await ProcessRunner.run(script, ["--prefix", "/opt/ev", "--binary", EvsyncBinary.url.path],
+        let run = try await ProcessRunner.run(script, ["--prefix", "/opt/ev", "--binary", BuiltProduct.evsync.path],
                                               environment: environment)
         #expect(run.status == 0, "\(run)")
         let root = directory.appendingPathComponent("opt/ev")

@@ -225,7 +225,7 @@ struct InteractivePagerTests {
             for index in 0..<200 { lines += #"{"id":"row\#(index)","name":"Holiday \#(index)","date":"2027-01-01"}"# + "\n" }
             try sandbox.succeed(["import", "Holiday", sandbox.write("many.jsonl", lines)])
             var environment = sandbox.environment
-            environment["EVSYNC_BINARY_PATH"] = EvsyncBinary.url.path
+            environment["EVSYNC_BINARY_PATH"] = BuiltProduct.evsync.path
             environment["PAGER"] = nil
             environment["LESS"] = nil
             let terminal = try TmuxTerminal(directory: sandbox.root, environment: environment)

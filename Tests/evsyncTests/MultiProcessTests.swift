@@ -9,12 +9,12 @@ import TestSupport
 struct MultiProcessTests {
     /// Polls the follower's output until `condition` holds; records an issue after a generous deadline.
     @discardableResult
-    static func waitFor(_ command: RunningCommand, timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation,
+    static func waitFor(_ command: RunningProcess, timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation,
                         _ condition: (String) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if condition(command.currentOutput) { return true }
-            guard command.process.isRunning else { break }
+            guard command.isRunning else { break }
             usleep(20_000)
         }
         if condition(command.currentOutput) { return true }
@@ -46,7 +46,7 @@ struct MultiProcessTests {
         try withSandbox { sandbox in
             try sandbox.succeed(["add", "Holiday", "--id", "first", "name=First", "date=2026-01-01"])
             let follower = try sandbox.launch(["log", "tail", "--follow", "--json"])
-            defer { follower.terminate() }
+            defer { follower.kill() }
             try #require(Self.waitFor(follower) { $0.contains(#""id":"first""#) })
 
             try sandbox.succeed(["add", "Holiday", "--id", "later", "name=Later", "date=2026-01-02"])
@@ -57,7 +57,7 @@ struct MultiProcessTests {
             try sandbox.succeed(["import", "Holiday", file])
             try #require(Self.waitFor(follower) { $0.contains(#""id":"m300""#) })
 
-            #expect(follower.process.isRunning, "--follow keeps running")
+            #expect(follower.isRunning, "--follow keeps running")
             let output = follower.currentOutput
             #expect(try Self.seqs(output) == Array(1...304), "every event once, in order")
             let lines = output.split(separator: "\n").map(String.init)
@@ -73,7 +73,7 @@ struct MultiProcessTests {
         try withSandbox { sandbox in
             for index in 1...3 { try sandbox.succeed(["add", "Holiday", "--id", "h\(index)", "name=H", "date=2026-01-01"]) }
             let follower = try sandbox.launch(["log", "tail", "-f", "-n", "2"])
-            defer { follower.terminate() }
+            defer { follower.kill() }
             try #require(Self.waitFor(follower) { $0.contains("Holiday/h3") })
             try sandbox.succeed(["add", "Birthday", "--id", "ada", "name=Ada", "date=1815-12-10"])
             try #require(Self.waitFor(follower) { $0.contains("Birthday/ada") })
@@ -123,9 +123,9 @@ struct MultiProcessTests {
             // printed some events twice.
             for _ in 0..<12 {
                 let follower = try sandbox.launch(["log", "tail", "-n", "3", "--follow", "--json"])
-                defer { follower.terminate() }
+                defer { follower.kill() }
                 try #require(Self.waitFor(follower) { $0.split(separator: "\n").count >= 8 })
-                follower.terminate()
+                follower.kill()
                 // Whole lines only: the last one may have been cut by the kill.
                 let output = follower.currentOutput
                 let lines = output.split(separator: "\n").dropLast(output.hasSuffix("\n") ? 0 : 1)
@@ -154,15 +154,15 @@ struct MultiProcessTests {
             try input.write(contentsOf: first)
             // The handshake: the importer has opened the store and spooled all there is, and waits for more.
             let deadline = Date().addingTimeInterval(30)
-            while Self.spooled(by: importer.process.processIdentifier) != first.count, importer.process.isRunning, Date() < deadline {
+            while Self.spooled(by: importer.pid) != first.count, importer.isRunning, Date() < deadline {
                 usleep(20_000)
             }
-            try #require(Self.spooled(by: importer.process.processIdentifier) == first.count, "the importer never spooled its input")
+            try #require(Self.spooled(by: importer.pid) == first.count, "the importer never spooled its input")
             let add = try sandbox.launch(["add", "Holiday", "--id", "meanwhile", "name=Meanwhile", "date=2026-01-02"])
             // Generous: an import reading its input inside its write transaction keeps the add waiting until the input ends.
             let added = add.wait(timeout: 30)
             #expect(added.status == Exit.ok, "\(added)")
-            #expect(importer.process.isRunning, "the importer still waits for the rest of its input")
+            #expect(importer.isRunning, "the importer still waits for the rest of its input")
             // The spool file is unlinked as soon as it is made.
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.store.path).sorted() == ["data.mdb", "lock.mdb"])
 
@@ -190,11 +190,11 @@ struct MultiProcessTests {
             let importer = try sandbox.launch(["import", "Holiday", input])
             // Writing in place, the import made the file as long as its map and reserved blocks ahead of its first chunk.
             let deadline = Date().addingTimeInterval(60)
-            while importer.process.isRunning, Date() < deadline, size().length < 1 << 30 || size().allocated < before.allocated + (4 << 20) {
+            while importer.isRunning, Date() < deadline, size().length < 1 << 30 || size().allocated < before.allocated + (4 << 20) {
                 usleep(10_000)
             }
             let during = size()
-            kill(importer.process.processIdentifier, SIGKILL)
+            kill(importer.pid, SIGKILL)
             let killed = importer.wait()
             #expect(killed.status != Exit.ok, "killed before it finished: \(killed)")
             #expect(during.length >= 1 << 30 && during.allocated >= before.allocated + (4 << 20), "\(during)")
@@ -280,7 +280,7 @@ struct MultiProcessTests {
             done
             """)
             var outcomes: [String: Int] = [:]
-            while writer.process.isRunning {
+            while writer.isRunning {
                 let shrink = try sandbox.succeed(["log", "compact", "--before", "1", "--wait", "0", "--json"])
                 let dataFile = try #require(try JSONParser.parse(shrink.stdout).objectValue?["dataFile"]?.objectValue, "\(shrink)")
                 outcomes[dataFile["heldOpenBy"] == nil ? "swapped" : "left", default: 0] += 1

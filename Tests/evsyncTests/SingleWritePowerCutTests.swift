@@ -9,18 +9,13 @@ import TestSupport
 /// builds every state a disk may leave from the writes and flushes themselves.
 @Suite("single writes through power cuts")
 struct SingleWritePowerCutTests {
-    /// The built `GuardProbe`, next to the test bundle.
-    static let probe: URL = {
-        var directory = Bundle.main.bundleURL
-        if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
-        return directory.appendingPathComponent("GuardProbe")
-    }()
+    static let probe = BuiltProduct.url("GuardProbe")
 
     /// What the writers said they did: the records added, edited and deleted, and those a deletion began on.
     struct Said {
         var added: [String] = [], edited: [String] = [], deleted: Set<String> = [], deleting: Set<String> = []
 
-        init(_ writers: [RunningCommand]) {
+        init(_ writers: [RunningProcess]) {
             for line in writers.flatMap({ $0.currentOutput.split(separator: "\n") }) {
                 let words = line.split(separator: " ")
                 guard words.count == 2 else { continue }
@@ -52,16 +47,14 @@ struct SingleWritePowerCutTests {
             let disk = try Mounts.LoopDisk(in: sandbox.root, size: "64M")
             defer { disk.detach() }
             let store = disk.mountPoint.appendingPathComponent("store").path
-            let output = sandbox.root.appendingPathComponent("writer-output")
-            try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
             // The first makes the store; the second opens it.
-            var writers = [try RunningCommand(executable: Self.probe, arguments: [scenario, store], environment: ProcessInfo.processInfo.environment,
-                                              directory: sandbox.root, stdin: .none, outputDirectory: output)]
-            while Said(writers).added.isEmpty, writers[0].process.isRunning { usleep(2_000) }
+            var writers = [try RunningProcess(executable: Self.probe.path, arguments: [scenario, store], environment: ProcessInfo.processInfo.environment,
+                                              input: .none, directory: sandbox.root.path)]
+            while Said(writers).added.isEmpty, writers[0].isRunning { usleep(2_000) }
             // One writer alone makes the longest runs of entries, and the most pages reused after a checkpoint.
             if scenario != "writer-write-back" {
-                writers.append(try RunningCommand(executable: Self.probe, arguments: [scenario, store], environment: ProcessInfo.processInfo.environment,
-                                                  directory: sandbox.root, stdin: .none, outputDirectory: output))
+                writers.append(try RunningProcess(executable: Self.probe.path, arguments: [scenario, store], environment: ProcessInfo.processInfo.environment,
+                                                  input: .none, directory: sandbox.root.path))
             }
             var cuts: [(disk: Mounts.LoopDisk, said: Said, perWriter: [Said])] = []
             defer { for cut in cuts { cut.disk.detach() } }
@@ -70,17 +63,17 @@ struct SingleWritePowerCutTests {
             for round in 0..<6 {
                 let wanted = Said(writers).added.count + (round < 3 ? 40 : 300)
                 let deadline = Date().addingTimeInterval(120)
-                while Said(writers).added.count < wanted, writers.allSatisfy(\.process.isRunning), Date() < deadline { usleep(2_000) }
-                for writer in writers { try #require(writer.process.isRunning, "a writer stopped: \(writer.currentOutput.suffix(400))") }
+                while Said(writers).added.count < wanted, writers.allSatisfy(\.isRunning), Date() < deadline { usleep(2_000) }
+                for writer in writers { try #require(writer.isRunning, "a writer stopped: \(writer.currentOutput.suffix(400))") }
                 var said = Said([]), perWriter: [Said] = []
-                let cut = try disk.powerCut(pausing: writers.map(\.process.processIdentifier)) {
+                let cut = try disk.powerCut(pausing: writers.map(\.pid)) {
                     said = Said(writers)
                     perWriter = writers.map { Said([$0]) }
                 }
                 cuts.append((cut, said, perWriter))
             }
             for writer in writers {
-                kill(writer.process.processIdentifier, SIGKILL)
+                kill(writer.pid, SIGKILL)
                 _ = writer.wait()
             }
             for (index, cut) in cuts.enumerated() {

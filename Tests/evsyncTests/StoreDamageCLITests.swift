@@ -423,7 +423,7 @@ struct StoreDamageCLITests {
     static func follow(_ sandbox: Sandbox, then change: () throws -> Void) throws -> CLIResult {
         let follower = try sandbox.launch(["log", "tail", "--follow"])
         let deadline = Date().addingTimeInterval(30)
-        while follower.currentOutput.isEmpty, follower.process.isRunning, Date() < deadline { usleep(10_000) }
+        while follower.currentOutput.isEmpty, follower.isRunning, Date() < deadline { usleep(10_000) }
         try change()
         return follower.wait(timeout: 30)
     }
@@ -460,9 +460,9 @@ struct StoreDamageCLITests {
         try withSandbox { sandbox in
             try sandbox.succeed(["add", "Holiday", "--id", "h", "name=A", "date=2026-01-01"])
             let follower = try sandbox.launch(["log", "tail", "--follow"])
-            defer { follower.process.terminate() }
+            defer { follower.signal(SIGTERM) }
             let deadline = Date().addingTimeInterval(30)
-            while follower.currentOutput.isEmpty, follower.process.isRunning, Date() < deadline { usleep(10_000) }
+            while follower.currentOutput.isEmpty, follower.isRunning, Date() < deadline { usleep(10_000) }
             let started = Date()
             let result = try sandbox.succeed(["log", "compact", "--before", "1"])
             #expect(Date().timeIntervalSince(started) < 5, "it waited (the default wait is 10 s): \(result)")

@@ -178,8 +178,8 @@ struct SyncFeedbackCLITests {
             let watch = try sandbox.launch(["sync", "--watch", "60", "--json", "--remote", Self.unreachable], environment: ["EVSYNC_RETRIES": "1"])
             // The first sync has failed (its object is out) and the watcher waits a minute for the next.
             let deadline = Date().addingTimeInterval(60)
-            while !watch.currentOutput.hasSuffix("\n"), watch.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-            kill(watch.process.processIdentifier, SIGINT)
+            while !watch.currentOutput.hasSuffix("\n"), watch.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            kill(watch.pid, SIGINT)
             let result = watch.wait(timeout: 30)
             #expect(result.status == 130, "\(result)")
             #expect(result.stderr.hasSuffix("\nevsync: sync --watch stopped\n"), "\(result)")
@@ -219,9 +219,9 @@ struct SyncFeedbackCLITests {
             // without retries): the sync is in its retries, waiting to try again.
             func mostRepeated() -> Int { Dictionary(grouping: server.requests, by: \.line).values.map(\.count).max() ?? 0 }
             let deadline = Date().addingTimeInterval(30)
-            while mostRepeated() < 3, sync.process.isRunning, Date() < deadline { usleep(20_000) }
+            while mostRepeated() < 3, sync.isRunning, Date() < deadline { usleep(20_000) }
             try #require(mostRepeated() >= 3, "the sync never retried: \(sync.currentOutput)")
-            kill(sync.process.processIdentifier, SIGINT)
+            kill(sync.pid, SIGINT)
             let result = sync.wait(timeout: 30)
             #expect(result.status == 130, "\(result)")
             #expect(result.stderr.split(separator: "\n").last?.hasPrefix("evsync: sync interrupted: \(server.url)/") == true, "\(adapter.name): \(result)")

@@ -47,21 +47,33 @@ struct ArchiveSegment {
         let head = try Self.read(file, at: 0, count: min(Int(size), Self.magic.count + 2 + 255), path: path)
         guard head.starts(with: Self.magic) else { throw .notASegment(path) }
         guard size >= UInt64(Self.magic.count + 2 + Self.footerSize), head.count >= Self.magic.count + 2 else { throw .truncated(path) }
-        let idLength = Int(head[8]) << 8 | Int(head[9])
-        guard head.count >= 10 + idLength else { throw .truncated(path) }
-        storeID = String(decoding: head[10..<(10 + idLength)], as: UTF8.self)
-        var footer = ByteReader(try Self.read(file, at: size - UInt64(Self.footerSize), count: Self.footerSize, path: path))
-        let indexOffset = footer.u64(), blockCount = footer.u32()
-        let first = footer.u64(), last = footer.u64(), count = footer.u64()
-        let hash = footer.bytes(32)
-        guard footer.bytes(8).elementsEqual(Self.endMagic) else { throw .truncated(path) }
+        let storeID = try Self.parse(head, else: { _ in .truncated(path) }) { reader throws(BinaryReadError) in
+            _ = try reader.take(Self.magic.count, "magic")
+            return try String(decoding: reader.take(Int(reader.u16("store id's length")), "store id"), as: UTF8.self)
+        }
+        self.storeID = storeID
+        let idLength = storeID.utf8.count
+        let footer = try Self.read(file, at: size - UInt64(Self.footerSize), count: Self.footerSize, path: path)
+        let (indexOffset, blockCount, first, last, count, hash, endMagic) = try Self.parse(footer, else: { _ in .truncated(path) }) {
+            reader throws(BinaryReadError) in
+            (try reader.u64("index offset"), try reader.u32("block count"), try reader.u64("first seq"), try reader.u64("last seq"),
+             try reader.u64("event count"), Array(try reader.take(32, "seal")), Array(try reader.take(8, "end magic")))
+        }
+        guard endMagic == Self.endMagic else { throw .truncated(path) }
         let indexSize = UInt64(blockCount) * 20
         guard indexOffset >= UInt64(10 + idLength), indexOffset <= size - UInt64(Self.footerSize),
               size - UInt64(Self.footerSize) - indexOffset == indexSize else { throw .altered(path, "its index is not where its footer says") }
-        var index = ByteReader(try Self.read(file, at: indexOffset, count: Int(indexSize), path: path))
-        blocks = (0..<blockCount).map { _ in Block(offset: index.u64(), first: index.u64(), count: index.u32()) }
+        let index = try Self.read(file, at: indexOffset, count: Int(indexSize), path: path)
+        blocks = try Self.parse(index, else: { .altered(path, "its index cannot be read: \($0)") }) { reader throws(BinaryReadError) in
+            var blocks: [Block] = []
+            for _ in 0..<blockCount {
+                blocks.append(Block(offset: try reader.u64("block offset"), first: try reader.u64("block's first seq"),
+                                    count: try reader.u32("block's event count")))
+            }
+            return blocks
+        }
         self.indexOffset = indexOffset
-        seal = ArchiveSeal(first: first, last: last, count: count, sha256: Array(hash), bytes: size)
+        seal = ArchiveSeal(first: first, last: last, count: count, sha256: hash, bytes: size)
     }
 
     /// Calls `body` with each event in log order, until it returns false; checks each block as it goes.
@@ -114,10 +126,7 @@ struct ArchiveSegment {
                 for (seq, bytes) in events {
                     guard seq > previous else { throw ArchiveSegmentError.reordered(path, seq) }
                     previous = seq
-                    var header = ByteWriter()
-                    header.u64(seq)
-                    header.u32(UInt32(bytes.count))
-                    hasher.update(header.bytes)
+                    hasher.update(Self.eventHeader(seq: seq, length: bytes.count))
                     hasher.update(bytes)
                     seqs.append(seq)
                 }
@@ -139,8 +148,9 @@ struct ArchiveSegment {
         let end = number + 1 < blocks.count ? blocks[number + 1].offset : indexOffset
         guard end > block.offset + 8 else { throw .altered(path, "block \(number + 1) is out of place") }
         let stored = try Self.read(file, at: block.offset, count: Int(end - block.offset), path: path)
-        var header = ByteReader(stored[0..<8])
-        let compressedLength = Int(header.u32()), rawLength = Int(header.u32())
+        let (compressedLength, rawLength) = try Self.parse(stored, else: { _ in .altered(path, "block \(number + 1) is out of place") }) {
+            reader throws(BinaryReadError) in (Int(try reader.u32("compressed length")), Int(try reader.u32("raw length")))
+        }
         guard compressedLength == stored.count - 8, rawLength <= 64 * Self.blockSize + 16 * 1024 * 1024 else {
             throw .altered(path, "block \(number + 1) has the wrong length")
         }
@@ -151,15 +161,31 @@ struct ArchiveSegment {
             }
         }
         guard ZSTD_isError(result) == 0, result == rawLength else { throw .altered(path, "block \(number + 1) does not decompress") }
-        var reader = ByteReader(raw[...])
-        var events: [(UInt64, ArraySlice<UInt8>)] = []
-        while !reader.isAtEnd {
-            guard reader.remaining >= 12 else { throw .altered(path, "block \(number + 1) ends inside an event") }
-            let seq = reader.u64(), length = Int(reader.u32())
-            guard reader.remaining >= length else { throw .altered(path, "block \(number + 1) ends inside event \(seq)") }
-            events.append((seq, reader.bytes(length)))
+        let ranges = try Self.parse(raw, else: { .altered(path, "block \(number + 1) ends inside an event (\($0))") }) { reader throws(BinaryReadError) in
+            var ranges: [(UInt64, Range<Int>)] = []
+            while !reader.isAtEnd {
+                let seq = try reader.u64("seq"), length = Int(try reader.u32("length of event \(seq)"))
+                let start = reader.offset
+                _ = try reader.take(length, "event \(seq)")
+                ranges.append((seq, start..<reader.offset))
+            }
+            return ranges
         }
-        return events
+        return ranges.map { ($0.0, raw[$0.1]) }
+    }
+
+    /// What precedes each event in a block, and in the seal's hash: its seq and its length.
+    static func eventHeader(seq: UInt64, length: Int) -> [UInt8] {
+        var header = BinaryWriter(reservingCapacity: 12)
+        header.u64(seq)
+        header.u32(UInt32(length))
+        return header.bytes
+    }
+
+    /// Reads `bytes` with `body`, a read past their end being `failure`.
+    private static func parse<T>(_ bytes: [UInt8], else failure: (BinaryReadError) -> ArchiveSegmentError,
+                                 _ body: (inout BinaryReader) throws(BinaryReadError) -> T) throws(ArchiveSegmentError) -> T {
+        do throws(BinaryReadError) { return try BinaryReader.reading(bytes, body) } catch { throw failure(error) }
     }
 
     private static func read(_ file: FileHandle, at offset: UInt64, count: Int, path: String) throws(ArchiveSegmentError) -> [UInt8] {
@@ -236,7 +262,7 @@ struct ArchiveSegmentWriter {
     private let storeID: String
     private var hasher = SHA256()
     private let compressor: Compressor
-    private var block = ByteWriter()
+    private var block = BinaryWriter()
     private var blockFirst: UInt64 = 0
     private var blockCount: UInt32 = 0
     private var index: [ArchiveSegment.Block] = []
@@ -251,7 +277,7 @@ struct ArchiveSegmentWriter {
         compressor = try Compressor(path: path)
         descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("creating", path) }
-        var head = ByteWriter()
+        var head = BinaryWriter()
         head.append(ArchiveSegment.magic)
         let id = Array(storeID.utf8.prefix(255))
         head.u16(UInt16(id.count))
@@ -265,12 +291,10 @@ struct ArchiveSegmentWriter {
         last = seq
         count += 1
         if blockCount == 0 { blockFirst = seq }
-        var header = ByteWriter()
-        header.u64(seq)
-        header.u32(UInt32(event.count))
-        hasher.update(header.bytes)
+        let header = ArchiveSegment.eventHeader(seq: seq, length: event.count)
+        hasher.update(header)
         hasher.update(event)
-        block.append(header.bytes)
+        block.append(header)
         block.append(event)
         blockCount += 1
         if block.bytes.count >= ArchiveSegment.blockSize { try flushBlock() }
@@ -280,7 +304,7 @@ struct ArchiveSegmentWriter {
     mutating func finish() throws(StoreError) -> ArchiveSeal {
         try flushBlock()
         let indexOffset = offset
-        var tail = ByteWriter()
+        var tail = BinaryWriter()
         for entry in index {
             tail.u64(entry.offset)
             tail.u64(entry.first)
@@ -311,12 +335,12 @@ struct ArchiveSegmentWriter {
             throw StoreError(.failure, "could not compress the archive segment \(path): \(String(cString: ZSTD_getErrorName(size)))")
         }
         index.append(.init(offset: offset, first: blockFirst, count: blockCount))
-        var header = ByteWriter()
+        var header = BinaryWriter()
         header.u32(UInt32(size))
         header.u32(UInt32(raw.count))
         try write(header.bytes)
         try write(compressed[0..<size])
-        block = ByteWriter()
+        block = BinaryWriter()
         blockCount = 0
     }
 
@@ -349,36 +373,4 @@ private final class Compressor {
     }
 
     deinit { ZSTD_freeCCtx(context) }
-}
-
-/// Big-endian integers in and out of byte arrays, for the segment's framing.
-private struct ByteWriter {
-    var bytes: [UInt8] = []
-    mutating func append(_ more: some Collection<UInt8>) { bytes.append(contentsOf: more) }
-    mutating func u16(_ value: UInt16) { for shift in stride(from: 8, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
-    mutating func u32(_ value: UInt32) { for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
-    mutating func u64(_ value: UInt64) { for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
-}
-
-private struct ByteReader {
-    private let bytes: ArraySlice<UInt8>
-    private var position: Int
-
-    init(_ bytes: some Collection<UInt8>) {
-        self.bytes = ArraySlice(bytes)
-        position = self.bytes.startIndex
-    }
-
-    var isAtEnd: Bool { position >= bytes.endIndex }
-    var remaining: Int { bytes.endIndex - position }
-
-    /// The next `count` bytes; callers check `remaining` first where the input is not already sized.
-    mutating func bytes(_ count: Int) -> ArraySlice<UInt8> {
-        let end = min(position + count, bytes.endIndex)
-        defer { position = end }
-        return bytes[position..<end]
-    }
-
-    mutating func u32() -> UInt32 { bytes(4).reduce(0) { $0 << 8 | UInt32($1) } }
-    mutating func u64() -> UInt64 { bytes(8).reduce(0) { $0 << 8 | UInt64($1) } }
 }

@@ -31,7 +31,7 @@ import Storage
 /// row is those very bytes, copied rather than re-encoded. An unknown format
 /// byte, code, flag or tag, in an event whose checksum holds, is an event
 /// written by a newer evsync. Adding an optional field is one `Tag`, one
-/// line in `write` (`append(event.reason, tag: .reason, to: &bytes)`) and one
+/// line in `write` (`append(event.reason, tag: .reason, to: &writer)`) and one
 /// case in `decode` (EventCoding+Decoding.swift); a kind, origin or policy is one
 /// entry at the end of its table.
 package enum EventCoding {
@@ -98,48 +98,52 @@ package enum EventCoding {
     /// - Parameter encodedSet: `event.set` already encoded (when given, `event.set` is not read).
     @discardableResult
     static func write(_ event: Event, encodedSet: UnsafeRawBufferPointer? = nil, to bytes: inout [UInt8]) -> Range<Int>? {
-        let start = bytes.count
-        let flags = appendHead(seq: event.seq, at: event.at, kind: event.kind, origin: event.origin, to: &bytes)
-        if appendUUID(event.eventID, to: &bytes) { bytes[flags] |= flagEventUUID } else { append(event.eventID, to: &bytes) }
-        append(event.entity, to: &bytes)
+        BinaryWriter.appending(to: &bytes) { write(event, encodedSet: encodedSet, to: &$0) }
+    }
+
+    private static func write(_ event: Event, encodedSet: UnsafeRawBufferPointer?, to writer: inout BinaryWriter) -> Range<Int>? {
+        let start = writer.count
+        let flags = appendHead(seq: event.seq, at: event.at, kind: event.kind, origin: event.origin, to: &writer)
+        if appendUUID(event.eventID, to: &writer) { writer[flags] |= flagEventUUID } else { writer.string(event.eventID) }
+        writer.string(event.entity)
         var recordID = event.recordID
-        recordID.withUTF8 { appendID(UnsafeRawBufferPointer($0), flags: flags, to: &bytes) }
-        append(event.author, to: &bytes)
+        recordID.withUTF8 { appendID(UnsafeRawBufferPointer($0), flags: flags, to: &writer) }
+        writer.string(event.author)
         var set: Range<Int>?
         if let encodedSet {
-            appendVarint(UInt64(encodedSet.count), to: &bytes)
-            set = bytes.count..<bytes.count + encodedSet.count
-            bytes.append(contentsOf: encodedSet)
+            writer.varint(UInt64(encodedSet.count))
+            set = writer.count..<writer.count + encodedSet.count
+            writer.append(encodedSet)
         } else if !event.set.isEmpty {
-            set = appendCounted(to: &bytes) { JSONWriter.append(to: &$0) { $0.write(object: event.set) } }
+            set = writer.counted { JSONWriter.append(to: &$0) { $0.write(object: event.set) } }
         } else {
-            bytes.append(0)
+            writer.byte(0)
         }
         if !event.unset.isEmpty {
-            bytes.append(Tag.unset.rawValue)
-            appendVarint(UInt64(event.unset.count), to: &bytes)
-            for field in event.unset { append(field, to: &bytes) }
+            writer.byte(Tag.unset.rawValue)
+            writer.varint(UInt64(event.unset.count))
+            for field in event.unset { writer.string(field) }
         }
         switch event.version?.storage {
-        case .integer(let number)?: bytes.append(Tag.versionInteger.rawValue); appendVarint(UInt64(number), to: &bytes)
-        case .token(let token)?: append(token, tag: .versionToken, to: &bytes)
+        case .integer(let number)?: writer.byte(Tag.versionInteger.rawValue); writer.varint(UInt64(number))
+        case .token(let token)?: append(token, tag: .versionToken, to: &writer)
         case nil: break
         }
-        append(event.server, tag: .server, to: &bytes)
-        append(event.local, tag: .local, to: &bytes)
-        append(event.resolved, tag: .resolved, to: &bytes)
-        if let policy = event.policy { bytes.append(Tag.policy.rawValue); bytes.append(code(of: policy, in: policies)) }
-        append(event.reason, tag: .reason, to: &bytes)
-        if let resolves = event.resolves { bytes.append(Tag.resolves.rawValue); appendVarint(resolves, to: &bytes) }
+        append(event.server, tag: .server, to: &writer)
+        append(event.local, tag: .local, to: &writer)
+        append(event.resolved, tag: .resolved, to: &writer)
+        if let policy = event.policy { writer.byte(Tag.policy.rawValue); writer.byte(code(of: policy, in: policies)) }
+        append(event.reason, tag: .reason, to: &writer)
+        if let resolves = event.resolves { writer.byte(Tag.resolves.rawValue); writer.varint(resolves) }
         if let baseline = event.baseline {
-            bytes.append(Tag.sharedBaseline.rawValue)
-            append(baseline, fields: event.set.keys.sorted(), to: &bytes)
+            writer.byte(Tag.sharedBaseline.rawValue)
+            append(baseline, fields: event.set.keys.sorted(), to: &writer)
         }
         if let archive = event.archive {
-            bytes.append(Tag.archive.rawValue)
-            appendCounted(to: &bytes) { $0 += (try? JSONValueEncoder.encode(archive)).map(JSONWriter.encode) ?? [] }
+            writer.byte(Tag.archive.rawValue)
+            writer.counted { $0 += (try? JSONValueEncoder.encode(archive)).map(JSONWriter.encode) ?? [] }
         }
-        sealChecksum(ofEventAt: start, in: &bytes)
+        sealChecksum(ofEventAt: start, in: &writer)
         return set
     }
 
@@ -149,49 +153,47 @@ package enum EventCoding {
     /// (`ImportedLines`), without building an `Event`.
     static func writeLocalCreation(seq: UInt64, at: Int64, entity: String, recordID: UnsafeRawBufferPointer,
                                    author: String, set: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-        let start = bytes.count
-        let flags = appendHead(seq: seq, at: at, kind: .created, origin: .local, to: &bytes)
-        let (high, low) = UUIDv4.nextBits()
-        withUnsafeBytes(of: high.bigEndian) { bytes.append(contentsOf: $0) }
-        withUnsafeBytes(of: low.bigEndian) { bytes.append(contentsOf: $0) }
-        bytes[flags] |= flagEventUUID
-        append(entity, to: &bytes)
-        appendID(recordID, flags: flags, to: &bytes)
-        append(author, to: &bytes)
-        appendVarint(UInt64(set.count), to: &bytes)
-        bytes.append(contentsOf: set)
-        sealChecksum(ofEventAt: start, in: &bytes)
+        BinaryWriter.appending(to: &bytes) { writer in
+            let start = writer.count
+            let flags = appendHead(seq: seq, at: at, kind: .created, origin: .local, to: &writer)
+            let (high, low) = UUIDv4.nextBits()
+            writer.u64(high)
+            writer.u64(low)
+            writer[flags] |= flagEventUUID
+            writer.string(entity)
+            appendID(recordID, flags: flags, to: &writer)
+            writer.string(author)
+            writer.counted(set)
+            sealChecksum(ofEventAt: start, in: &writer)
+        }
     }
 
     /// Writes the fields every event of format 2 starts with, up to its flags, the checksum left as zeros;
     /// returns where the flags byte is.
     private static func appendHead(seq: UInt64, at: Int64, kind: Event.Kind, origin: Event.Origin,
-                                   to bytes: inout [UInt8]) -> Int {
-        bytes.append(UInt8(formatVersion))
-        bytes.append(contentsOf: repeatElement(0, count: 4))
-        appendVarint(seq, to: &bytes)
-        appendVarint(UInt64(bitPattern: (at << 1) ^ (at >> 63)), to: &bytes)
-        bytes.append(code(of: kind, in: kinds) << 2 | code(of: origin, in: origins))
-        bytes.append(0)
-        return bytes.count - 1
+                                   to writer: inout BinaryWriter) -> Int {
+        writer.byte(UInt8(formatVersion))
+        writer.u32(0)
+        writer.varint(seq)
+        writer.zigzag(at)
+        writer.byte(code(of: kind, in: kinds) << 2 | code(of: origin, in: origins))
+        writer.byte(0)
+        return writer.count - 1
     }
 
     /// Writes the record id: its 16 bytes if it is a lower-case UUID (setting its flag), else as a string.
-    private static func appendID(_ id: UnsafeRawBufferPointer, flags: Int, to bytes: inout [UInt8]) {
-        if appendUUID(id, to: &bytes) {
-            bytes[flags] |= flagRecordUUID
+    private static func appendID(_ id: UnsafeRawBufferPointer, flags: Int, to writer: inout BinaryWriter) {
+        if appendUUID(id, to: &writer) {
+            writer[flags] |= flagRecordUUID
         } else {
-            appendVarint(UInt64(id.count), to: &bytes)
-            bytes.append(contentsOf: id)
+            writer.counted(id)
         }
     }
 
     /// Fills in the checksum of the event that starts at `start` and ends with `bytes`.
-    private static func sealChecksum(ofEventAt start: Int, in bytes: inout [UInt8]) {
-        bytes.withUnsafeMutableBytes { buffer in
-            let crc = checksum(of: UnsafeRawBufferPointer(rebasing: buffer[start...]))
-            buffer.storeBytes(of: crc.littleEndian, toByteOffset: start + 1, as: UInt32.self)
-        }
+    private static func sealChecksum(ofEventAt start: Int, in writer: inout BinaryWriter) {
+        let crc = writer.bytes.withUnsafeBytes { checksum(of: UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        writer.setU32(crc, at: start + 1, .littleEndian)
     }
 
     // MARK: Writing
@@ -201,28 +203,13 @@ package enum EventCoding {
         return UInt8(index)
     }
 
-    /// LEB128: seven bits a byte, low first, the high bit set on all but the last (view entries use it too).
-    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
-    }
-
-    private static func append(_ string: String, to bytes: inout [UInt8]) {
-        appendVarint(UInt64(string.utf8.count), to: &bytes)
-        bytes.append(contentsOf: string.utf8)
-    }
-
     /// - Parameter fields: the event's fields, sorted: a setter's field is written as its position among them.
-    private static func append(_ baseline: Baseline, fields: [String], to bytes: inout [UInt8]) {
-        appendVarint(baseline.compaction, to: &bytes)
-        appendVarint(UInt64(baseline.covers.count), to: &bytes)
+    private static func append(_ baseline: Baseline, fields: [String], to writer: inout BinaryWriter) {
+        writer.varint(baseline.compaction)
+        writer.varint(UInt64(baseline.covers.count))
         var previous: UInt64 = 0
         for seq in baseline.covers {
-            appendVarint(seq &- previous, to: &bytes)
+            writer.varint(seq &- previous)
             previous = seq
         }
         // Each event once, however many fields it set; each author once, however many events it wrote.
@@ -239,77 +226,60 @@ package enum EventCoding {
         let lastEvent = number(baseline.lastEvent)
         var authors: [String] = []
         for summary in summaries where !authors.contains(summary.author) { authors.append(summary.author) }
-        appendVarint(UInt64(authors.count), to: &bytes)
-        for author in authors { append(author, to: &bytes) }
-        appendVarint(UInt64(summaries.count), to: &bytes)
+        writer.varint(UInt64(authors.count))
+        for author in authors { writer.string(author) }
+        writer.varint(UInt64(summaries.count))
         for summary in summaries {
-            appendVarint(summary.seq, to: &bytes)
-            appendVarint(UInt64(bitPattern: (summary.at << 1) ^ (summary.at >> 63)), to: &bytes)
-            bytes.append(code(of: summary.kind, in: kinds) << 2 | code(of: summary.origin, in: origins))
-            appendVarint(UInt64(authors.firstIndex(of: summary.author) ?? 0), to: &bytes)
+            writer.varint(summary.seq)
+            writer.zigzag(summary.at)
+            writer.byte(code(of: summary.kind, in: kinds) << 2 | code(of: summary.origin, in: origins))
+            writer.varint(UInt64(authors.firstIndex(of: summary.author) ?? 0))
             switch summary.version?.storage {
-            case nil: bytes.append(0)
-            case .integer(let number)?: bytes.append(1); appendVarint(UInt64(number), to: &bytes)
-            case .token(let token)?: bytes.append(2); append(token, to: &bytes)
+            case nil: writer.byte(0)
+            case .integer(let number)?: writer.byte(1); writer.varint(UInt64(number))
+            case .token(let token)?: writer.byte(2); writer.string(token)
             }
         }
-        appendVarint(UInt64(setters.count), to: &bytes)
+        writer.varint(UInt64(setters.count))
         for (field, setter) in setters {
             if let position = fields.firstIndex(of: field) {
-                appendVarint(UInt64(position) + 1, to: &bytes)
+                writer.varint(UInt64(position) + 1)
             } else {
-                bytes.append(0)
-                append(field, to: &bytes)
+                writer.byte(0)
+                writer.string(field)
             }
-            appendVarint(UInt64(setter), to: &bytes)
+            writer.varint(UInt64(setter))
         }
-        appendVarint(lastExchange.map { UInt64($0) + 1 } ?? 0, to: &bytes)
-        appendVarint(UInt64(lastEvent), to: &bytes)
+        writer.varint(lastExchange.map { UInt64($0) + 1 } ?? 0)
+        writer.varint(UInt64(lastEvent))
     }
 
     /// An optional string field: its tag and the string, if it has one.
-    private static func append(_ string: String?, tag: Tag, to bytes: inout [UInt8]) {
+    private static func append(_ string: String?, tag: Tag, to writer: inout BinaryWriter) {
         guard let string else { return }
-        bytes.append(tag.rawValue)
-        append(string, to: &bytes)
+        writer.byte(tag.rawValue)
+        writer.string(string)
     }
 
-    private static func append(_ state: RecordState?, tag: Tag, to bytes: inout [UInt8]) {
+    private static func append(_ state: RecordState?, tag: Tag, to writer: inout BinaryWriter) {
         guard let state else { return }
-        bytes.append(tag.rawValue)
-        appendCounted(to: &bytes) { bytes in
+        writer.byte(tag.rawValue)
+        writer.counted { bytes in
             JSONWriter.append(to: &bytes) {
                 if let fields = state.fields { $0.write(object: fields) } else { $0.raw("null") }
             }
         }
     }
 
-    /// Appends what `body` writes, preceded by its byte count (moving it up
-    /// by the count's size, rather than writing it aside); returns where the content went.
-    @discardableResult
-    private static func appendCounted(to bytes: inout [UInt8], _ body: (inout [UInt8]) -> Void) -> Range<Int> {
-        let start = bytes.count
-        body(&bytes)
-        var count = UInt64(bytes.count - start)
-        var size = 1
-        while count >> (7 * size) != 0 { size += 1 }
-        bytes.insert(contentsOf: repeatElement(0, count: size), at: start)
-        for index in start..<(start + size) {
-            bytes[index] = UInt8(truncatingIfNeeded: count) | (index < start + size - 1 ? 0x80 : 0)
-            count >>= 7
-        }
-        return (start + size)..<bytes.count
-    }
-
     /// Appends the 16 bytes of `text` if it is a lower-case UUID (`8-4-4-4-12` hex digits); else appends nothing.
-    private static func appendUUID(_ text: String, to bytes: inout [UInt8]) -> Bool {
+    private static func appendUUID(_ text: String, to writer: inout BinaryWriter) -> Bool {
         var text = text
-        return text.withUTF8 { appendUUID(UnsafeRawBufferPointer($0), to: &bytes) }
+        return text.withUTF8 { appendUUID(UnsafeRawBufferPointer($0), to: &writer) }
     }
 
-    private static func appendUUID(_ utf8: UnsafeRawBufferPointer, to bytes: inout [UInt8]) -> Bool {
+    private static func appendUUID(_ utf8: UnsafeRawBufferPointer, to writer: inout BinaryWriter) -> Bool {
         guard utf8.count == 36 else { return false }
-        let start = bytes.count
+        let start = writer.count
         var index = 0
         while index < 36 {
             if index == 8 || index == 13 || index == 18 || index == 23 {
@@ -318,11 +288,11 @@ package enum EventCoding {
                 continue
             }
             guard let high = hexDigit(utf8[index]), let low = hexDigit(utf8[index + 1]) else { break }
-            bytes.append(high << 4 | low)
+            writer.byte(high << 4 | low)
             index += 2
         }
         guard index == 36 else {
-            bytes.removeSubrange(start...)
+            writer.bytes.removeSubrange(start...)
             return false
         }
         return true

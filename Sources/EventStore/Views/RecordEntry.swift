@@ -62,60 +62,59 @@ enum RecordEntry {
         case (nil, _?): layout = Layout.shadowOnly
         case let (fields?, shadow?): layout = fields == shadow ? Layout.inStep : Layout.different
         }
-        var bytes: [UInt8] = []
         if !seqs.isEmpty, layout == Layout.rowOnly || layout == Layout.inStep {
+            var writer = BinaryWriter()
             appendHeader(version: projection.version, layout: layout == Layout.rowOnly ? Layout.rowOnlyByReference : Layout.inStepByReference,
-                         to: &bytes)
-            for seq in seqs { appendVarint(seq, to: &bytes) }
-            return bytes
+                         to: &writer)
+            for seq in seqs { writer.varint(seq) }
+            return writer.bytes
         }
         let row = projection.row.map { encodedRow ?? JSONWriter.encodeObject($0) }
-        bytes.reserveCapacity(headerSize + 4 + (row?.count ?? 0))
-        appendHeader(version: projection.version, layout: layout, to: &bytes)
+        var writer = BinaryWriter(reservingCapacity: headerSize + 4 + (row?.count ?? 0))
+        appendHeader(version: projection.version, layout: layout, to: &writer)
         switch layout {
         case Layout.shadowOnly:
-            bytes += projection.shadow.map(JSONWriter.encodeObject) ?? []
+            writer.append(projection.shadow.map(JSONWriter.encodeObject) ?? [])
         case Layout.different:
-            withUnsafeBytes(of: UInt32(row?.count ?? 0).bigEndian) { bytes.append(contentsOf: $0) }
-            bytes += row ?? []
-            bytes += projection.shadow.map(JSONWriter.encodeObject) ?? []
+            writer.u32(UInt32(row?.count ?? 0))
+            writer.append(row ?? [])
+            writer.append(projection.shadow.map(JSONWriter.encodeObject) ?? [])
         default:
-            bytes += row ?? []
+            writer.append(row ?? [])
         }
-        return bytes
+        return writer.bytes
     }
 
     /// Appends the entry of a record created here by event `seq` and never pushed: its row is that event's `set`.
     static func appendPendingCreation(seq: UInt64, to bytes: inout [UInt8]) {
-        appendHeader(version: nil, layout: Layout.rowOnlyByReference, to: &bytes)
-        appendVarint(seq, to: &bytes)
+        BinaryWriter.appending(to: &bytes) { writer in
+            appendHeader(version: nil, layout: Layout.rowOnlyByReference, to: &writer)
+            writer.varint(seq)
+        }
     }
 
     /// Appends the entry of a record created by event `seq` as the server holds it: row and shadow are that event's `set`.
     static func appendInStep(version: RemoteVersion, seq: UInt64, to bytes: inout [UInt8]) {
-        appendHeader(version: version, layout: Layout.inStepByReference, to: &bytes)
-        appendVarint(seq, to: &bytes)
+        BinaryWriter.appending(to: &bytes) { writer in
+            appendHeader(version: version, layout: Layout.inStepByReference, to: &writer)
+            writer.varint(seq)
+        }
     }
 
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        EventCoding.appendVarint(value, to: &bytes)
-    }
-
-    private static func appendHeader(version: RemoteVersion?, layout: UInt8, to bytes: inout [UInt8]) {
-        func append(_ number: UInt64) { withUnsafeBytes(of: number.bigEndian) { bytes.append(contentsOf: $0) } }
+    private static func appendHeader(version: RemoteVersion?, layout: UInt8, to writer: inout BinaryWriter) {
         switch version?.storage {
         case nil:
-            append(neverHeard)
-            bytes.append(layout)
+            writer.u64(neverHeard)
+            writer.byte(layout)
         case .integer(let number):
-            append(UInt64(number))
-            bytes.append(layout)
+            writer.u64(UInt64(number))
+            writer.byte(layout)
         case .token(let token):
-            append(tokenFollows)
-            bytes.append(layout)
+            writer.u64(tokenFollows)
+            writer.byte(layout)
             let utf8 = Array(token.utf8.prefix(Int(UInt16.max)))
-            withUnsafeBytes(of: UInt16(utf8.count).bigEndian) { bytes.append(contentsOf: $0) }
-            bytes += utf8
+            writer.u16(UInt16(utf8.count))
+            writer.append(utf8)
         }
     }
 
@@ -209,19 +208,14 @@ enum RecordEntry {
 
     /// At least one varint, to the end.
     private static func references(in payload: UnsafeRawBufferPointer) throws -> [UInt64] {
+        var reader = BinaryReader(payload)
         var seqs: [UInt64] = []
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        for byte in payload {
-            guard shift < 63 else { break }
-            value |= UInt64(byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80 {
-                seqs.append(value)
-                (value, shift) = (0, 0)
-            }
+        do {
+            while !reader.isAtEnd { seqs.append(try reader.varint("event reference")) }
+        } catch {
+            throw EventDecodingError(reason: "a view entry's event references are damaged (\(error))", inViews: true)
         }
-        guard !seqs.isEmpty, shift == 0 else { throw EventDecodingError(reason: "a view entry's event references are damaged", inViews: true) }
+        guard !seqs.isEmpty else { throw EventDecodingError(reason: "a view entry's event references are damaged", inViews: true) }
         return seqs
     }
 
@@ -239,35 +233,41 @@ enum RecordEntry {
     }
 
     private static func parts(of bytes: UnsafeRawBufferPointer) throws -> (RemoteVersion?, UInt8, UnsafeRawBufferPointer) {
-        guard bytes.count >= headerSize else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
-        let raw = Keys.sequence(from: bytes)
-        let layout = bytes[8]
-        switch layout {
-        case Layout.none, Layout.rowOnly, Layout.inStep, Layout.shadowOnly, Layout.different,
-             Layout.rowOnlyByReference, Layout.inStepByReference: break
-        default: throw EventDecodingError(reason: "a view entry has an unknown layout", inViews: true)
-        }
-        switch raw {
-        case neverHeard:
-            return (nil, layout, UnsafeRawBufferPointer(rebasing: bytes[headerSize...]))
-        case tokenFollows:
-            guard bytes.count >= headerSize + 2 else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
-            let length = Int(bytes[headerSize]) << 8 | Int(bytes[headerSize + 1])
-            let start = headerSize + 2
-            guard bytes.count >= start + length else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
-            let token = String(decoding: bytes[start..<(start + length)], as: UTF8.self)
-            return (RemoteVersion(token), layout, UnsafeRawBufferPointer(rebasing: bytes[(start + length)...]))
-        default:
-            guard raw <= UInt64(Int64.max) else { throw EventDecodingError(reason: "a view entry has a bad version", inViews: true) }
-            return (RemoteVersion(Int64(raw)), layout, UnsafeRawBufferPointer(rebasing: bytes[headerSize...]))
+        var reader = BinaryReader(bytes)
+        do {
+            let raw = try reader.u64("version")
+            let layout = try reader.byte("layout")
+            switch layout {
+            case Layout.none, Layout.rowOnly, Layout.inStep, Layout.shadowOnly, Layout.different,
+                 Layout.rowOnlyByReference, Layout.inStepByReference: break
+            default: throw EventDecodingError(reason: "a view entry has an unknown layout", inViews: true)
+            }
+            switch raw {
+            case neverHeard:
+                return (nil, layout, reader.rest())
+            case tokenFollows:
+                let token = String(decoding: try reader.take(Int(try reader.u16("version token's length")), "version token"), as: UTF8.self)
+                return (RemoteVersion(token), layout, reader.rest())
+            default:
+                guard raw <= UInt64(Int64.max) else { throw EventDecodingError(reason: "a view entry has a bad version", inViews: true) }
+                return (RemoteVersion(Int64(raw)), layout, reader.rest())
+            }
+        } catch let error as BinaryReadError {
+            throw truncated(error)
         }
     }
 
     private static func split(_ payload: UnsafeRawBufferPointer) throws -> (row: UnsafeRawBufferPointer, shadow: UnsafeRawBufferPointer) {
-        guard payload.count >= 4 else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
-        let rowCount = payload.prefix(4).reduce(0) { $0 << 8 | Int($1) }
-        guard payload.count >= 4 + rowCount else { throw EventDecodingError(reason: "a view entry is truncated", inViews: true) }
-        return (UnsafeRawBufferPointer(rebasing: payload[4..<(4 + rowCount)]),
-                UnsafeRawBufferPointer(rebasing: payload[(4 + rowCount)...]))
+        var reader = BinaryReader(payload)
+        do throws(BinaryReadError) {
+            let row = try reader.take(Int(try reader.u32("row's length")), "row")
+            return (row, reader.rest())
+        } catch {
+            throw truncated(error)
+        }
+    }
+
+    private static func truncated(_ error: BinaryReadError) -> EventDecodingError {
+        EventDecodingError(reason: "a view entry is truncated (\(error))", inViews: true)
     }
 }

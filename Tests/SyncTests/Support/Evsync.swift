@@ -6,19 +6,6 @@ import Foundation
 
 /// The built `evsync` binary, run on one store directory.
 struct Evsync: Sendable {
-    /// `.build/<triple>/debug/evsync`: beside the test bundle, which SwiftPM builds into the same directory.
-    static let binary: String = {
-        var candidates: [String] = []
-        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        candidates.append(runner.deletingLastPathComponent().appendingPathComponent("evsync").path)
-        candidates.append(Bundle.main.bundleURL.appendingPathComponent("evsync").path)
-        // Fallback: this file is Tests/SyncTests/Support/Evsync.swift in the package.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/evsync").path)
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
-    }()
-
     /// The test process's environment without any EVSYNC_ setting, so nothing leaks in from the caller's shell.
     static let baseEnvironment: [String: String] = {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("EVSYNC_") }
@@ -39,13 +26,13 @@ struct Evsync: Sendable {
 
     /// Runs `evsync --store STORE [--schemas DIR] <arguments>`.
     func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) async throws -> ProcessOutput {
-        try await ProcessRunner.run(Self.binary, global + arguments,
+        try await ProcessRunner.run(BuiltProduct.evsync.path, global + arguments,
                                     environment: Self.baseEnvironment.merging(environment) { $1 }, stdin: stdin)
     }
 
     /// Starts `evsync --store STORE <arguments>` without waiting for it.
     func start(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningProcess {
-        try RunningProcess(executable: Self.binary, arguments: global + arguments,
+        try RunningProcess(executable: BuiltProduct.evsync.path, arguments: global + arguments,
                            environment: Self.baseEnvironment.merging(environment) { $1 })
     }
 

@@ -14,36 +14,17 @@ enum Exit {
     static let damaged: Int32 = 74
 }
 
-/// The built `evsync` binary.
-///
-/// `evsyncTests` depends on the `evsync` executable target, so SwiftPM builds
-/// the binary before the tests and puts it in the same products directory
-/// as the test bundle: on Linux `.build/<triple>/debug/evsync`, next to
-/// `evsyncPackageTests.xctest` (an executable, whose directory is
-/// `Bundle.main.bundleURL`); on macOS the `.xctest` is a bundle in that
-/// directory. `EVSYNC_TESTS_BINARY` overrides the location.
-enum EvsyncBinary {
-    static let url: URL = {
-        if let path = ProcessInfo.processInfo.environment["EVSYNC_TESTS_BINARY"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        var candidates: [URL] = []
-        var bundle = Bundle.main.bundleURL
-        if bundle.pathExtension == "xctest" { bundle.deleteLastPathComponent() }
-        candidates.append(bundle.appendingPathComponent("evsync"))
-        if let first = CommandLine.arguments.first {
-            candidates.append(URL(fileURLWithPath: first).deletingLastPathComponent().appendingPathComponent("evsync"))
-        }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
-    }()
-}
-
 /// What one run of the binary did.
 struct CLIResult: CustomStringConvertible {
     /// The exit status; the negated signal number if it was killed by a signal.
     let status: Int32
     let stdout: String
     let stderr: String
+
+    init(_ output: ProcessOutput) {
+        status = output.killedBySignal ? -output.status : output.status
+        (stdout, stderr) = (output.stdout, output.stderr)
+    }
 
     var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
 
@@ -54,123 +35,13 @@ struct CLIResult: CustomStringConvertible {
     func json() throws -> JSONValue { try JSONParser.parse(stdout) }
 }
 
-/// A started `evsync` process whose output goes to files (never pipes, so it
-/// can neither block on a full pipe nor keep one open for anybody else).
-final class RunningCommand {
-    let process: Process
-    let arguments: [String]
-    private let stdoutURL: URL
-    private let stderrURL: URL
-    private let handles: [FileHandle]
-
-    /// What a command reads on standard input.
-    enum Input {
-        /// Nothing (`/dev/null`).
-        case none
-        /// These bytes, from a regular file.
-        case file(Data)
-        /// The read end of this pipe, which the test writes to and closes.
-        case pipe(Pipe)
-    }
-
-    init(executable: URL, arguments: [String], environment: [String: String], directory: URL,
-         stdin: Input, outputDirectory: URL) throws {
-        let name = UUID().uuidString
-        stdoutURL = outputDirectory.appendingPathComponent("\(name).out")
-        stderrURL = outputDirectory.appendingPathComponent("\(name).err")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        var handles = [try FileHandle(forWritingTo: stdoutURL), try FileHandle(forWritingTo: stderrURL)]
-        let input: Any
-        switch stdin {
-        case .none:
-            input = FileHandle.nullDevice
-        case .file(let data):
-            let inputURL = outputDirectory.appendingPathComponent("\(name).in")
-            try data.write(to: inputURL)
-            let file = try FileHandle(forReadingFrom: inputURL)
-            handles.append(file)
-            input = file
-        case .pipe(let pipe):
-            input = pipe
-        }
-        self.handles = handles
-        self.arguments = arguments
-        process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = directory
-        process.standardInput = input
-        process.standardOutput = handles[0]
-        process.standardError = handles[1]
-        try process.run()
-    }
-
-    deinit {
-        stop()
-        for handle in handles { try? handle.close() }
-    }
-
-    /// Stops the process with SIGKILL. Not `Process.terminate()` (SIGTERM): on
-    /// Linux, Foundation spawns children from a Dispatch worker thread whose
-    /// signal mask blocks SIGTERM, and the child inherits that mask, so a
-    /// SIGTERM would never arrive and waiting for the exit would hang.
-    private func stop() {
-        if process.isRunning { _ = kill(process.processIdentifier, SIGKILL) }
-    }
-
+extension RunningProcess {
     /// Everything written to standard output so far.
-    var currentOutput: String {
-        String(decoding: (try? Data(contentsOf: stdoutURL)) ?? Data(), as: UTF8.self)
-    }
+    var currentOutput: String { outputSoFar().stdout }
 
-    /// Waits for the process to exit; kills it (and records an issue) after `timeout` seconds.
+    /// Waits for the process to exit, blocking this thread; kills it (and records an issue) after `timeout` seconds.
     func wait(timeout: TimeInterval = 120, sourceLocation: SourceLocation = #_sourceLocation) -> CLIResult {
-        let start = Date()
-        let deadline = start.addingTimeInterval(timeout)
-        var missed: Int32?
-        while process.isRunning, Date() < deadline {
-            usleep(1_000)
-            if Date().timeIntervalSince(start) > 1, let status = reapIfExitWasMissed() {
-                missed = status
-                break
-            }
-        }
-        if missed == nil, process.isRunning {
-            Issue.record("evsync \(arguments.joined(separator: " ")) did not finish in \(timeout) s; killing it", sourceLocation: sourceLocation)
-            stop()
-            missed = reapIfExitWasMissed()
-        }
-        let status: Int32
-        if let missed {
-            status = missed
-        } else {
-            process.waitUntilExit()
-            status = process.terminationReason == .exit ? process.terminationStatus : -process.terminationStatus
-        }
-        return CLIResult(status: status, stdout: currentOutput,
-                         stderr: String(decoding: (try? Data(contentsOf: stderrURL)) ?? Data(), as: UTF8.self))
-    }
-
-    /// Foundation's `Process` on Linux was seen, once in a full run, to miss a child's exit: the child
-    /// stayed a zombie, `isRunning` true, and `waitUntilExit` waited for ever. A child that is a zombie
-    /// after a second is reaped here instead; its status as `wait` gives it (a signal negated), or nil
-    /// when it is not a zombie (or Foundation reaped it first).
-    private func reapIfExitWasMissed() -> Int32? {
-        let pid = process.processIdentifier
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let afterName = stat.range(of: ") ", options: .backwards),
-              stat[afterName.upperBound...].hasPrefix("Z") else { return nil }
-        var status: Int32 = 0
-        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
-        return status & 0x7F == 0 ? (status >> 8) & 0xFF : -(status & 0x7F)
-    }
-
-    /// Kills the process (see `stop()`) and waits for it to be gone.
-    func terminate() {
-        stop()
-        process.waitUntilExit()
+        CLIResult(finish(timeout: timeout, sourceLocation: sourceLocation))
     }
 }
 
@@ -183,7 +54,6 @@ struct Sandbox {
     let root: URL
 
     var store: URL { root.appendingPathComponent("store", isDirectory: true) }
-    private var outputDirectory: URL { root.appendingPathComponent(".cli-output", isDirectory: true) }
 
     static let author = "tester@evsync-tests"
 
@@ -197,30 +67,28 @@ struct Sandbox {
     }
 
     /// Starts `evsync arguments…`. `environment` entries override the defaults; a nil value removes the variable.
-    func launch(_ arguments: [String], stdin: Data? = nil, environment overrides: [String: String?] = [:]) throws -> RunningCommand {
-        try launch(arguments, input: stdin.map { .file($0) } ?? .none, environment: overrides)
+    func launch(_ arguments: [String], stdin: Data? = nil, environment overrides: [String: String?] = [:]) throws -> RunningProcess {
+        try launch(arguments, input: stdin.map { .bytes($0) } ?? .none, environment: overrides)
     }
 
     /// Starts `evsync arguments…` reading standard input from `input`.
-    func launch(_ arguments: [String], input: RunningCommand.Input, environment overrides: [String: String?] = [:]) throws -> RunningCommand {
+    func launch(_ arguments: [String], input: RunningProcess.Input, environment overrides: [String: String?] = [:]) throws -> RunningProcess {
         // A write to a pipe whose reader is gone must fail, not kill the test process.
         if case .pipe = input { signal(SIGPIPE, SIG_IGN) }
-        try #require(FileManager.default.isExecutableFile(atPath: EvsyncBinary.url.path), "no evsync binary at \(EvsyncBinary.url.path)")
-        try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
+        try #require(FileManager.default.isExecutableFile(atPath: BuiltProduct.evsync.path), "no evsync binary at \(BuiltProduct.evsync.path)")
         var environment = self.environment
         for (key, value) in overrides { environment[key] = value }
-        return try RunningCommand(executable: EvsyncBinary.url, arguments: arguments, environment: environment,
-                                  directory: root, stdin: input, outputDirectory: outputDirectory)
+        return try RunningProcess(executable: BuiltProduct.evsync.path, arguments: arguments, environment: environment, input: input,
+                                  directory: root.path)
     }
 
     /// Starts `/bin/sh -c script` with the same environment as the binary gets,
     /// plus `EVSYNC_BINARY_PATH` (the binary) for the script to call.
-    func launchShell(_ script: String) throws -> RunningCommand {
-        try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
+    func launchShell(_ script: String) throws -> RunningProcess {
         var environment = self.environment
-        environment["EVSYNC_BINARY_PATH"] = EvsyncBinary.url.path
-        return try RunningCommand(executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script], environment: environment,
-                                  directory: root, stdin: .none, outputDirectory: outputDirectory)
+        environment["EVSYNC_BINARY_PATH"] = BuiltProduct.evsync.path
+        return try RunningProcess(executable: "/bin/sh", arguments: ["-c", script], environment: environment, input: .none,
+                                  directory: root.path)
     }
 
     /// Runs `evsync arguments…` to completion.

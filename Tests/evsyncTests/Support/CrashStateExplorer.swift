@@ -76,13 +76,11 @@ final class CrashStateExplorer {
     }
 
     /// Starts `executable arguments…` traced, with the environment `evsync` gets.
-    func launch(_ executable: URL, _ arguments: [String]) throws -> RunningCommand {
+    func launch(_ executable: URL, _ arguments: [String]) throws -> RunningProcess {
         var environment = sandbox.environment
         for (key, value) in traced { environment[key] = value }
-        let output = disk.deletingLastPathComponent().appendingPathComponent("probe-output")
-        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
-        return try RunningCommand(executable: executable, arguments: arguments, environment: environment, directory: sandbox.root,
-                                  stdin: .none, outputDirectory: output)
+        return try RunningProcess(executable: executable.path, arguments: arguments, environment: environment, input: .none,
+                                  directory: sandbox.root.path)
     }
 
     /// Runs `evsync arguments…` traced, to completion.

@@ -1,4 +1,5 @@
 import Foundation
+@testable import EventStore
 import TestSupport
 
 /// The records `Tests/CrashTrace/crash_trace.c` writes: what processes asked of the disk for the files of one
@@ -75,25 +76,35 @@ enum CrashTrace {
         var description: String { message }
     }
 
-    /// The records of the log at `path`.
+    /// The records of the log at `path`, up to the first that is cut short or does not add up (a process may have
+    /// died writing it). Each is a 48-byte header in the shim's order (little-endian, on the machines evsync runs
+    /// on): size u32, kind u8, 3 bytes of padding, pid u32, flags u32, a i64, b i64, the three lengths u32, 4 bytes
+    /// of padding; then the two paths and the data.
     static func read(_ path: String) throws -> [TraceEvent] {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        var events: [TraceEvent] = []
-        var at = 0
-        func u32(_ offset: Int) -> Int { bytes[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) } }
-        func i64(_ offset: Int) -> Int64 { Int64(bitPattern: bytes[offset..<offset + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
-        while at + 48 <= bytes.count {
-            let size = u32(at)
-            guard size >= 48, at + size <= bytes.count, let kind = TraceEvent.Kind(rawValue: bytes[at + 4]) else { break }
-            let (pathLength, path2Length, dataLength) = (u32(at + 32), u32(at + 36), u32(at + 40))
-            let pathStart = at + 48, path2Start = pathStart + pathLength, dataStart = path2Start + path2Length
-            guard dataStart + dataLength == at + size else { break }
-            events.append(TraceEvent(at: at, kind: kind, pid: Int32(truncatingIfNeeded: u32(at + 8)), flags: UInt32(u32(at + 12)), a: i64(at + 16), b: i64(at + 24),
-                                     path: String(decoding: bytes[pathStart..<path2Start], as: UTF8.self),
-                                     path2: String(decoding: bytes[path2Start..<dataStart], as: UTF8.self),
-                                     data: Array(bytes[dataStart..<dataStart + dataLength])))
-            at += size
+        return bytes.withUnsafeBytes { buffer in
+            var reader = BinaryReader(buffer)
+            var events: [TraceEvent] = []
+            while let event = try? record(&reader) { events.append(event) }
+            return events
         }
-        return events
+    }
+
+    /// The record at the reader; nil when its size does not add up or its kind is unknown.
+    private static func record(_ reader: inout BinaryReader) throws(BinaryReadError) -> TraceEvent? {
+        let at = reader.offset
+        let size = Int(try reader.u32("record size", .littleEndian))
+        let kind = try reader.byte("record kind")
+        _ = try reader.take(3, "padding")
+        let pid = Int32(bitPattern: try reader.u32("pid", .littleEndian)), flags = try reader.u32("flags", .littleEndian)
+        let a = Int64(bitPattern: try reader.u64("a", .littleEndian)), b = Int64(bitPattern: try reader.u64("b", .littleEndian))
+        let pathLength = Int(try reader.u32("path length", .littleEndian)), path2Length = Int(try reader.u32("second path length", .littleEndian))
+        let dataLength = Int(try reader.u32("data length", .littleEndian))
+        _ = try reader.take(4, "padding")
+        let path = String(decoding: try reader.take(pathLength, "path"), as: UTF8.self)
+        let path2 = String(decoding: try reader.take(path2Length, "second path"), as: UTF8.self)
+        let data = Array(try reader.take(dataLength, "data"))
+        guard reader.offset - at == size, let kind = TraceEvent.Kind(rawValue: kind) else { return nil }
+        return TraceEvent(at: at, kind: kind, pid: pid, flags: flags, a: a, b: b, path: path, path2: path2, data: data)
     }
 }
