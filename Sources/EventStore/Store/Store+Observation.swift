@@ -32,7 +32,7 @@ extension Store {
 
     /// A stream whose elements `body` yields from a task of its own, which is cancelled when the consumer
     /// stops. The stream ends when `body` returns or is cancelled, or with the error `body` throws.
-    private static func taskStream<Element: Sendable>(
+    static func taskStream<Element: Sendable>(
         bufferingPolicy: AsyncThrowingStream<Element, any Error>.Continuation.BufferingPolicy = .unbounded,
         _ body: @escaping @Sendable (AsyncThrowingStream<Element, any Error>.Continuation) async throws -> Void
     ) -> AsyncThrowingStream<Element, any Error> {
