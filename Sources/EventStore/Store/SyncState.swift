@@ -48,7 +48,7 @@ public struct SyncState: Sendable, Equatable {
     /// One line for people: "in sync as of the last sync: every local change is on the server", or
     /// "not in sync: " and what keeps it so. `evsync status` prints it.
     public var summary: String {
-        let review = openConflicts == 0 ? "" : " (\(Self.count(openConflicts, "conflict")) decided by policy, to review)"
+        let review = openConflicts == 0 ? "" : "; \(Self.count(openConflicts, "conflict")) decided by policy, to review"
         if isInSync { return "in sync as of the last sync: every local change is on the server" + review }
         var reasons: [String] = []
         if remote == nil || lastSync == nil { reasons.append("never synced") }
