@@ -12,7 +12,10 @@ import Storage
 ///
 /// It says what the log knows as of the last sync: a change another device pushed since is not known
 /// until a sync pulls it. Why each record is pending: `Store.pendingChanges(limit:)`.
-public struct SyncState: Sendable, Equatable {
+///
+/// `Codable`, as `status --json` names its members (`inSync` and `summary` are written, not read back; a member
+/// missing when decoding takes its initial value).
+public struct SyncState: Sendable, Equatable, Codable {
     /// The remote the store syncs with (`sync --remote`); nil before any.
     public var remote: String?
     /// Records whose local state the server has not acknowledged.
@@ -66,6 +69,65 @@ public struct SyncState: Sendable, Equatable {
     }
 
     private static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+
+    enum CodingKeys: String, CodingKey {
+        case remote, pendingRecords, unacknowledgedEvents, rejectedRecords, missingFromServer, openConflicts, skippedRecords,
+             lastSync, inSync, summary
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        remote = try container.decodeIfPresent(String.self, forKey: .remote)
+        pendingRecords = try container.decodeIfPresent(Int.self, forKey: .pendingRecords) ?? 0
+        unacknowledgedEvents = try container.decodeIfPresent(Int.self, forKey: .unacknowledgedEvents) ?? 0
+        rejectedRecords = try container.decodeIfPresent(Int.self, forKey: .rejectedRecords) ?? 0
+        missingFromServer = try container.decodeIfPresent([String: [String]].self, forKey: .missingFromServer) ?? [:]
+        openConflicts = try container.decodeIfPresent(Int.self, forKey: .openConflicts) ?? 0
+        skippedRecords = try container.decodeIfPresent(Int.self, forKey: .skippedRecords) ?? 0
+        lastSync = try container.decodeIfPresent(LastSync.self, forKey: .lastSync)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(remote, forKey: .remote)
+        try container.encode(pendingRecords, forKey: .pendingRecords)
+        try container.encode(unacknowledgedEvents, forKey: .unacknowledgedEvents)
+        try container.encode(rejectedRecords, forKey: .rejectedRecords)
+        try container.encode(missingFromServer, forKey: .missingFromServer)
+        try container.encode(openConflicts, forKey: .openConflicts)
+        try container.encode(skippedRecords, forKey: .skippedRecords)
+        try container.encodeIfPresent(lastSync, forKey: .lastSync)
+        try container.encode(isInSync, forKey: .inSync)
+        try container.encode(summary, forKey: .summary)
+    }
+}
+
+/// `{at, result, startedAfter?, error?, interrupted?}`, `at` in ISO 8601 with milliseconds, as `status --json` has it.
+extension LastSync: Codable {
+    enum CodingKeys: String, CodingKey {
+        case at, result, startedAfter, error, interrupted
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let text = try container.decode(String.self, forKey: .at)
+        guard let at = Timestamp.parse(text) else {
+            throw DecodingError.dataCorruptedError(forKey: .at, in: container, debugDescription: "not an ISO 8601 time: \(text)")
+        }
+        self.init(at: at, result: try container.decode(SyncResult.self, forKey: .result),
+                  startedAfter: try container.decodeIfPresent(UInt64.self, forKey: .startedAfter),
+                  error: try container.decodeIfPresent(String.self, forKey: .error),
+                  interrupted: try container.decodeIfPresent(Bool.self, forKey: .interrupted) ?? false)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(iso8601, forKey: .at)
+        try container.encode(result, forKey: .result)
+        try container.encodeIfPresent(startedAfter, forKey: .startedAfter)
+        try container.encodeIfPresent(error, forKey: .error)
+        if interrupted { try container.encode(true, forKey: .interrupted) }
+    }
 }
 
 extension Store {
