@@ -25,6 +25,12 @@ public struct StoreStatus: Sendable, Equatable {
 
 extension Store {
     public func status() throws(StoreError) -> StoreStatus {
+        try status(countingPending: true)
+    }
+
+    /// `countingPending: false` leaves `pendingRecords` and `unacknowledgedEvents` at 0, for a caller that takes
+    /// them from `syncState()` (the CLI's `status`): the outbox is then walked once, not twice.
+    package func status(countingPending: Bool) throws(StoreError) -> StoreStatus {
         try snapshot { transaction in
             var status = StoreStatus(events: try log.lastSeq(in: transaction), records: [:], pendingRecords: 0, unacknowledgedEvents: 0)
             status.skippedRecords = try skippedCount(in: transaction)
@@ -51,6 +57,7 @@ extension Store {
                 if try RecordEntry.hasRow(current.value) { status.records[name, default: 0] += 1 }
                 entry = try records.next()
             }
+            guard countingPending else { return status }
             try forEachOutboxRecord(in: transaction) { record in
                 status.pendingRecords += 1
                 status.unacknowledgedEvents += record.unacknowledged

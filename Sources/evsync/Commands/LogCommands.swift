@@ -174,7 +174,7 @@ enum LogCommands {
         options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, rejectedRecords, openConflicts, inSync, summary, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
-        let status = try store.status()
+        let status = try store.status(countingPending: false)
         // The sync's part comes from `syncState()`, as an app reads it.
         let state = try store.syncState()
         let (remote, lastSync, missing) = (state.remote, state.lastSync, state.missingCount)
