@@ -164,11 +164,15 @@ struct SyncStateTests {
         #expect(try world.store.syncState().summary == "not in sync: never synced, 1 record to push")
     }
 
-    @Test func waitingForASyncOutlastsAKintoThatIsDownAndEndsWhenItComesBack() async throws {
+    /// With the scheduler started too (its interval five minutes, so that only the wait's own syncs can be in time),
+    /// the wait shares its syncs.
+    @Test(arguments: [false, true])
+    func waitingForASyncOutlastsAKintoThatIsDownAndEndsWhenItComesBack(scheduled: Bool) async throws {
         let kinto = try await OwnKinto()
         let world = try World(remote: kinto.server + "/buckets/evsync", authFile: kinto.authFile, attempts: 1)
         let store = world.store
         try await kinto.stop()
+        if scheduled { world.engine.start(every: .seconds(300)) }
         try world.holiday("h1", "New Year")
         try world.holiday("h2", "Epiphany")
 
@@ -199,5 +203,6 @@ struct SyncStateTests {
         #expect(try await web.records().keys.sorted() == ["h1", "h2"])
         try await world.expectStatusAgrees()
         #expect(try await Evsync(store: store.directory).ok(["status"]).contains("\nsync      in sync as of the last sync: every local change is on the server"))
+        await world.engine.stop()
     }
 }
