@@ -20,7 +20,8 @@ extension SyncEngine {
     /// the remote's URL, the store). Changes made after the call are not waited for, though a sync pushes
     /// them too. See docs/decisions/waiting-for-a-sync-syncs.md.
     /// - Returns: the sync state once it holds.
-    /// - Throws: `StillPending`, naming what is stuck and why; `CancellationError` when the task is cancelled.
+    /// - Throws: `StillPending`, naming what is stuck and why; `CancellationError` when the task is cancelled, or
+    ///   when `stop()` stops the scheduler while the wait's sync was waiting for it.
     @discardableResult
     public func waitUntilSynced(timeout: Duration) async throws -> SyncState {
         let clock = ContinuousClock()
