@@ -139,6 +139,10 @@ struct SyncStateTests {
         try await world.waitForState("the loss") { $0.missingCount == 3 }
         try await world.expectStatusAgrees()
 
+        // A change another process makes (the CLI) wakes the observer too.
+        _ = try await Evsync(store: store.directory).ok(["add", "Holiday", "--id", "cli1", "name=From the CLI", "date=2027-03-01"])
+        try await world.waitForState("the CLI's change") { $0.pendingRecords == 2 && $0.unacknowledgedEvents == 2 }
+
         // The observer woke only for changes: no state twice in a row.
         let seen = world.seen.withLock { $0 }
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 != $1 }, "\(seen)")
