@@ -29,8 +29,9 @@ public struct SyncState: Sendable, Equatable, Codable {
     /// backup), by entity, until `sync --missing` decides (`Store.recordsMissingFromServer`).
     public var missingFromServer: [String: [String]] = [:]
     /// Conflicts a sync decided by its policy that no `resolve` has decided again (`Store.conflicts(openOnly:)`).
-    /// They do not keep the store out of sync: both sides hold the merge.
-    public var openConflicts = 0
+    /// They do not keep the store out of sync: both sides hold the merge. Nil when a damaged event kept them
+    /// from being counted (`Store.verifyLog()` says which); the rest of the state is read from the views and stands.
+    public var openConflicts: Int? = 0
     /// Server records syncs could not store here (`skipped` events).
     public var skippedRecords = 0
     /// The last sync that ended: when, how, and why it failed.
@@ -51,7 +52,11 @@ public struct SyncState: Sendable, Equatable, Codable {
     /// One line for people: "in sync as of the last sync: every local change is on the server", or
     /// "not in sync: " and what keeps it so. `evsync status` prints it.
     public var summary: String {
-        let review = openConflicts == 0 ? "" : "; \(Self.count(openConflicts, "conflict")) decided by policy, to review"
+        let review = switch openConflicts {
+        case 0: ""
+        case let open?: "; \(Self.count(open, "conflict")) decided by policy, to review"
+        case nil: "; open conflicts unknown: the log cannot be read (evsync log verify)"
+        }
         if isInSync { return "in sync as of the last sync: every local change is on the server" + review }
         var reasons: [String] = []
         if remote == nil || lastSync == nil { reasons.append("never synced") }
@@ -82,7 +87,7 @@ public struct SyncState: Sendable, Equatable, Codable {
         unacknowledgedEvents = try container.decodeIfPresent(Int.self, forKey: .unacknowledgedEvents) ?? 0
         rejectedRecords = try container.decodeIfPresent(Int.self, forKey: .rejectedRecords) ?? 0
         missingFromServer = try container.decodeIfPresent([String: [String]].self, forKey: .missingFromServer) ?? [:]
-        openConflicts = try container.decodeIfPresent(Int.self, forKey: .openConflicts) ?? 0
+        openConflicts = container.contains(.openConflicts) ? try container.decodeIfPresent(Int.self, forKey: .openConflicts) : 0
         skippedRecords = try container.decodeIfPresent(Int.self, forKey: .skippedRecords) ?? 0
         lastSync = try container.decodeIfPresent(LastSync.self, forKey: .lastSync)
     }
@@ -94,7 +99,7 @@ public struct SyncState: Sendable, Equatable, Codable {
         try container.encode(unacknowledgedEvents, forKey: .unacknowledgedEvents)
         try container.encode(rejectedRecords, forKey: .rejectedRecords)
         try container.encode(missingFromServer, forKey: .missingFromServer)
-        try container.encode(openConflicts, forKey: .openConflicts)
+        try container.encode(openConflicts, forKey: .openConflicts)  // null when unknown
         try container.encode(skippedRecords, forKey: .skippedRecords)
         try container.encodeIfPresent(lastSync, forKey: .lastSync)
         try container.encode(isInSync, forKey: .inSync)
@@ -141,7 +146,7 @@ extension Store {
     /// Open conflicts as of event `through`, so that an observer reads again only what changed them.
     struct ConflictTally {
         var through: UInt64?
-        var open = 0
+        var open: Int? = 0
     }
 
     func syncState(conflicts tally: inout ConflictTally) throws(StoreError) -> SyncState {
@@ -154,9 +159,15 @@ extension Store {
             }
             state.skippedRecords = try skippedCount(in: transaction)
             let last = try log.lastSeq(in: transaction)
-            if try tally.through.map({ try !conflictsUnchanged(after: $0, through: last, in: transaction) }) ?? true {
-                tally.open = 0
-                try forEachConflict(openOnly: true, in: transaction) { _, _, _ in tally.open += 1 }
+            do {
+                if try tally.through.map({ try !conflictsUnchanged(after: $0, through: last, in: transaction) }) ?? true {
+                    var open = 0
+                    try forEachConflict(openOnly: true, in: transaction) { _, _, _ in open += 1 }
+                    tally.open = open
+                }
+            } catch is EventDecodingError {
+                // A damaged event: `status` still answers (what is pending comes from the views), the count unknown.
+                tally.open = nil
             }
             tally.through = last
             state.openConflicts = tally.open

@@ -189,7 +189,7 @@ enum LogCommands {
                 "skippedRecords": .number(JSONNumber(state.skippedRecords)),
                 "missingFromServer": .number(JSONNumber(missing)),
                 "rejectedRecords": .number(JSONNumber(state.rejectedRecords)),
-                "openConflicts": .number(JSONNumber(state.openConflicts)),
+                "openConflicts": state.openConflicts.map { .number(JSONNumber($0)) } ?? .null,
                 "inSync": .bool(state.isInSync),
                 "summary": .string(state.summary),
                 "liveEvents": .number(JSONNumber(status.liveEvents)),
@@ -213,8 +213,10 @@ enum LogCommands {
             if state.rejectedRecords > 0 {
                 rows.append(["refused", "\(Plural.count(state.rejectedRecords, "record")) the server refused at the last push (evsync why <Entity> <id> says why)"])
             }
-            if state.openConflicts > 0 {
-                rows.append(["conflicts", "\(state.openConflicts) decided by policy, to review (evsync conflicts --open)"])
+            switch state.openConflicts {
+            case 0: break
+            case let open?: rows.append(["conflicts", "\(open) decided by policy, to review (evsync conflicts --open)"])
+            case nil: rows.append(["conflicts", "unknown: an event of the log cannot be read (evsync log verify says which)"])
             }
             if missing > 0 {
                 rows.append(["missing", "\(Plural.count(missing, "record")) the server lacks, kept here (it lost them?): "
