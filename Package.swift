@@ -4,22 +4,24 @@ import PackageDescription
 // The targets are the layers, and each may import only the ones below it, so
 // the compiler keeps the direction (docs/architecture.md):
 //
-//   evsync (CLI) → KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → Storage → CLMDBGuard → CLMDB
+//   evsync (CLI) → Sealing, KintoAdapter, ParseAdapter, DAVAdapter → EventSync (engine) → EventStore → Storage → CLMDBGuard → CLMDB
 //                                                                                  ↘ CZstd       ↘ CCRC32C, CFileStatus
-//       ↘ CPrctl, CTerminal  ↘ HTTPTransport → CCurl
+//       ↘ CPrctl, CTerminal  ↘ RemoteHTTP → HTTPTransport → CCurl (RemoteHTTP also → EventSync)
 //
 // EventStore knows no network and no server; EventSync knows no LMDB and no
 // particular server; KintoAdapter is one remote among possible others.
 let package = Package(
     name: "evsync",
     products: [
-        .library(name: "EventSync", targets: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter"]),
+        .library(name: "EventSync", targets: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "Sealing"]),
         .executable(name: "evsync", targets: ["evsync"]),
     ],
     targets: [
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         // zstd, for the blocks of archive segments (Store+Compact.swift).
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // libsodium: Argon2id and XChaCha20-Poly1305 for end-to-end encrypted sync (Sealing); no cryptography of our own.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // prctl(2), for the CLI to keep credentials out of core dumps (a header only: it is in libc).
         .systemLibrary(name: "CPrctl"),
@@ -40,16 +42,21 @@ let package = Package(
         .target(name: "EventStore", dependencies: ["Storage", "CZstd"]),
         // The sync engine: pull, push, merge, lock, report, the SyncRemote protocol and an in-memory remote.
         .target(name: "EventSync", dependencies: ["EventStore"]),
+        // End-to-end encrypted sync (docs/encryption.md): a remote that seals every record before it leaves the
+        // device and opens every record pulled, its keys wrapped by a passphrase and kept on the server.
+        .target(name: "Sealing", dependencies: ["EventSync", "EventStore", "CSodium"]),
         // HTTP over libcurl and the one retry loop, shared by the remote adapters; it knows no sync and no server.
         .target(name: "HTTPTransport", dependencies: ["CCurl"]),
+        // What the adapters share above HTTPTransport: their settings and their error, in the engine's terms.
+        .target(name: "RemoteHTTP", dependencies: ["EventSync", "HTTPTransport"]),
         // The Kinto remote: Kinto's protocol.
-        .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        .target(name: "KintoAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport", "RemoteHTTP"]),
         // The Parse Server remote: Parse's REST protocol and its weak spots (no conditional writes, no tombstones).
-        .target(name: "ParseAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
+        .target(name: "ParseAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport", "RemoteHTTP"]),
         // The CalDAV/CardDAV remote (docs/dav.md): the iCalendar/vCard content-line codec, the Holiday and Birthday
         // mappings, a WebDAV XML reader of its own, discovery, sync-collection pulls and conditional pushes.
-        .target(name: "DAVAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport"]),
-        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "CPrctl", "CTerminal", "CBuildInfo"]),
+        .target(name: "DAVAdapter", dependencies: ["EventSync", "EventStore", "HTTPTransport", "RemoteHTTP"]),
+        .executableTarget(name: "evsync", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "Sealing", "CPrctl", "CTerminal", "CBuildInfo"]),
         // The decoders of outside input under libFuzzer (Tools/fuzz); a normal build replays the corpus.
         .executableTarget(name: "evsync-fuzz", dependencies: ["EventStore", "KintoAdapter", "DAVAdapter"], path: "Tests/Fuzz",
                           exclude: ["Corpus"]),
@@ -65,8 +72,11 @@ let package = Package(
         .testTarget(name: "AdapterTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter"]),
         // The DAV codec and mappings without a server: folding, escaping, round trips of other clients' items.
         .testTarget(name: "DAVAdapterTests", dependencies: ["EventStore", "EventSync", "DAVAdapter", "TestSupport"]),
+        // Sealing without a server: libsodium's primitives as evsync uses them, the keyring, the envelope, and
+        // the sealed remote over InMemoryRemote, lies included.
+        .testTarget(name: "SealingTests", dependencies: ["EventStore", "EventSync", "Sealing", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "EventSync", "evsync", "evsync-fuzz", "TestSupport"]),
-        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport",
+        .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport", "Sealing",
                                                    "evsync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

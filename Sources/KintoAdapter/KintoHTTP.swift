@@ -2,6 +2,7 @@ import EventStore
 import EventSync
 import Foundation
 import HTTPTransport
+import RemoteHTTP
 
 /// How KintoRemote sends a request and words what the server answered: the
 /// retrying itself is `RetryingClient`'s, shared with every adapter.
@@ -11,7 +12,7 @@ extension KintoRemote {
     /// A body is JSON: Kinto takes nothing else.
     func send(_ request: HTTPRequest,
               failsWhen isFailure: (HTTPResponse) -> (reason: String, retryAfter: Double?)? = { _ in nil })
-        throws(KintoError) -> HTTPResponse {
+        throws(HTTPRemoteError) -> HTTPResponse {
         var request = request
         if request.body != nil, !request.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
             request.headers.append(("Content-Type", "application/json"))
@@ -19,7 +20,7 @@ extension KintoRemote {
         do {
             return try http.send(request) { isFailure($0).map { RetryableAnswer(reason: $0.reason, retryAfter: $0.retryAfter) } }
         } catch {
-            throw KintoError(error)
+            throw HTTPRemoteError(error)
         }
     }
 
@@ -29,7 +30,7 @@ extension KintoRemote {
     }
 
     /// Creates the bucket and the collection where missing. Returns whether this created either.
-    func createCollection(_ collection: String) throws(KintoError) -> Bool {
+    func createCollection(_ collection: String) throws(HTTPRemoteError) -> Bool {
         var created = false
         for segments in [["buckets", bucket], ["buckets", bucket, "collections", collection]] {
             let response = try send(HTTPRequest(method: "PUT", url: url(segments), headers: [("If-None-Match", "*")],
@@ -41,26 +42,26 @@ extension KintoRemote {
         return created
     }
 
-    func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(KintoError) {
+    func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(HTTPRemoteError) {
         guard !statuses.contains(response.status) else { return }
         let said = Self.said(response)
         // A refusal or a missing resource from a server of another kind says nothing of the credentials or the bucket.
         if Self.refusals.contains(response.status), let answer = notKinto() {
-            throw KintoError(.server, "\(server.absoluteString) is not a Kinto server (\(answer)): the remote URL is wrong, not the credentials; "
+            throw HTTPRemoteError(.server, "\(server.absoluteString) is not a Kinto server (\(answer)): the remote URL is wrong, not the credentials; "
                 + "a Kinto bucket URL looks like \(exampleBucketURL)", status: response.status)
         }
         switch response.status {
         case 401:
-            throw KintoError(.unauthorized, "the server refused the credentials\(credentials.map { " of user \($0.user)" } ?? " (none given: set EVSYNC_AUTH or --auth-file)") while \(what) (HTTP 401)", status: 401)
+            throw HTTPRemoteError(.unauthorized, "the server refused the credentials\(credentials.map { " of user \($0.user)" } ?? " (none given: set EVSYNC_AUTH or --auth-file)") while \(what) (HTTP 401)", status: 401)
         case 403:
-            throw KintoError(.unauthorized, "the server forbids \(what) in \(address) (\(said))", status: 403)
+            throw HTTPRemoteError(.unauthorized, "the server forbids \(what) in \(address) (\(said))", status: 403)
         case 300..<400, 404:
             // A redirect or a missing API: the URL is most likely not a bucket's on a Kinto server.
             let target = response.headers["location"].map { " to \($0)" } ?? ""
-            throw KintoError(.server, "the server failed \(what): \(said)\(target); is \(address) a Kinto bucket URL? "
+            throw HTTPRemoteError(.server, "the server failed \(what): \(said)\(target); is \(address) a Kinto bucket URL? "
                 + "One looks like \(exampleBucketURL)", status: response.status)
         default:
-            throw KintoError(.server, "the server failed \(what): \(said)", status: response.status)
+            throw HTTPRemoteError(.server, "the server failed \(what): \(said)", status: response.status)
         }
     }
 
@@ -94,11 +95,11 @@ extension KintoRemote {
         return components.string ?? "http://127.0.0.1:8888/v1/buckets/\(bucket)"
     }
 
-    func json(_ response: HTTPResponse, doing what: String) throws(KintoError) -> JSONValue {
+    func json(_ response: HTTPResponse, doing what: String) throws(HTTPRemoteError) -> JSONValue {
         do {
             return try JSONParser.parse(response.body)
         } catch {
-            throw KintoError(.server, "the server sent invalid JSON while \(what): \(error)")
+            throw HTTPRemoteError(.server, "the server sent invalid JSON while \(what): \(error)")
         }
     }
 }

@@ -1,5 +1,6 @@
 public import EventStore
 import EventSync
+import RemoteHTTP
 import Foundation
 
 /// Kinto's history plugin (`kinto.plugins.history`), read by a pull: who
@@ -24,7 +25,7 @@ import Foundation
 /// before this store existed are not its history.
 extension KintoRemote {
     /// Whether the server announces the history plugin in its capabilities (`GET /v1/`).
-    public func hasHistory() throws(KintoError) -> Bool {
+    public func hasHistory() throws(HTTPRemoteError) -> Bool {
         try serverRoot().objectValue?["capabilities"]?.objectValue?["history"] != nil
     }
 
@@ -44,7 +45,7 @@ extension KintoRemote {
     /// version read; one entry alone over it ends the reading of this span there: the records listing brings
     /// each record's newest version (or skips it), and only the authors and versions between are not read.
     func emitHistory(of collection: String, after: Int64, upTo: Int64,
-                     emit: (RemotePage) -> Bool) throws(KintoError) -> Set<HistoryKey>? {
+                     emit: (RemotePage) -> Bool) throws(HTTPRemoteError) -> Set<HistoryKey>? {
         func query(after: Int64, limit: Int) -> URL {
             historyURL(query: [URLQueryItem(name: "resource_name", value: "record"),
                                URLQueryItem(name: "collection_id", value: collection),
@@ -77,7 +78,7 @@ extension KintoRemote {
                 if let version = record.version.integer { readUpTo = max(readUpTo, version) }
             }
             if !records.isEmpty, !emit(RemotePage(records: records, cursor: nil)) { return seen }
-            next = try response.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+            next = try response.headers["next-page"].map { text throws(HTTPRemoteError) in try sameServer(text) }
             // The server's Next-Page asks for as many as the last request: followed while that is the limit (or
             // while no version read says where to go on from).
             if next != nil, limit.current != asked, readUpTo > pageAfter { next = query(after: readUpTo, limit: limit.current) }
@@ -94,15 +95,15 @@ extension KintoRemote {
     /// The record versions a history page holds, each with its author. An
     /// entry that is not a usable record is passed over: the records listing
     /// still brings the record's newest version (and skips it if it must).
-    static func historyRecords(from body: [UInt8], collection: String) throws(KintoError) -> [RemoteRecord] {
+    static func historyRecords(from body: [UInt8], collection: String) throws(HTTPRemoteError) -> [RemoteRecord] {
         let page: JSONValue
         do {
             page = try JSONParser.parse(body)
         } catch {
-            throw KintoError(.server, "the server sent invalid JSON while reading the history of \(collection): \(error)")
+            throw HTTPRemoteError(.server, "the server sent invalid JSON while reading the history of \(collection): \(error)")
         }
         guard let entries = page.objectValue?["data"]?.arrayValue else {
-            throw KintoError(.server, "the server's history of \(collection) has no data array")
+            throw HTTPRemoteError(.server, "the server's history of \(collection) has no data array")
         }
         return entries.compactMap { entry in
             guard let entry = entry.objectValue, entry["collection_id"]?.stringValue == collection,
@@ -131,7 +132,7 @@ extension KintoRemote {
             try expect(response, [200], doing: "listing \(collection)")
             let page = try Self.page(from: response.body, collection: collection)
             guard try onPage(page.entries.map { (page.id(of: $0), $0.version) }) else { return }
-            next = try response.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+            next = try response.headers["next-page"].map { text throws(HTTPRemoteError) in try sameServer(text) }
         }
     }
 

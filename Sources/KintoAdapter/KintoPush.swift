@@ -2,6 +2,7 @@ public import EventStore
 public import EventSync
 import Foundation
 import HTTPTransport
+import RemoteHTTP
 
 /// Push: a batch of conditional writes to one collection (`POST /batch`), and
 /// what each of its answers means for the record (`RemoteOutcome`).
@@ -9,7 +10,7 @@ extension KintoRemote {
     /// A batch the server finds too large (`413`: waitress's `max_request_body_size`,
     /// a proxy's body limit) is sent again in halves, down to single writes; a
     /// single write still too large is rejected alone, so it never holds back the others.
-    public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws(KintoError) -> [RemoteOutcome] {
+    public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws(HTTPRemoteError) -> [RemoteOutcome] {
         let collection = Self.collection(for: entity)
         guard !operations.isEmpty else { return [] }
         var requests: [JSONValue] = []
@@ -72,13 +73,13 @@ extension KintoRemote {
     }
 
     /// The outcome of each write of a batch, in the order sent, from the batch's response body.
-    package static func outcomes(ofBatch body: [UInt8], for operations: [RemoteOperation], collection: String) throws(KintoError)
+    package static func outcomes(ofBatch body: [UInt8], for operations: [RemoteOperation], collection: String) throws(HTTPRemoteError)
         -> [RemoteOutcome] {
         let responses = try batchResponses(body, pushingTo: collection)
         guard responses.count == operations.count else {
-            throw KintoError(.server, "the server's batch response does not match the \(operations.count) requests sent")
+            throw HTTPRemoteError(.server, "the server's batch response does not match the \(operations.count) requests sent")
         }
-        return try zip(operations, responses).map { operation, sub throws(KintoError) in
+        return try zip(operations, responses).map { operation, sub throws(HTTPRemoteError) in
             switch sub {
             case .answer(let answer): try outcome(of: operation, answer)
             case .unreadable(let status, let reason):
@@ -98,7 +99,7 @@ extension KintoRemote {
     /// The `responses` of a batch response, read one by one: an answer nested
     /// deeper than the parser reads is passed over (with its status) rather than
     /// failing the batch, so that one record no sync can read never blocks the others.
-    static func batchResponses(_ body: [UInt8], pushingTo collection: String) throws(KintoError) -> [BatchAnswer] {
+    static func batchResponses(_ body: [UInt8], pushingTo collection: String) throws(HTTPRemoteError) -> [BatchAnswer] {
         var answers: [BatchAnswer]?
         do {
             try body.withUnsafeBytes { bytes in
@@ -119,26 +120,26 @@ extension KintoRemote {
                 }
             }
         } catch {
-            throw KintoError(.server, "the server sent invalid JSON while pushing to \(collection): \(error)")
+            throw HTTPRemoteError(.server, "the server sent invalid JSON while pushing to \(collection): \(error)")
         }
-        guard let answers else { throw KintoError(.server, "the server's batch response to \(collection) has no responses") }
+        guard let answers else { throw HTTPRemoteError(.server, "the server's batch response to \(collection) has no responses") }
         return answers
     }
 
-    static func outcome(of operation: RemoteOperation, _ response: JSONObject) throws(KintoError) -> RemoteOutcome {
+    static func outcome(of operation: RemoteOperation, _ response: JSONObject) throws(HTTPRemoteError) -> RemoteOutcome {
         let status = response["status"]?.int64Value.map(Int.init) ?? 0
         let body = response["body"]?.objectValue ?? [:]
         switch status {
         case 200, 201:
             guard let data = body["data"]?.objectValue, let version = data["last_modified"]?.int64Value else {
-                throw KintoError(.server, "the server accepted a write without giving its version")
+                throw HTTPRemoteError(.server, "the server accepted a write without giving its version")
             }
             // The record it answers with is what it holds: if that is not what we sent, it is not ours to acknowledge.
             if case .present(let sent) = operation.sentState {
                 var answered = data
                 answered["id"] = .string(operation.id)
                 guard let record = record(from: answered) else {
-                    throw KintoError(.server, "the server answered a write with a record it cannot have")
+                    throw HTTPRemoteError(.server, "the server answered a write with a record it cannot have")
                 }
                 if record.fields != sent { return .appliedDifferently(current: record) }
             }
@@ -149,11 +150,11 @@ extension KintoRemote {
         case 404:
             return .notFound
         case 401:
-            throw KintoError(.unauthorized, "the server refused the credentials (HTTP 401)", status: 401)
+            throw HTTPRemoteError(.unauthorized, "the server refused the credentials (HTTP 401)", status: 401)
         default:
             let message = body["message"]?.stringValue ?? "HTTP \(status)"
             if RetryPolicy.isRetryable(status: status) {
-                throw KintoError(.unavailable, "the server failed a batch: \(message)", status: status)
+                throw HTTPRemoteError(.unavailable, "the server failed a batch: \(message)", status: status)
             }
             return .rejected(status: status, message: "HTTP \(status): \(message)")
         }

@@ -1,5 +1,6 @@
 public import EventStore
 import EventSync
+package import RemoteHTTP
 
 /// How Kinto spells what evsync syncs: collections named after entities,
 /// records whose `id`, `last_modified`, `deleted` and `schema` are Kinto's
@@ -32,7 +33,7 @@ extension KintoRemote {
     /// `skipped` with the reason, and the rest of the page is read: one bad
     /// record written by another client must not stop every sync. Only a page
     /// that is not JSON at all fails. The cursor moves past skipped records too.
-    package static func page(from body: [UInt8], collection: String) throws(KintoError) -> RemotePage {
+    package static func page(from body: [UInt8], collection: String) throws(HTTPRemoteError) -> RemotePage {
         var page = RemotePage()
         page.reserveCapacity(body.count)  // canonical JSON is no longer than Kinto's, less its own members
         var id: [UInt8] = []
@@ -66,9 +67,9 @@ extension KintoRemote {
                 }
             }
         } catch {
-            throw KintoError(.server, "the server sent invalid JSON while listing \(collection): \(error)")
+            throw HTTPRemoteError(.server, "the server sent invalid JSON while listing \(collection): \(error)")
         }
-        guard sawData else { throw KintoError(.server, "the server's list of \(collection) has no data array") }
+        guard sawData else { throw HTTPRemoteError(.server, "the server's list of \(collection) has no data array") }
         // Pages come sorted by last_modified; the newest is where the next pull starts.
         page.cursor = newest.map { RemoteCursor(String($0)) }
         return page

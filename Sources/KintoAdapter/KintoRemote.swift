@@ -1,8 +1,9 @@
 public import EventStore
-public import EventSync
+import EventSync
 public import Foundation
 import Synchronization
 public import HTTPTransport
+public import RemoteHTTP
 
 /// The Kinto HTTP API (v1) as a `SyncRemote`: one bucket, one collection per entity.
 ///
@@ -18,33 +19,19 @@ public import HTTPTransport
 /// - Push: `POST /batch` of conditional `PUT`/`DELETE`s (`If-None-Match: *`,
 ///   `If-Match`), at most the server's `batch_max_requests` each.
 /// - Missing bucket and collections are created on first use.
-public final class KintoRemote: SyncRemote {
+public final class KintoRemote: HTTPRemote {
     /// The server root, e.g. `http://127.0.0.1:8888/v1`.
     public let server: URL
     public let bucket: String
     public let address: String
     /// Records per page when pulling.
     public var pageSize = 1000
-    /// How long a transfer may stall and how large an answer may be (the documented numbers unless set).
-    public var transferLimits: TransferLimits {
-        get { http.client.limits }
-        set { http.client.limits = newValue }
-    }
-    public var retry: RetryPolicy {
-        get { http.retry }
-        set { http.retry = newValue }
+    /// Limits, retries, the watcher and the stop, as every HTTP adapter takes them.
+    public var settings = HTTPRemoteSettings() {
+        didSet { http.apply(settings) }
     }
     /// Ask the server for the number of records first (one HEAD request), to show progress.
     public var wantsTotals = false
-    /// Told of each request and each retry, for a user watching (`sync -v`, a terminal).
-    public var onActivity: ((RemoteActivity) -> Void)? {
-        didSet { http.onActivity = onActivity.map { show in { show($0.map(request: RemoteActivity.request, retrying: RemoteActivity.retrying)) } } }
-    }
-    /// Asked before each retry and while waiting for one: true gives up at once (Ctrl-C), with the failure at hand.
-    public var shouldStop: () -> Bool {
-        get { http.shouldStop }
-        set { http.shouldStop = newValue }
-    }
     /// How far behind the server's clock the pull cursor stays, in milliseconds.
     ///
     /// Kinto stamps a record when its transaction writes it, not when it
@@ -77,10 +64,12 @@ public final class KintoRemote: SyncRemote {
     ///   - allowingInsecureCredentials: send `credentials` over plain `http` to a
     ///     host that is not this machine, where anyone on the way can read them.
     ///     Refused unless this is true (the URL is checked before anything is sent).
-    public init(bucketURL: String, credentials: Credentials?, allowingInsecureCredentials: Bool = false) throws(KintoError) {
+    ///   - settings: limits, retries, the watcher and the stop (`settings`).
+    public init(bucketURL: String, credentials: Credentials?, allowingInsecureCredentials: Bool = false,
+                settings: HTTPRemoteSettings = HTTPRemoteSettings()) throws(HTTPRemoteError) {
         let (server, bucket) = try Self.parse(bucketURL)
         if credentials != nil, !allowingInsecureCredentials, server.scheme == "http", let host = server.host, !Loopback.isLoopback(host) {
-            throw KintoError(.invalidRemote, "refusing to send credentials unencrypted over http to \(host), which is not this machine: "
+            throw HTTPRemoteError(.invalidRemote, "refusing to send credentials unencrypted over http to \(host), which is not this machine: "
                 + "use https (or, accepting that anyone on the way can read them, --allow-insecure-auth or EVSYNC_ALLOW_INSECURE_AUTH=1)")
         }
         self.server = server
@@ -90,28 +79,30 @@ public final class KintoRemote: SyncRemote {
         do {
             self.http = try RetryingClient(server: server, credentials: credentials, userAgent: EvsyncVersion.userAgent)
         } catch {
-            throw KintoError(.failure, error.description)
+            throw HTTPRemoteError(.failure, error.description)
         }
         http.pauseHeader = "backoff"
         http.serverMessage = Self.message(in:)
+        self.settings = settings
+        http.apply(settings)
     }
 
     /// Splits a bucket URL into the server root and the bucket id, refusing anything that would leak or mislead.
-    static func parse(_ text: String) throws(KintoError) -> (URL, String) {
+    static func parse(_ text: String) throws(HTTPRemoteError) -> (URL, String) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {
-            throw KintoError(.invalidRemote, "the remote must be an http(s) URL of a Kinto bucket, like http://127.0.0.1:8888/v1/buckets/evsync")
+            throw HTTPRemoteError(.invalidRemote, "the remote must be an http(s) URL of a Kinto bucket, like http://127.0.0.1:8888/v1/buckets/evsync")
         }
         guard components.user == nil, components.password == nil else {
-            throw KintoError(.invalidRemote, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
+            throw HTTPRemoteError(.invalidRemote, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
         }
         guard components.query == nil, components.fragment == nil else {
-            throw KintoError(.invalidRemote, "the remote URL must not have a query or fragment")
+            throw HTTPRemoteError(.invalidRemote, "the remote URL must not have a query or fragment")
         }
         var segments = components.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard segments.count >= 2, segments[segments.count - 2] == "buckets", RecordID.isValid(segments[segments.count - 1]) else {
-            throw KintoError(.invalidRemote, "the remote must end in /buckets/<bucket id>, like http://127.0.0.1:8888/v1/buckets/evsync")
+            throw HTTPRemoteError(.invalidRemote, "the remote must end in /buckets/<bucket id>, like http://127.0.0.1:8888/v1/buckets/evsync")
         }
         let bucket = segments.removeLast()
         segments.removeLast()
@@ -120,7 +111,7 @@ public final class KintoRemote: SyncRemote {
         root.host = host
         root.port = components.port
         root.path = segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
-        guard let url = root.url else { throw KintoError(.invalidRemote, "cannot use the remote URL \(text)") }
+        guard let url = root.url else { throw HTTPRemoteError(.invalidRemote, "cannot use the remote URL \(text)") }
         return (url, bucket)
     }
 
@@ -143,11 +134,11 @@ public final class KintoRemote: SyncRemote {
 
     // MARK: SyncRemote
 
-    public func batchLimit() throws(KintoError) -> Int {
+    public func batchLimit() throws(HTTPRemoteError) -> Int {
         if let cachedBatchLimit { return cachedBatchLimit }
         let root = try serverRoot()
         if credentials != nil, root.objectValue?["user"] == nil {
-            throw KintoError(.unauthorized, "the server at \(address) did not accept the credentials")
+            throw HTTPRemoteError(.unauthorized, "the server at \(address) did not accept the credentials")
         }
         let limit = root.objectValue?["settings"]?.objectValue?["batch_max_requests"]?.int64Value.map(Int.init) ?? 25
         cachedBatchLimit = max(1, limit)
@@ -155,7 +146,7 @@ public final class KintoRemote: SyncRemote {
     }
 
     /// The server's root document, read once per remote.
-    func serverRoot() throws(KintoError) -> JSONValue {
+    func serverRoot() throws(HTTPRemoteError) -> JSONValue {
         if let cachedRoot { return cachedRoot }
         let response = try send(HTTPRequest(method: "GET", url: url([""])))
         try expect(response, [200], doing: "reading the server's settings")
@@ -188,16 +179,16 @@ public final class KintoRemote: SyncRemote {
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
         for (schema, _) in entities {
             if let reserved = schema.fieldNames.first(where: Self.reservedFields.contains) {
-                throw KintoError(.invalidData, "\(schema.name) declares the field '\(reserved)', which Kinto keeps for itself: rename it in the schema")
+                throw HTTPRemoteError(.invalidData, "\(schema.name) declares the field '\(reserved)', which Kinto keeps for itself: rename it in the schema")
             }
             let collection = Self.collection(for: schema)
             guard RecordID.isValid(collection) else {
-                throw KintoError(.invalidData, "\(schema.name)'s collection name '\(collection)' is not a valid Kinto id")
+                throw HTTPRemoteError(.invalidData, "\(schema.name)'s collection name '\(collection)' is not a valid Kinto id")
             }
         }
         guard entities.count > 1 else { return }
         let requests = entities.map { changesRequest(Self.collection(for: $0.schema), KintoPull.Listing(from: $0.since)) }
-        let (credentials, limits, server) = (credentials, transferLimits, server)
+        let (credentials, limits, server) = (credentials, settings.transferLimits, server)
         let outcomes = Mutex<[Int: Result<HTTPResponse, TransportError>]>([:])
         DispatchQueue.concurrentPerform(iterations: requests.count) { index in
             guard let client = try? HTTPClient(server: server, credentials: credentials) else { return }
@@ -219,7 +210,7 @@ public final class KintoRemote: SyncRemote {
                 report(request, status: nil, failure: error.description)
                 // One that would fail again (an https URL on a plain http server) fails the sync now, not after another
                 // wait; a page too large is asked for again smaller by `changes`.
-                if !error.isRetryable, error.kind != .tooLarge { throw KintoError(.server, error.description) }
+                if !error.isRetryable, error.kind != .tooLarge { throw HTTPRemoteError(.server, error.description) }
             }
         }
     }
@@ -278,7 +269,7 @@ public final class KintoRemote: SyncRemote {
                     limit.fit(records: records.entries.count + records.skipped.count, bytes: current.response.body.count)
                 }
                 current.response.body = []  // the page holds what it needs: the raw bytes go before the next page comes
-                let next = try current.response.headers["next-page"].map { text throws(KintoError) in try sameServer(text) }
+                let next = try current.response.headers["next-page"].map { text throws(HTTPRemoteError) in try sameServer(text) }
                 // Where the next page starts if it is asked for by this pull, not by the server's Next-Page.
                 let readUpTo = records.cursor.flatMap { Int64($0.token) }
                 var step = pull.step(records, hasNext: next != nil,
@@ -320,7 +311,7 @@ public final class KintoRemote: SyncRemote {
     /// half the records while the answer is over the response cap (`PageLimit`). One record alone over it is
     /// asked for again without its fields, to be skipped with its id and version.
     private func list(_ collection: String, _ listing: KintoPull.Listing, limit: inout PageLimit,
-                      next: URL? = nil) throws(KintoError) -> ListAnswer {
+                      next: URL? = nil) throws(HTTPRemoteError) -> ListAnswer {
         let asked = limit.current
         while true {
             let request = next.flatMap { limit.current == asked ? HTTPRequest(method: "GET", url: $0) : nil }
@@ -353,10 +344,10 @@ public final class KintoRemote: SyncRemote {
     }
 
     /// A `Next-Page` URL, accepted only on our own server: credentials must not follow a link elsewhere.
-    func sameServer(_ text: String) throws(KintoError) -> URL {
+    func sameServer(_ text: String) throws(HTTPRemoteError) -> URL {
         guard let url = URL(string: text), Origin(url) == Origin(server) else {
             let origin = URL(string: text).flatMap(Origin.init)?.description ?? text
-            throw KintoError(.server, "the server sent a Next-Page URL on another server, \(origin); refusing to follow it")
+            throw HTTPRemoteError(.server, "the server sent a Next-Page URL on another server, \(origin); refusing to follow it")
         }
         return url
     }

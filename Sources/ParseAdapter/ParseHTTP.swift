@@ -2,6 +2,7 @@ import EventStore
 import EventSync
 import Foundation
 import HTTPTransport
+import RemoteHTTP
 
 /// Parse's REST API over the house's retrying client: URLs built from encoded
 /// segments and query items, `find` with its paging, `batch`, and the errors
@@ -42,7 +43,7 @@ extension ParseRemote {
     /// as such, and the rest are read. Only an answer that is not JSON at all fails.
     /// - Parameter bytes: told the size of the answer's body (a pull's `PageLimit`).
     func find(_ className: String, query: [URLQueryItem], doing what: String,
-              bytes: (Int) -> Void = { _ in }) throws(ParseError) -> [FoundObject] {
+              bytes: (Int) -> Void = { _ in }) throws(HTTPRemoteError) -> [FoundObject] {
         let response = try send(HTTPRequest(method: "GET", url: url("classes", className, query: query)), doing: what)
         bytes(response.body.count)
         var found: [FoundObject] = []
@@ -62,9 +63,9 @@ extension ParseRemote {
                 }
             }
         } catch {
-            throw ParseError(.server, "the server sent invalid JSON while \(what): \(error)")
+            throw HTTPRemoteError(.server, "the server sent invalid JSON while \(what): \(error)")
         }
-        guard sawResults else { throw ParseError(.server, "the server's answer to \(what) has no results") }
+        guard sawResults else { throw HTTPRemoteError(.server, "the server's answer to \(what) has no results") }
         return found
     }
 
@@ -83,75 +84,75 @@ extension ParseRemote {
         return fields
     }
 
-    func batch(_ requests: [JSONObject], doing what: String) throws(ParseError) -> [JSONObject] {
+    func batch(_ requests: [JSONObject], doing what: String) throws(HTTPRemoteError) -> [JSONObject] {
         let body = JSONWriter.encode(.object(["requests": .array(requests.map(JSONValue.object))]))
         let response = try send(HTTPRequest(method: "POST", url: url("batch"), body: body, contentType: "application/json"),
                                 doing: what, resendable: false)
         guard case .array(let answers) = try json(response, doing: what), answers.count == requests.count else {
-            throw ParseError(.server, "the server's batch answer does not match the \(requests.count) requests sent while \(what)")
+            throw HTTPRemoteError(.server, "the server's batch answer does not match the \(requests.count) requests sent while \(what)")
         }
         return answers.map { $0.objectValue ?? [:] }
     }
 
-    func json(_ response: HTTPResponse, doing what: String) throws(ParseError) -> JSONValue {
+    func json(_ response: HTTPResponse, doing what: String) throws(HTTPRemoteError) -> JSONValue {
         do {
             return try JSONParser.parse(response.body)
         } catch {
-            throw ParseError(.server, "the server sent invalid JSON while \(what): \(error)")
+            throw HTTPRemoteError(.server, "the server sent invalid JSON while \(what): \(error)")
         }
     }
 
     /// Waits before retrying what failed (a Ctrl-C, `shouldStop`, ends the wait and the sync at once).
-    func waitToRetry(after attempt: Int, failure: String) throws(ParseError) {
+    func waitToRetry(after attempt: Int, failure: String) throws(HTTPRemoteError) {
         do {
             try http.pause(after: attempt, failure: failure)
         } catch {
-            throw ParseError(error)
+            throw ParseAnswer.failure(error)
         }
     }
 
-    /// Sends with retries (network errors, 5xx, 429 and Parse's 155), and turns a refusal into a `ParseError`.
+    /// Sends with retries (network errors, 5xx, 429 and Parse's 155), and turns a refusal into a `HTTPRemoteError`.
     /// - Parameter resendable: false for a request that must not be sent twice once it may have reached the
     ///   server (a batch of creates): a network error or a 5xx then throws at once, `mayHaveApplied`. A 429 or
     ///   155 is a refusal before anything was done, and is retried either way.
-    func send(_ request: HTTPRequest, doing what: String, resendable: Bool = true) throws(ParseError) -> HTTPResponse {
+    func send(_ request: HTTPRequest, doing what: String, resendable: Bool = true) throws(HTTPRemoteError) -> HTTPResponse {
         var request = request
         request.headers += credentials.headers
         let response: HTTPResponse
         do {
             response = try http.send(request, resendable: resendable) { response in
                 // Only a refusal can be one; a page of results is not read twice to find out.
-                guard !(200..<300).contains(response.status), ParseError.answer(in: response).code == ParseError.Code.requestLimitExceeded
+                guard !(200..<300).contains(response.status), ParseAnswer.read(response).code == ParseAnswer.Code.requestLimitExceeded
                 else { return nil }
                 return RetryableAnswer(reason: "\(HTTPClient.describe(request.url)) refused the request as over its request limit (Parse error 155)",
                                        retryAfter: response.headers["retry-after"].flatMap(Double.init))
             }
         } catch {
-            throw ParseError(error)
+            throw ParseAnswer.failure(error)
         }
         if response.status == 200 || response.status == 201 { return response }
-        let (code, said) = ParseError.answer(in: response)
+        let (code, said) = ParseAnswer.read(response)
         let message = said ?? "HTTP \(response.status)"
         if response.status == 401 || response.status == 403 {
             // Parse Server refuses keys with its JSON `{"error": …}`; any other body is another kind of server.
-            if !ParseError.isParseAnswer(response) {
-                throw ParseError(.server, "\(HTTPClient.describe(request.url)) is not a Parse server (HTTP \(response.status) without Parse's "
+            if !ParseAnswer.isParse(response) {
+                throw HTTPRemoteError(.server, "\(HTTPClient.describe(request.url)) is not a Parse server (HTTP \(response.status) without Parse's "
                     + "{\"error\": …} answer): the remote URL is wrong, not the keys", code: code)
             }
-            throw ParseError(.unauthorized, "the server refused the credentials of \(credentials) while \(what) (HTTP \(response.status): \(message))",
+            throw HTTPRemoteError(.unauthorized, "the server refused the credentials of \(credentials) while \(what) (HTTP \(response.status): \(message))",
                              code: code)
         }
         // Parse answers a class it does not know with no results, never 404: a 404 is another server's path.
-        if response.status == 404, !ParseError.isParseAnswer(response) {
-            throw ParseError(.server, "\(HTTPClient.describe(request.url)) is not a Parse server (HTTP 404 without Parse's "
+        if response.status == 404, !ParseAnswer.isParse(response) {
+            throw HTTPRemoteError(.server, "\(HTTPClient.describe(request.url)) is not a Parse server (HTTP 404 without Parse's "
                 + "{\"error\": …} answer): the remote URL is wrong", code: code)
         }
-        if let code { throw ParseError.failure(code: code, message: message, doing: what) }
+        if let code { throw ParseAnswer.failure(code: code, message: message, doing: what) }
         if (300..<400).contains(response.status), let location = response.headers["location"] {
             // Followed by no adapter but DAV's discovery: the keys go to the server given, and nowhere else.
-            throw ParseError(.server, "the server failed \(what): HTTP \(response.status), a redirect to \(location), which evsync does not follow; "
+            throw HTTPRemoteError(.server, "the server failed \(what): HTTP \(response.status), a redirect to \(location), which evsync does not follow; "
                 + "if that is where the server is, give it as the remote")
         }
-        throw ParseError(.server, "the server failed \(what): HTTP \(response.status): \(message)")
+        throw HTTPRemoteError(.server, "the server failed \(what): HTTP \(response.status): \(message)")
     }
 }

@@ -1,5 +1,6 @@
 public import EventStore
 public import EventSync
+import RemoteHTTP
 
 /// Parse's push: no conditional writes, so the records a batch touches are
 /// read first (`read`), and each write's answer is taken alone.
@@ -12,7 +13,7 @@ extension ParseRemote {
         while true {
             do {
                 return try pushOnce(operations, of: entity)
-            } catch let error as ParseError where error.mayHaveApplied {
+            } catch let error as HTTPRemoteError where error.mayHaveApplied {
                 try waitToRetry(after: attempt, failure: error.description)
                 attempt += 1
             }
@@ -69,7 +70,7 @@ extension ParseRemote {
                         if case .create = operation, customObjectIDs == nil { customObjectIDs = success["objectId"]?.stringValue == operation.id }
                         outcomes[write.index] = .applied(version: RemoteVersion(version))
                     } else {
-                        throw ParseError(.server, "the server accepted a write to \(className) without giving its updatedAt")
+                        throw HTTPRemoteError(.server, "the server accepted a write to \(className) without giving its updatedAt")
                     }
                     continue
                 }
@@ -77,7 +78,7 @@ extension ParseRemote {
                 let code = error["code"]?.int64Value.map(Int.init) ?? 0
                 let message = error["error"]?.stringValue ?? "no message"
                 switch (operation, code) {
-                case (.create, ParseError.Code.invalidKeyName) where write.request["body"]?.objectValue?["objectId"] != nil:
+                case (.create, ParseAnswer.Code.invalidKeyName) where write.request["body"]?.objectValue?["objectId"] != nil:
                     // The server makes its own object ids: send again without ours; `nid` keeps the mapping.
                     customObjectIDs = false
                     var request = write.request
@@ -85,18 +86,18 @@ extension ParseRemote {
                     body["objectId"] = nil
                     request["body"] = .object(body)
                     again.append((write.index, request))
-                case (.create, ParseError.Code.duplicateValue):
+                case (.create, ParseAnswer.Code.duplicateValue):
                     // Made meanwhile by someone else (or by us): what is there now is the server's state.
                     outcomes[write.index] = .preconditionFailed(current: try read([operation.id], of: entity).readable[operation.id]?.record)
-                case (.update, ParseError.Code.objectNotFound):
+                case (.update, ParseAnswer.Code.objectNotFound):
                     outcomes[write.index] = .preconditionFailed(current: nil)
-                case (.delete, ParseError.Code.objectNotFound):
+                case (.delete, ParseAnswer.Code.objectNotFound):
                     outcomes[write.index] = .notFound
-                case (_, ParseError.Code.requestLimitExceeded):
+                case (_, ParseAnswer.Code.requestLimitExceeded):
                     rateLimited = true
                     again.append(write)
-                case (_, ParseError.Code.invalidSessionToken), (_, ParseError.Code.operationForbidden):
-                    throw ParseError.failure(code: code, message: message, doing: "pushing to \(className)")
+                case (_, ParseAnswer.Code.invalidSessionToken), (_, ParseAnswer.Code.operationForbidden):
+                    throw ParseAnswer.failure(code: code, message: message, doing: "pushing to \(className)")
                 default:
                     outcomes[write.index] = .rejected(status: code, message: "Parse error \(code): \(message)")
                 }

@@ -1,7 +1,8 @@
 public import EventStore
-public import EventSync
+import EventSync
 public import Foundation
-public import HTTPTransport
+import HTTPTransport
+public import RemoteHTTP
 
 /// Parse Server's REST API as a `SyncRemote`: one class per entity, under the
 /// server's mount (`https://host/parse`, the prefix of `/classes/…` and `/batch`).
@@ -25,28 +26,14 @@ public import HTTPTransport
 ///   the engine drops the versions the log already has.
 /// - **Batches** run concurrently on the server: at most 20 writes, each
 ///   answer matched to its request and taken alone.
-public final class ParseRemote: SyncRemote {
+public final class ParseRemote: HTTPRemote {
     public let server: URL
     public let address: String
     /// Records asked for per page (the server may cap it at its `maxLimit`: paging goes on until an empty page).
     public var pageSize = 1000
-    /// How long a transfer may stall and how large an answer may be (the documented numbers unless set).
-    public var transferLimits: TransferLimits {
-        get { http.client.limits }
-        set { http.client.limits = newValue }
-    }
-    public var retry: RetryPolicy {
-        get { http.retry }
-        set { http.retry = newValue }
-    }
-    /// Told of each request and each retry, for a user watching (`sync -v`, a terminal).
-    public var onActivity: ((RemoteActivity) -> Void)? {
-        didSet { http.onActivity = onActivity.map { show in { show($0.map(request: RemoteActivity.request, retrying: RemoteActivity.retrying)) } } }
-    }
-    /// Asked while waiting to retry: true once the user asked to stop (Ctrl-C), which ends the wait at once.
-    public var shouldStop: () -> Bool {
-        get { http.shouldStop }
-        set { http.shouldStop = newValue }
+    /// Limits, retries, the watcher and the stop, as every HTTP adapter takes them.
+    public var settings = HTTPRemoteSettings() {
+        didSet { http.apply(settings) }
     }
     /// Seconds a pull re-reads behind its cursor, for writes stamped before they committed.
     public var reReadWindow = 60.0
@@ -67,7 +54,9 @@ public final class ParseRemote: SyncRemote {
     ///     `address` spells it so that a remembered remote says what it is.
     ///   - credentials: the application id and a REST API key, a session token or the master key.
     ///   - allowingInsecureCredentials: send the keys over plain `http` to a host that is not this machine.
-    public init(serverURL: String, credentials: ParseCredentials, allowingInsecureCredentials: Bool = false) throws(ParseError) {
+    ///   - settings: limits, retries, the watcher and the stop (`settings`).
+    public init(serverURL: String, credentials: ParseCredentials, allowingInsecureCredentials: Bool = false,
+                settings: HTTPRemoteSettings = HTTPRemoteSettings()) throws(HTTPRemoteError) {
         let url = try Self.checkedServer(serverURL, allowingInsecureCredentials: allowingInsecureCredentials)
         self.server = url
         self.address = Self.address(of: url)
@@ -75,32 +64,34 @@ public final class ParseRemote: SyncRemote {
         do {
             self.http = try RetryingClient(server: url, credentials: nil, userAgent: EvsyncVersion.userAgent)
         } catch {
-            throw ParseError(.failure, error.description)
+            throw HTTPRemoteError(.failure, error.description)
         }
-        http.serverMessage = { ParseError.answer(in: $0).message }
+        http.serverMessage = { ParseAnswer.read($0).message }
+        self.settings = settings
+        http.apply(settings)
     }
 
     /// `serverURL` as a user gives it (`parse+` in front or not), checked and without a trailing slash.
-    package static func checkedServer(_ serverURL: String, allowingInsecureCredentials: Bool) throws(ParseError) -> URL {
+    package static func checkedServer(_ serverURL: String, allowingInsecureCredentials: Bool) throws(HTTPRemoteError) -> URL {
         var serverURL = serverURL
         if serverURL.lowercased().hasPrefix("parse+") { serverURL.removeFirst("parse+".count) }
         guard var components = URLComponents(string: serverURL), let scheme = components.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {
-            throw ParseError(.invalidRemote, "the remote must be the http(s) URL of a Parse Server mount, like http://127.0.0.1:1337/parse")
+            throw HTTPRemoteError(.invalidRemote, "the remote must be the http(s) URL of a Parse Server mount, like http://127.0.0.1:1337/parse")
         }
         guard components.user == nil, components.password == nil else {
-            throw ParseError(.invalidRemote, "put credentials in EVSYNC_PARSE_* or --auth-file, not in the remote URL")
+            throw HTTPRemoteError(.invalidRemote, "put credentials in EVSYNC_PARSE_* or --auth-file, not in the remote URL")
         }
         guard components.query == nil, components.fragment == nil else {
-            throw ParseError(.invalidRemote, "the remote URL must not have a query or fragment")
+            throw HTTPRemoteError(.invalidRemote, "the remote URL must not have a query or fragment")
         }
         if !allowingInsecureCredentials, scheme == "http", !Loopback.isLoopback(host) {
-            throw ParseError(.invalidRemote, "refusing to send the Parse keys unencrypted over http to \(host), which is not this machine: "
+            throw HTTPRemoteError(.invalidRemote, "refusing to send the Parse keys unencrypted over http to \(host), which is not this machine: "
                 + "use https (or, accepting that anyone on the way can read them, --allow-insecure-auth or EVSYNC_ALLOW_INSECURE_AUTH=1)")
         }
         while components.path.hasSuffix("/") { components.path.removeLast() }
-        guard let url = components.url else { throw ParseError(.invalidRemote, "cannot use the remote URL \(serverURL)") }
+        guard let url = components.url else { throw HTTPRemoteError(.invalidRemote, "cannot use the remote URL \(serverURL)") }
         return url
     }
 
@@ -117,13 +108,13 @@ public final class ParseRemote: SyncRemote {
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
         for (schema, _) in entities {
             if let reserved = schema.fieldNames.first(where: Self.reservedFields.contains) {
-                throw ParseError(.invalidData, "\(schema.name) declares the field '\(reserved)', which Parse (or evsync's id mapping) keeps for itself: rename it in the schema")
+                throw HTTPRemoteError(.invalidData, "\(schema.name) declares the field '\(reserved)', which Parse (or evsync's id mapping) keeps for itself: rename it in the schema")
             }
             let name = Self.className(for: schema)
             guard let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII,
                   name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") })
             else {
-                throw ParseError(.invalidData, "\(schema.name) is not a valid Parse class name")
+                throw HTTPRemoteError(.invalidData, "\(schema.name) is not a valid Parse class name")
             }
         }
     }
@@ -152,7 +143,7 @@ public final class ParseRemote: SyncRemote {
 
     /// The objects of a pull's next page, asked for again with fewer while the answer is over the response cap
     /// (`PageLimit`); one object alone over it comes read without its fields, as unreadable, to be skipped.
-    private func page(of className: String, _ pull: ParsePull, limit: inout PageLimit) throws(ParseError) -> [FoundObject] {
+    private func page(of className: String, _ pull: ParsePull, limit: inout PageLimit) throws(HTTPRemoteError) -> [FoundObject] {
         while true {
             var size = 0
             let results: [FoundObject]
@@ -197,7 +188,7 @@ public final class ParseRemote: SyncRemote {
             // An object without an objectId cannot be paged past: ending the listing there would take every
             // object after it for deleted.
             guard let last = results.last(where: { $0.fields["objectId"]?.stringValue != nil })?.fields["objectId"]?.stringValue else {
-                throw ParseError(.server, "the server listed objects of \(className) without an objectId")
+                throw HTTPRemoteError(.server, "the server listed objects of \(className) without an objectId")
             }
             let page = results.compactMap { object -> (id: String, version: RemoteVersion)? in
                 // An object evsync cannot read whole is listed by the members it could read, so it is never taken for deleted.

@@ -18,12 +18,10 @@ struct RemoteFactory: Sendable {
         var shouldStop: () -> Bool
 
         /// The retries, the watcher and the stop every HTTP adapter takes.
-        func configure<Remote: HTTPRemote>(_ remote: Remote) -> Remote {
-            if let retries { remote.retry.attempts = retries }
-            remote.transferLimits = TestLimits.transfer
-            remote.onActivity = activity
-            remote.shouldStop = shouldStop
-            return remote
+        var settings: HTTPRemoteSettings {
+            var settings = HTTPRemoteSettings(transferLimits: TestLimits.transfer, onActivity: activity, shouldStop: shouldStop)
+            if let retries { settings.retry.attempts = retries }
+            return settings
         }
     }
 
@@ -46,10 +44,11 @@ struct RemoteFactory: Sendable {
     }, address: { url in
         try KintoRemote(bucketURL: url, credentials: nil).address
     }, make: { url, options in
-        let remote = try KintoRemote(bucketURL: url, credentials: options.credentials, allowingInsecureCredentials: options.allowInsecureAuth)
+        let remote = try KintoRemote(bucketURL: url, credentials: options.credentials, allowingInsecureCredentials: options.allowInsecureAuth,
+                                     settings: options.settings)
         remote.wantsTotals = options.wantsTotals
         if let window = TestLimits.value("EVSYNC_SETTLE_WINDOW_MS") { remote.settleWindow = Int64(window) }
-        return options.configure(remote)
+        return remote
     })
 
     static let parse = RemoteFactory(type: "parse", recognises: { url in
@@ -57,9 +56,8 @@ struct RemoteFactory: Sendable {
     }, address: { url in
         ParseRemote.address(of: try ParseRemote.checkedServer(url, allowingInsecureCredentials: false))
     }, make: { url, options in
-        let remote = try ParseRemote(serverURL: url, credentials: try RemoteChoice.parseCredentials(file: options.credentials),
-                                     allowingInsecureCredentials: options.allowInsecureAuth)
-        return options.configure(remote)
+        try ParseRemote(serverURL: url, credentials: try RemoteChoice.parseCredentials(file: options.credentials),
+                        allowingInsecureCredentials: options.allowInsecureAuth, settings: options.settings)
     })
 
     /// CalDAV/CardDAV (docs/dav.md): the server's or the principal's URL, remembered as `dav+https://…`.
@@ -68,8 +66,8 @@ struct RemoteFactory: Sendable {
     }, address: { url in
         DAVRemote.address(of: try DAVRemote.checkedServer(url, sendsCredentials: false))
     }, make: { url, options in
-        let remote = try DAVRemote(serverURL: url, credentials: options.credentials, allowingInsecureCredentials: options.allowInsecureAuth)
-        return options.configure(remote)
+        try DAVRemote(serverURL: url, credentials: options.credentials, allowingInsecureCredentials: options.allowInsecureAuth,
+                      settings: options.settings)
     })
 }
 
@@ -93,16 +91,3 @@ enum TestLimits {
         return limits
     }
 }
-
-/// What the CLI sets on every adapter that speaks HTTP through the retrying client.
-protocol HTTPRemote: SyncRemote {
-    var transferLimits: TransferLimits { get set }
-    var retry: RetryPolicy { get set }
-    var onActivity: ((RemoteActivity) -> Void)? { get set }
-    var shouldStop: () -> Bool { get set }
-}
-
-extension KintoRemote: HTTPRemote {}
-extension ParseRemote: HTTPRemote {}
-extension DAVRemote: HTTPRemote {}
-

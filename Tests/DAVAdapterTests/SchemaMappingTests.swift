@@ -258,7 +258,7 @@ struct SchemaMappingTests {
         #expect(error.reason.hasPrefix("Chore's x-evsync-dav: "), "\(error)")
         #expect(error.reason.contains(message), "\(error)")
         // The remote fails the sync with that line, rather than leave the entity out.
-        let remoteError = try #require(throws: DAVError.self) { try DAVRemote.mapping(for: schema) }
+        let remoteError = try #require(throws: HTTPRemoteError.self) { try DAVRemote.mapping(for: schema) }
         #expect(remoteError.message == error.reason)
         #expect(remoteError.syncCode == .invalidData)
     }

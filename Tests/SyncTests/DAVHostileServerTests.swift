@@ -66,7 +66,7 @@ struct DAVHostileServerTests {
         let server = try ScriptedServer(Scripted.discovery() + [ScriptedServer.Answer(201, headers: ["ETag": #""9""#, "Location": other.url + "/stolen/b.ics"])],
                                         then: ScriptedServer.Answer(500))
         let remote = try DAVRemote(serverURL: server.url + "/", credentials: try Credentials(userPassword: "me:secret"))
-        remote.retry.attempts = 1
+        remote.settings.retry.attempts = 1
         let holiday = try SchemaRegistry().schema(named: "Holiday")
         try remote.prepare([(holiday, nil)])
         let writes: [RemoteOperation] = outside.flatMap { href in
@@ -96,10 +96,10 @@ struct DAVHostileServerTests {
             Scripted.multistatus(#"<d:response><d:href>/p/</d:href><d:propstat><d:prop><c:calendar-home-set><d:href>\#(home)</d:href></c:calendar-home-set></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
         ], then: ScriptedServer.Answer(404))
         let remote = try DAVRemote(serverURL: server.url + "/", credentials: try Credentials(userPassword: "me:secret"))
-        remote.retry.attempts = 1
+        remote.settings.retry.attempts = 1
         let holiday = try SchemaRegistry().schema(named: "Holiday")
         try remote.prepare([(holiday, nil)])
-        let error = #expect(throws: DAVError.self) { try Scripted.pull(remote, holiday, since: nil) }
+        let error = #expect(throws: HTTPRemoteError.self) { try Scripted.pull(remote, holiday, since: nil) }
         let what = Int(way).map { "a redirect (HTTP \($0)) of /" } ?? "the \(way == "principal" ? "current-user-principal" : way)"
         #expect(error?.message == "the server at \(server.url)/ points \(what) to another server, \(other.url): refusing to follow it, "
             + "as credentials go only to \(server.url)", "\(String(describing: error))")
@@ -143,7 +143,7 @@ struct DAVHostileServerTests {
         let (remote, holiday) = try Scripted.holidayRemote(server)
         remote.maximumChainedAnswers = 4
         var pages: [RemotePage] = []
-        let error = #expect(throws: DAVError.self) { try remote.changes(of: holiday, since: nil) { pages.append($0); return true } }
+        let error = #expect(throws: HTTPRemoteError.self) { try remote.changes(of: holiday, since: nil) { pages.append($0); return true } }
         #expect(error?.message == "the server cut its sync-collection listing of /p/holidays short (507) 4 times in a row; "
             + "what those answers brought is kept: sync again to go on from there", "\(String(describing: error))")
         #expect(try Scripted.records(pages).map(\.id) == ["m1", "m2", "m3", "m4"])
@@ -169,7 +169,7 @@ struct DAVHostileServerTests {
         let url = server.url + "/"
         let engine = SyncEngine(store: store) {
             let remote = try DAVRemote(serverURL: url, credentials: nil)
-            remote.retry.attempts = 1
+            remote.settings.retry.attempts = 1
             remote.maximumChainedAnswers = 3
             return remote
         }

@@ -31,7 +31,7 @@ struct DAVScriptedTests {
     /// A DAVRemote of the scripted server that tries each request once, prepared for Holiday (from `since`).
     static func holidayRemote(_ server: ScriptedServer, since: RemoteCursor? = nil) throws -> (DAVRemote, EntitySchema) {
         let remote = try DAVRemote(serverURL: server.url + "/", credentials: nil)
-        remote.retry.attempts = 1
+        remote.settings.retry.attempts = 1
         let holiday = try SchemaRegistry().schema(named: "Holiday")
         try remote.prepare([(holiday, since)])
         return (remote, holiday)
@@ -64,7 +64,7 @@ struct DAVScriptedTests {
                              + #"<d:response><d:href>/p/holidays/b.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>"#),
             Self.multistatus(#"<d:response><d:href>/p/holidays/c.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response><d:sync-token>t3</d:sync-token>"#),
         ], then: ScriptedServer.Answer(500))
-        let since = DAVCursor(token: "t1", foreign: [:]).cursor
+        let since = DAVCursor(token: "t1").cursor
         let (remote, holiday) = try Self.holidayRemote(server, since: since)
         let pages = try Self.pull(remote, holiday, since: since)
         let records = try Self.records(pages)
@@ -96,7 +96,7 @@ struct DAVScriptedTests {
             Self.multistatus(Self.member("/p/holidays/c.ics", etag: "1") + "<d:sync-token>t4</d:sync-token>"),
             Self.multistatus(#"<d:response><d:href>/p/holidays/c.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag><c:calendar-data>\#(item("c"))</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"#),
         ], then: ScriptedServer.Answer(500))
-        let since = DAVCursor(token: "t1", foreign: [:]).cursor
+        let since = DAVCursor(token: "t1").cursor
         let (remote, holiday) = try Self.holidayRemote(server, since: since)
         var pages = try Self.pull(remote, holiday, since: since)
         pages += try Self.pull(remote, holiday, since: pages.last?.cursor)
@@ -151,7 +151,7 @@ struct DAVScriptedTests {
             Self.multistatus(item("b", huge)),
         ], then: ScriptedServer.Answer(500))
         let (remote, holiday) = try Self.holidayRemote(server)
-        if byResponseCap { remote.transferLimits.maximumResponseBytes = 2000 } else { remote.maximumAnswerBytes = 2000 }
+        if byResponseCap { remote.settings.transferLimits.maximumResponseBytes = 2000 } else { remote.maximumAnswerBytes = 2000 }
         let pages = try Self.pull(remote, holiday, since: nil)
         let records = try Self.records(pages)
         #expect(records.map(\.id) == ["a"])

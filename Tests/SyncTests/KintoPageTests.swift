@@ -101,7 +101,7 @@ struct KintoPageTests {
             #expect {
                 try KintoRemote.page(from: Array(body.utf8), collection: "c")
             } throws: { error in
-                (error as? KintoError)?.message.contains(message) == true
+                (error as? HTTPRemoteError)?.message.contains(message) == true
             }
         }
         // A key given twice is not guessed at: that record is skipped, the page's others are read.
@@ -165,7 +165,7 @@ struct KintoPageTests {
         #expect(page.skipped.count > 11 && page.skipped[11].reason.hasSuffix("); it has no id"), "both reasons, each once")
         #expect(page.cursor == RemoteCursor("30"), "the cursor moves past skipped records too")
         // Invalid JSON inside a record is still a broken page, not a record to skip.
-        #expect(throws: KintoError.self) {
+        #expect(throws: HTTPRemoteError.self) {
             try KintoRemote.page(from: Array(#"{"data":[{"id":"a","last_modified":9,"b":[1,}]}"#.utf8), collection: "c")
         }
     }
@@ -227,7 +227,7 @@ struct KintoPageTests {
         // Port 9 (discard) on loopback: a request, if one were sent, would fail differently.
         let remote = try KintoRemote(bucketURL: "http://127.0.0.1:9/v1/buckets/b", credentials: nil)
         let entity = try EntitySchema(json: schema, source: "t")
-        let error = try #require(throws: KintoError.self) { try remote.prepare([(entity, nil)]) }
+        let error = try #require(throws: HTTPRemoteError.self) { try remote.prepare([(entity, nil)]) }
         #expect(error.syncCode == .invalidData)
         #expect(error.message.contains(message), "\(error)")
     }

@@ -71,6 +71,7 @@ CASE_TITLES = {
     12: "peak memory of a first pull of large records (1,000 of 200 KB: one page of some 200 MB)",
     13: "the library an app embeds, against SQLite's C API (issue 24's numbers)",
     14: "log compact of records changed 10 times each: sizes, time, adds beside it, history (issue 27's numbers)",
+    15: "end-to-end encrypted sync: a first pull and a push sealed, against the same in clear (issue 53's numbers)",
 }
 
 

@@ -2,39 +2,60 @@ public import EventStore
 import EventSync
 import Foundation
 import HTTPTransport
+import RemoteHTTP
 
-/// A pull's cursor: the collection's sync token (RFC 6578), the collection's URL (so that a sync finds it with no
-/// discovery: an unchanged collection costs one REPORT), and the hrefs of other clients' items that their ids do
-/// not give (href key → id), so that a removal, which names only the href, is a deletion of the right record.
-/// Written as the token, then `@ URL`, then one `key\tid` line each (a key is a path: it starts with `/`).
+/// A pull's cursor: the collection's sync token (RFC 6578) and the collection's URL (so that a sync finds it with no
+/// discovery: an unchanged collection costs one REPORT). Written as the token, then `@ URL`.
+///
+/// An evsync before issue 50 also kept the href table (`DAVHrefTable`) here, one `key\tid` line each: such a cursor
+/// is read once (`legacyHrefs`), and the next page written moves the table to the adapter's meta (`metaNamespace`).
 struct DAVCursor {
     var token: String
     var collection: URL?
-    var foreign: [String: String]
+    /// The href table an older cursor carries; empty in one written now.
+    var legacyHrefs: [String: String] = [:]
 
-    init(token: String, collection: URL? = nil, foreign: [String: String]) {
-        (self.token, self.collection, self.foreign) = (token, collection, foreign)
+    init(token: String, collection: URL? = nil) {
+        (self.token, self.collection) = (token, collection)
     }
 
     init(_ cursor: RemoteCursor) {
         let lines = cursor.token.split(separator: "\n", omittingEmptySubsequences: false)
         token = lines.first.map(String.init) ?? ""
-        foreign = [:]
+        var table: [Substring] = []
         for line in lines.dropFirst() {
-            if line.hasPrefix("@ ") {
-                collection = URL(string: String(line.dropFirst(2)))
-                continue
-            }
-            let parts = line.split(separator: "\t", maxSplits: 1)
-            if parts.count == 2 { foreign[String(parts[0])] = String(parts[1]) }
+            if line.hasPrefix("@ ") { collection = URL(string: String(line.dropFirst(2))) } else { table.append(line) }
         }
+        legacyHrefs = DAVHrefTable.read(table)
     }
 
     var cursor: RemoteCursor {
-        let lines = foreign.sorted { $0.key < $1.key }
+        RemoteCursor(([token] + (collection.map { ["@ " + $0.absoluteString] } ?? [])).joined(separator: "\n"))
+    }
+}
+
+/// The hrefs of other clients' items that their ids do not give (href key → id), so that a removal, which names only
+/// the href, is a deletion of the right record: the DAV adapter's state in the store's meta (`RemotePage.state`),
+/// one `key\tid` line each (a key is a path: it starts with `/`).
+enum DAVHrefTable {
+    static func text(_ table: [String: String]) -> String {
+        table.sorted { $0.key < $1.key }
             .filter { !$0.key.contains("\n") && !$0.key.contains("\t") }
             .map { "\($0.key)\t\($0.value)" }
-        return RemoteCursor(([token] + (collection.map { ["@ " + $0.absoluteString] } ?? []) + lines).joined(separator: "\n"))
+            .joined(separator: "\n")
+    }
+
+    static func read(_ text: String) -> [String: String] {
+        read(text.split(separator: "\n"))
+    }
+
+    static func read(_ lines: [Substring]) -> [String: String] {
+        var table: [String: String] = [:]
+        for line in lines {
+            let parts = line.split(separator: "\t", maxSplits: 1)
+            if parts.count == 2 { table[String(parts[0])] = String(parts[1]) }
+        }
+        return table
     }
 }
 
@@ -77,7 +98,7 @@ extension DAVRemote {
         while true {
             let request = HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "0")],
                                       body: Array(Self.syncCollection(token: token, bodies: withBodies ? collection : nil).utf8), contentType: Self.xml)
-            let sent = Result { () throws(DAVError) in try send(request, doing: "listing the changes of \(collection.url.path)") }
+            let sent = Result { () throws(HTTPRemoteError) in try send(request, doing: "listing the changes of \(collection.url.path)") }
             if case .failure(let error) = sent, error.isTooLarge, withBodies {
                 withBodies = false
                 continue
@@ -103,14 +124,14 @@ extension DAVRemote {
             }
             if answer.status != 207 {
                 guard !token.isEmpty, [403, 409, 412, 500].contains(answer.status) else {
-                    throw DAVError(.server, "the server answered HTTP \(answer.status) to a sync-collection REPORT on \(collection.url.path)",
+                    throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) to a sync-collection REPORT on \(collection.url.path)",
                                    status: answer.status)
                 }
                 // The token is no longer valid: every member again, from an empty token.
                 token = ""
                 continue
             }
-            let read = Result { () throws(DAVError) in try multistatus(answer, doing: "listing the changes of \(collection.url.path)") }
+            let read = Result { () throws(HTTPRemoteError) in try multistatus(answer, doing: "listing the changes of \(collection.url.path)") }
             if case .failure = read, withBodies {
                 // One item's bytes can make the whole answer unreadable: the listing alone, and the bodies by
                 // multiget, where an unreadable batch is the same failure it always was.
@@ -140,11 +161,12 @@ extension DAVRemote {
                 }
             }
             guard let newToken = status.syncToken, !newToken.isEmpty else {
-                throw DAVError(.server, "the server's sync-collection answer for \(collection.url.path) has no sync-token")
+                throw HTTPRemoteError(.server, "the server's sync-collection answer for \(collection.url.path) has no sync-token")
             }
-            // Nothing to write, unless the cursor itself changes (the collection's URL added to an older one).
+            // Nothing to write, unless the cursor itself changes: the collection's URL added to an older one, or the href
+            // table taken out of one an earlier evsync wrote (the table then goes to the adapter's meta).
             let unchanged = newToken == token && changed.isEmpty && removed.isEmpty && skipped.isEmpty
-                && since == DAVCursor(token: newToken, collection: collection.url, foreign: foreign[entity.name] ?? [:]).cursor
+                && since == DAVCursor(token: newToken, collection: collection.url).cursor
             let chained = truncated && newToken != token
             if !unchanged {
                 guard try emit(changed, removed: removed, skipped: skipped, token: newToken, entity: entity, mapping: mapping, collection: collection,
@@ -154,7 +176,7 @@ extension DAVRemote {
             guard chained else { return }
             answers += 1
             guard answers < maximumChainedAnswers else {
-                throw DAVError(.server, "the server cut its sync-collection listing of \(collection.url.path) short (507) \(answers) times in a row; "
+                throw HTTPRemoteError(.server, "the server cut its sync-collection listing of \(collection.url.path) short (507) \(answers) times in a row; "
                     + "what those answers brought is kept: sync again to go on from there")
             }
             token = newToken
@@ -174,7 +196,7 @@ extension DAVRemote {
         let answer = try send(HTTPRequest(method: "PROPFIND", url: collection.url, headers: [("Depth", "1")], body: body, contentType: Self.xml),
                               doing: "listing \(collection.url.path)")
         guard answer.status == 207 else {
-            throw DAVError(.server, "the server answered HTTP \(answer.status) when listing \(collection.url.path)", status: answer.status)
+            throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) when listing \(collection.url.path)", status: answer.status)
         }
         let listing = try multistatus(answer, doing: "listing \(collection.url.path)")
         var skipped = skips(listing, collection: collection)
@@ -234,7 +256,10 @@ extension DAVRemote {
                 }
                 if number == batches.count - 1 {
                     self.foreign[entity.name] = foreign
-                    if !token.isEmpty { page.cursor = DAVCursor(token: token, collection: collection.url, foreign: foreign).cursor }
+                    if !token.isEmpty {
+                        page.cursor = DAVCursor(token: token, collection: collection.url).cursor
+                        page.state = DAVHrefTable.text(foreign)
+                    }
                     page.isCheckpoint = checkpoint
                 }
                 guard emit(page) else { return }
@@ -261,7 +286,7 @@ extension DAVRemote {
         let answer: Multistatus
         do {
             answer = try multiget(missing.map(\.href), collection: collection)
-        } catch let error as DAVError where error.isTooLarge || error.isUnreadable {
+        } catch let error as HTTPRemoteError where error.isTooLarge || error.isUnreadable {
             // Past the size bound, or unreadable (one item's bytes are not UTF-8, say): halves, down to the one item
             // that is too large or unreadable, skipped with the reason; the others arrive.
             guard missing.count > 1 else {
@@ -366,10 +391,10 @@ extension DAVRemote {
         let answer = try send(HTTPRequest(method: "REPORT", url: collection.url, headers: [("Depth", "1")], body: Array(body.utf8), contentType: Self.xml),
                               doing: "reading items of \(collection.url.path)")
         guard answer.status == 207 else {
-            throw DAVError(.server, "the server answered HTTP \(answer.status) to a multiget of \(collection.url.path)", status: answer.status)
+            throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) to a multiget of \(collection.url.path)", status: answer.status)
         }
         guard answer.body.count <= maximumAnswerBytes else {
-            throw DAVError(.server, "the answer is larger than \(maximumAnswerBytes) bytes", isTooLarge: true)
+            throw HTTPRemoteError(.server, "the answer is larger than \(maximumAnswerBytes) bytes", isTooLarge: true)
         }
         return try multistatus(answer, doing: "reading items of \(collection.url.path)")
     }
@@ -413,7 +438,7 @@ extension DAVRemote {
         let answer = try send(HTTPRequest(method: "GET", url: url(of: href, in: collection)), doing: "reading \(href)")
         if answer.status == 404 || answer.status == 410 { return nil }
         guard answer.status == 200, let etag = answer.headers["etag"] else {
-            throw DAVError(.server, "the server answered HTTP \(answer.status) to GET \(href)\(answer.status == 200 ? " without an ETag" : "")",
+            throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) to GET \(href)\(answer.status == 200 ? " without an ETag" : "")",
                            status: answer.status)
         }
         switch record(from: answer.body, href: href, etag: etag, mapping: mapping, collection: collection) {

@@ -2,6 +2,7 @@ public import EventStore
 public import EventSync
 import Foundation
 import HTTPTransport
+import RemoteHTTP
 
 /// DAV's push: conditional writes, one request each.
 ///
@@ -23,7 +24,7 @@ extension DAVRemote {
         return try operations.map { operation in
             do {
                 return try push(operation, mapping: mapping, collection: collection)
-            } catch let error as DAVError where error.refusesOnlyThisItem {
+            } catch let error as HTTPRemoteError where error.refusesOnlyThisItem {
                 // The server refused to show this item (a 403 to its GET, say): that write is refused, the others go on.
                 return .rejected(status: error.status ?? 0, message: error.message)
             }

@@ -1,7 +1,8 @@
 public import EventStore
-public import EventSync
+import EventSync
 public import Foundation
 public import HTTPTransport
+public import RemoteHTTP
 
 /// A CalDAV (RFC 4791) and CardDAV (RFC 6352) server as a `SyncRemote`: each entity with a mapping is one
 /// collection, a calendar (Holiday, an entity mapped to VEVENT, VTODO or VJOURNAL) or an address book (Birthday,
@@ -17,27 +18,13 @@ public import HTTPTransport
 /// - **Pull** (`DAVRemote+Pull`): `sync-collection` (RFC 6578), bodies by multiget in batches.
 /// - **Push** (`DAVRemote+Push`): `PUT` with `If-None-Match: *` or `If-Match`, `DELETE` with `If-Match`; an
 ///   update patches the server's item (`DAVMapping.write(onto:)`), so another client's lines stay.
-public final class DAVRemote: SyncRemote {
+public final class DAVRemote: HTTPRemote {
     /// The URL given, without `dav+`.
     public let server: URL
     public let address: String
-    /// How long a transfer may stall and how large an answer may be (the documented numbers unless set).
-    public var transferLimits: TransferLimits {
-        get { http.client.limits }
-        set { http.client.limits = newValue }
-    }
-    public var retry: RetryPolicy {
-        get { http.retry }
-        set { http.retry = newValue }
-    }
-    /// Told of each request and each retry, for a user watching (`sync -v`, a terminal).
-    public var onActivity: ((RemoteActivity) -> Void)? {
-        didSet { http.onActivity = onActivity.map { show in { show($0.map(request: RemoteActivity.request, retrying: RemoteActivity.retrying)) } } }
-    }
-    /// Asked while waiting to retry: true once the user asked to stop (Ctrl-C).
-    public var shouldStop: () -> Bool {
-        get { http.shouldStop }
-        set { http.shouldStop = newValue }
+    /// Limits, retries, the watcher and the stop, as every HTTP adapter takes them.
+    public var settings = HTTPRemoteSettings() {
+        didSet { http.apply(settings) }
     }
     /// Items asked for per multiget.
     public var multigetBatch = 100
@@ -58,8 +45,11 @@ public final class DAVRemote: SyncRemote {
     var localFields: [String: Set<String>] = [:]
     /// Resolved collections, by entity name.
     var collections: [String: Collection] = [:]
-    /// Another client's items at an href their id does not give, by entity: href key → id. Kept in the cursor.
+    /// Another client's items at an href their id does not give, by entity: href key → id (`DAVHrefTable`). Kept in
+    /// the adapter's meta (`metaNamespace`), with the cursor.
     var foreign: [String: [String: String]] = [:]
+    /// The href tables `restore` gave back, by entity, for `prepare`.
+    private var restoredHrefs: [String: [String: String]] = [:]
     /// The ids a pull from an empty token listed, by entity: every live item (`liveIDs`).
     var listed: [String: Set<String>] = [:]
     private var homes: (calendar: URL?, addressBook: URL?)?
@@ -90,11 +80,11 @@ public final class DAVRemote: SyncRemote {
     /// The entity's mapping: the schema's own `x-evsync-dav` (`SchemaMapping`; for any entity, so that a user's
     /// mapping of Holiday or Birthday wins), else the built-in Holiday's and Birthday's, else nil (left out of a
     /// DAV sync). An `x-evsync-dav` that cannot be used is an error naming the entity and what is wrong.
-    public static func mapping(for schema: EntitySchema) throws(DAVError) -> (any DAVMapping)? {
+    public static func mapping(for schema: EntitySchema) throws(HTTPRemoteError) -> (any DAVMapping)? {
         do {
             if let declared = try SchemaMapping.declared(by: schema) { return declared }
         } catch {
-            throw DAVError(.invalidData, error.reason)
+            throw HTTPRemoteError(.invalidData, error.reason)
         }
         return builtInMapping(for: schema)
     }
@@ -113,37 +103,41 @@ public final class DAVRemote: SyncRemote {
     ///     `dav+https://…` is the same, as `address` spells it.
     ///   - credentials: `user:password` (Basic); nil for a server that asks none.
     ///   - allowingInsecureCredentials: send them over plain `http` to a host that is not this machine.
-    public init(serverURL: String, credentials: Credentials?, allowingInsecureCredentials: Bool = false) throws(DAVError) {
+    ///   - settings: limits, retries, the watcher and the stop (`settings`).
+    public init(serverURL: String, credentials: Credentials?, allowingInsecureCredentials: Bool = false,
+                settings: HTTPRemoteSettings = HTTPRemoteSettings()) throws(HTTPRemoteError) {
         server = try Self.checkedServer(serverURL, sendsCredentials: credentials != nil, allowingInsecureCredentials: allowingInsecureCredentials)
         address = Self.address(of: server)
         do {
             http = try RetryingClient(server: server, credentials: credentials, userAgent: EvsyncVersion.userAgent)
         } catch {
-            throw DAVError(.failure, error.description)
+            throw HTTPRemoteError(.failure, error.description)
         }
+        self.settings = settings
+        http.apply(settings)
     }
 
     /// `serverURL` as a user gives it (`dav+` in front or not), checked.
     public static func checkedServer(_ serverURL: String, sendsCredentials: Bool = true,
-                                     allowingInsecureCredentials: Bool = false) throws(DAVError) -> URL {
+                                     allowingInsecureCredentials: Bool = false) throws(HTTPRemoteError) -> URL {
         var text = serverURL
         if text.lowercased().hasPrefix("dav+") { text.removeFirst("dav+".count) }
         guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty else {
-            throw DAVError(.invalidRemote, "the remote must be the http(s) URL of a CalDAV/CardDAV server or principal, like https://dav.example.com/")
+            throw HTTPRemoteError(.invalidRemote, "the remote must be the http(s) URL of a CalDAV/CardDAV server or principal, like https://dav.example.com/")
         }
         guard components.user == nil, components.password == nil else {
-            throw DAVError(.invalidRemote, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
+            throw HTTPRemoteError(.invalidRemote, "put credentials in EVSYNC_AUTH or --auth-file, not in the remote URL")
         }
         guard components.query == nil, components.fragment == nil else {
-            throw DAVError(.invalidRemote, "the remote URL must not have a query or fragment")
+            throw HTTPRemoteError(.invalidRemote, "the remote URL must not have a query or fragment")
         }
         if sendsCredentials, !allowingInsecureCredentials, scheme == "http", !Loopback.isLoopback(host) {
-            throw DAVError(.invalidRemote, "refusing to send credentials unencrypted over http to \(host), which is not this machine: "
+            throw HTTPRemoteError(.invalidRemote, "refusing to send credentials unencrypted over http to \(host), which is not this machine: "
                 + "use https (or, accepting that anyone on the way can read them, --allow-insecure-auth or EVSYNC_ALLOW_INSECURE_AUTH=1)")
         }
         if !components.path.hasSuffix("/") { components.path += "/" }
-        guard let url = components.url else { throw DAVError(.invalidRemote, "cannot use the remote URL \(serverURL)") }
+        guard let url = components.url else { throw HTTPRemoteError(.invalidRemote, "cannot use the remote URL \(serverURL)") }
         return url
     }
 
@@ -160,10 +154,18 @@ public final class DAVRemote: SyncRemote {
         entity.remoteOptions[Self.schemaProtocol] != nil || Self.builtInMapping(for: entity) != nil
     }
 
+    /// The store keeps the href tables under `dav:` (`DAVHrefTable`), beside the cursors.
+    public var metaNamespace: String? { "dav" }
+
+    public func restore(_ state: String, of entity: EntitySchema) {
+        restoredHrefs[entity.name] = DAVHrefTable.read(state)
+    }
+
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
         for (schema, since) in entities {
             let cursor = since.map(DAVCursor.init)
-            foreign[schema.name] = cursor?.foreign ?? [:]
+            // A store written before the table had its own place has it in the cursor: read from there this once.
+            foreign[schema.name] = cursor.map { restoredHrefs[schema.name] ?? $0.legacyHrefs } ?? [:]
             guard let mapping = try mapping(of: schema) else { continue }
             if let url = cursor?.collection, collections[schema.name] == nil {
                 collections[schema.name] = Collection(entity: schema.name, url: url, component: mapping.component,
@@ -187,7 +189,7 @@ public final class DAVRemote: SyncRemote {
     }
 
     /// The entity's mapping, made once: `verify --remote` lists without a `prepare`.
-    func mapping(of entity: EntitySchema) throws(DAVError) -> (any DAVMapping)? {
+    func mapping(of entity: EntitySchema) throws(HTTPRemoteError) -> (any DAVMapping)? {
         if let known = mappings[entity.name] { return known }
         let mapping = try Self.mapping(for: entity)
         mappings[entity.name] = mapping
@@ -201,26 +203,26 @@ public final class DAVRemote: SyncRemote {
     func collection(for entity: EntitySchema) throws -> Collection {
         if let known = collections[entity.name] { return known }
         guard let mapping = try mapping(of: entity) else {
-            throw DAVError(.invalidData, "\(entity.name) has no CalDAV/CardDAV mapping")
+            throw HTTPRemoteError(.invalidData, "\(entity.name) has no CalDAV/CardDAV mapping")
         }
         let isCalendar = mapping.component != "VCARD"
         let (calendarHome, addressBookHome) = try discoverHomes()
         guard let home = isCalendar ? calendarHome : addressBookHome else {
             if let answer = notDAV(server) {
-                throw DAVError(.server, "\(server.absoluteString) is not a CalDAV/CardDAV server (\(answer)): the remote URL is wrong")
+                throw HTTPRemoteError(.server, "\(server.absoluteString) is not a CalDAV/CardDAV server (\(answer)): the remote URL is wrong")
             }
-            throw DAVError(.invalidRemote, "the server at \(server.absoluteString) names no \(isCalendar ? "calendar-home-set (CalDAV)" : "addressbook-home-set (CardDAV)") for this account")
+            throw HTTPRemoteError(.invalidRemote, "the server at \(server.absoluteString) names no \(isCalendar ? "calendar-home-set (CalDAV)" : "addressbook-home-set (CardDAV)") for this account")
         }
         let name = entity.remoteName ?? entity.name.lowercased()
         let segment = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name
         guard let url = URL(string: segment + "/", relativeTo: home)?.absoluteURL else {
-            throw DAVError(.invalidData, "\(entity.name)'s collection name '\(name)' cannot be a URL")
+            throw HTTPRemoteError(.invalidData, "\(entity.name)'s collection name '\(name)' cannot be a URL")
         }
         var collection = Collection(entity: entity.name, url: url, component: mapping.component, supportsSync: true, created: false)
         if try !look(at: &collection) {
             do {
                 try make(collection, name: name)
-            } catch let error as DAVError where error.status != nil {
+            } catch let error as HTTPRemoteError where error.status != nil {
                 // Made all the same when its answer was lost on the way and the retry refused (Radicale 409, Xandikos
                 // 403), or when another client made it in between: either way it is there now.
                 guard try look(at: &collection) else { throw error }
@@ -248,13 +250,13 @@ public final class DAVRemote: SyncRemote {
             let types = properties?.property(DAVNamespace.dav, "resourcetype")
             let wanted = collection.isCalendar ? (DAVNamespace.caldav, "calendar") : (DAVNamespace.carddav, "addressbook")
             guard let types, types.child(wanted.0, wanted.1) != nil else {
-                throw DAVError(.invalidRemote, "\(url.path) on the server is not \(collection.isCalendar ? "a calendar" : "an address book")")
+                throw HTTPRemoteError(.invalidRemote, "\(url.path) on the server is not \(collection.isCalendar ? "a calendar" : "an address book")")
             }
             return true
         case 404:
             return false
         default:
-            throw DAVError(.server, "the server answered HTTP \(answer.status) when asked for the collection \(url.path)", status: answer.status)
+            throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) when asked for the collection \(url.path)", status: answer.status)
         }
     }
 
@@ -265,7 +267,7 @@ public final class DAVRemote: SyncRemote {
         let answer = try send(HTTPRequest(method: collection.isCalendar ? "MKCALENDAR" : "MKCOL", url: collection.url, body: Array(body.utf8),
                                           contentType: Self.xml), doing: "creating \(collection.url.path)")
         guard (200..<300).contains(answer.status) else {
-            throw DAVError(.server, "the server refused to create \(collection.url.path): HTTP \(answer.status)", status: answer.status)
+            throw HTTPRemoteError(.server, "the server refused to create \(collection.url.path): HTTP \(answer.status)", status: answer.status)
         }
     }
 
@@ -314,10 +316,10 @@ public final class DAVRemote: SyncRemote {
         let answer = try send(HTTPRequest(method: "PROPFIND", url: principal, headers: [("Depth", "0")], body: Self.principalPropfind, contentType: Self.xml),
                               doing: "reading the principal \(principal.path)")
         guard answer.status == 207 else {
-            throw DAVError(.server, "the server answered HTTP \(answer.status) when asked for the principal \(principal.path)", status: answer.status)
+            throw HTTPRemoteError(.server, "the server answered HTTP \(answer.status) when asked for the principal \(principal.path)", status: answer.status)
         }
         let response = try multistatus(answer, doing: "reading the principal").responses.first
-        func home(_ namespace: String, _ name: String) throws(DAVError) -> URL? {
+        func home(_ namespace: String, _ name: String) throws(HTTPRemoteError) -> URL? {
             guard let href = response?.property(namespace, name)?.hrefs.first else { return nil }
             return try link(href, from: principal, naming: "the \(name)")
         }
@@ -349,10 +351,10 @@ public final class DAVRemote: SyncRemote {
     /// A URL the server names in discovery (a redirect's `Location`, the principal, a home set), resolved against
     /// `base`; nil when it is no URL. One on another origin than the server given is refused, not followed: the
     /// credentials go nowhere else, and a user who trusts that server gives it as the remote (docs/decisions).
-    func link(_ text: String, from base: URL, naming what: String) throws(DAVError) -> URL? {
+    func link(_ text: String, from base: URL, naming what: String) throws(HTTPRemoteError) -> URL? {
         guard let url = URL(string: text, relativeTo: base)?.absoluteURL else { return nil }
         guard let origin = Origin(server), Origin(url) == origin else {
-            throw DAVError(.server, "the server at \(server.absoluteString) points \(what) to another server, "
+            throw HTTPRemoteError(.server, "the server at \(server.absoluteString) points \(what) to another server, "
                 + "\(Origin(url)?.description ?? HTTPClient.describe(url)): refusing to follow it, as credentials go only to \(Origin(server)?.description ?? "the server given")")
         }
         return url
@@ -362,9 +364,9 @@ public final class DAVRemote: SyncRemote {
     /// the collection, on its origin, under its path, no segment of the rest empty, `.` or `..` or holding a `/`
     /// once percent-decoded (a server may decode before it resolves). Anything else is refused, concerning that
     /// item alone: no request of evsync's reads or writes outside the collection it syncs.
-    func url(of href: String, in collection: Collection) throws(DAVError) -> URL {
-        func outside(_ why: String) -> DAVError {
-            DAVError(.server, "\(href) is not inside the collection \(collection.url.path): \(why)", concernsOneItem: true)
+    func url(of href: String, in collection: Collection) throws(HTTPRemoteError) -> URL {
+        func outside(_ why: String) -> HTTPRemoteError {
+            HTTPRemoteError(.server, "\(href) is not inside the collection \(collection.url.path): \(why)", concernsOneItem: true)
         }
         guard let url = URL(string: href, relativeTo: collection.url)?.absoluteURL,
               let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath,
@@ -387,19 +389,19 @@ public final class DAVRemote: SyncRemote {
     }
 
     /// Sends with the retrying client's retries; a refused login is a failure at once, any other answer the caller's to read.
-    func send(_ request: HTTPRequest, doing what: String) throws(DAVError) -> HTTPResponse {
+    func send(_ request: HTTPRequest, doing what: String) throws(HTTPRemoteError) -> HTTPResponse {
         let response: HTTPResponse
         do {
             response = try http.send(request)
         } catch {
-            throw DAVError(error)
+            throw HTTPRemoteError(error)
         }
         if response.status == 401 {
             if let answer = notDAV(request.url) {
-                throw DAVError(.server, "\(HTTPClient.describe(request.url)) is not a CalDAV/CardDAV server (\(answer)): "
+                throw HTTPRemoteError(.server, "\(HTTPClient.describe(request.url)) is not a CalDAV/CardDAV server (\(answer)): "
                     + "the remote URL is wrong, not the credentials", status: 401)
             }
-            throw DAVError(.unauthorized, "the server refused the credentials while \(what) (HTTP 401)", status: 401)
+            throw HTTPRemoteError(.unauthorized, "the server refused the credentials while \(what) (HTTP 401)", status: 401)
         }
         return response
     }
@@ -412,11 +414,11 @@ public final class DAVRemote: SyncRemote {
         return answer.headers["dav"] == nil ? "OPTIONS answered HTTP \(answer.status) without a DAV header" : nil
     }
 
-    func multistatus(_ response: HTTPResponse, doing what: String) throws(DAVError) -> Multistatus {
+    func multistatus(_ response: HTTPResponse, doing what: String) throws(HTTPRemoteError) -> Multistatus {
         do {
             return try Multistatus(parsing: response.body)
         } catch {
-            throw DAVError(.server, "the server's answer to \(what) is not a readable multistatus: \(error)", isUnreadable: true)
+            throw HTTPRemoteError(.server, "the server's answer to \(what) is not a readable multistatus: \(error)", isUnreadable: true)
         }
     }
 }

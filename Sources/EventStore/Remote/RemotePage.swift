@@ -45,6 +45,9 @@ public struct RemotePage: Sendable {
     /// Where the next pull starts once this page is stored: the remote's
     /// cursor after its last record. Stored with the page, in one transaction.
     public var cursor: RemoteCursor?
+    /// The remote's own state after this page (DAV: which hrefs hold which records), kept in the remote's part of the
+    /// store's meta (`SyncRemote.metaNamespace`) and written with the page, in one transaction; nil leaves it as it is.
+    public var state: String?
     /// Set on the last page of an answer that is one of a chain (a sync-collection listing the server cuts with
     /// 507, RFC 6578 §3.6): the sync writes what it holds at once, with the cursor, rather than when its batch is
     /// full, so that a pull stopped in a long chain keeps every answer it had and goes on from there.
@@ -106,6 +109,7 @@ public struct RemotePage: Sendable {
     /// Appends the records of `other`, after these, and takes its cursor.
     package mutating func append(contentsOf other: RemotePage) {
         cursor = other.cursor ?? cursor
+        state = other.state ?? state
         skipped += other.skipped
         isReread = isReread || other.isReread
         needsVerification = other.needsVerification ?? needsVerification

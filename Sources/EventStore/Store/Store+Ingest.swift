@@ -34,8 +34,8 @@ extension Store {
             self.estimate = estimate
         }
 
-        /// Nothing to write: no record, no skipped one, no cursor to move.
-        package var isEmpty: Bool { page.entries.isEmpty && page.skipped.isEmpty && page.cursor == nil }
+        /// Nothing to write: no record, no skipped one, no cursor to move, no state of the remote's.
+        package var isEmpty: Bool { page.entries.isEmpty && page.skipped.isEmpty && page.cursor == nil && page.state == nil }
 
         /// True once writing the batch would dirty about the budget's pages, or hold the most records a batch may.
         package var isFull: Bool {
@@ -66,12 +66,13 @@ extension Store {
     /// for the log through the writer.
     /// - Parameter remote: the remote's address: who the remote events are
     ///   credited to, and whose pull cursor the batch's cursor is (`pullCursor`).
+    /// - Parameter namespace: the remote's part of meta, where the batch's `state` goes (`remoteState`).
     /// Records the page could not hold (`page.skipped`) are each logged as a
     /// `skipped` event, unless the record's last event is that same skip
     /// (the page read again after a crash or a server restore).
     /// - Returns: how many records were appended as new without a fold (and not followed by a later
     ///   version in the batch, which counts instead), and the skips logged.
-    package func ingest(_ batch: PullBatch, entity: String, from remote: String,
+    package func ingest(_ batch: PullBatch, entity: String, from remote: String, namespace: String? = nil,
                         fold: (RemoteRecord, inout IngestWriter) throws -> Void) throws(StoreError) -> (created: Int, skipped: [SkippedRecord]) {
         let page = batch.page
         guard !batch.isEmpty else { return (0, []) }
@@ -111,6 +112,9 @@ extension Store {
             if !skipped.isEmpty { try addSkipped(skipped, entity: entity, in: writer.appender.transaction) }
             if let cursor = page.cursor {
                 try setMeta(MetaKey.cursor(remote: remote, entity: entity), cursor.token, in: writer.appender.transaction)
+            }
+            if let state = page.state, let namespace {
+                try setRemoteState(state, namespace: namespace, remote: remote, entity: entity, in: writer.appender.transaction)
             }
             return (created, skipped)
         }

@@ -22,6 +22,15 @@ public protocol SyncRemote: AnyObject {
     /// anything is sent, and to start the first requests early.
     func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws
 
+    /// The remote's own part of the store's meta: a short name (`dav`; 1 to 8 lower-case letters and digits) under
+    /// which the state it hands with a page (`RemotePage.state`) is kept, per remote address and entity, written with
+    /// the page's cursor in one transaction. Nil (the default): it keeps nothing but its cursors.
+    var metaNamespace: String? { get }
+
+    /// Called before `prepare`, for each entity whose pull goes on from a cursor, with the state this remote stored
+    /// with it (`RemotePage.state`). Not called for a pull from the start: whatever was kept then is stale.
+    func restore(_ state: String, of entity: EntitySchema)
+
     /// Whether a sync with this server takes the entity at all: false leaves it out of the sync (neither pulled
     /// nor pushed; its pending changes stay pending), for a server that has no place for it. True by default.
     func holds(_ entity: EntitySchema) -> Bool
@@ -74,10 +83,18 @@ public protocol SyncRemote: AnyObject {
 
     /// The record as the server holds it now; nil when it holds no live one.
     func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord?
+
+    /// Whether records are sealed before they reach the server (Sealing's `SealedRemote`): a store that synced
+    /// sealed with an address never syncs with it otherwise. False by default.
+    var sealsRecords: Bool { get }
 }
 
 extension SyncRemote {
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {}
+
+    public var metaNamespace: String? { nil }
+
+    public func restore(_ state: String, of entity: EntitySchema) {}
 
     public func holds(_ entity: EntitySchema) -> Bool { true }
 
@@ -90,6 +107,8 @@ extension SyncRemote {
     public var knowsAuthors: Bool? { nil }
 
     public var canList: Bool { false }
+
+    public var sealsRecords: Bool { false }
 
     public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { RemoteVersion(cursor.token) }
 

@@ -152,13 +152,25 @@ public final class SyncEngine: Sendable {
     private func run(policy: ConflictPolicy, missing: MissingRecords?, startedAfter: UInt64?, report: inout SyncReport,
                      progress notify: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
+        if !remote.sealsRecords, try store.sealingValue("place", remote: remote.address) != nil {
+            throw SyncError(.invalidRemote, "this store syncs end-to-end encrypted with \(remote.address): nothing is sent to it "
+                + "in clear (give its passphrase: --encrypt)")
+        }
         let entities = store.schemas.entities.filter(remote.holds)
         // The log's versions and acknowledgements are another server's: this one is read again from the start,
         // every record taken as it holds it (docs/decisions/one-remote-at-a-time.md).
         let previous = try store.syncedRemote()
         let switching = previous != nil && previous != remote.address
         if switching, let previous, missing == nil { try refuseIfHoldingNone(entities, remote: remote, previous: previous) }
-        try remote.prepare(try entities.map { ($0, switching ? nil : try store.pullCursor(remote: remote.address, entity: $0.name)) })
+        let starts = try entities.map { ($0, switching ? nil : try store.pullCursor(remote: remote.address, entity: $0.name)) }
+        if let namespace = remote.metaNamespace {
+            for (schema, since) in starts where since != nil {
+                if let state = try store.remoteState(namespace: namespace, remote: remote.address, entity: schema.name) {
+                    remote.restore(state, of: schema)
+                }
+            }
+        }
+        try remote.prepare(starts)
         entities: for schema in entities {
             let undecided = try store.serverWasRestored(remote: remote.address, entity: schema.name)
             let pulled = try pull(schema, from: remote, policy: policy, missing: missing, undecided: undecided, switching: switching,
@@ -244,7 +256,8 @@ public final class SyncEngine: Sendable {
         func write() throws {
             guard !batch.isEmpty else { return }
             var pending = report
-            let (created, skipped) = try store.ingest(batch, entity: schema.name, from: remote.address) { record, writer in
+            let (created, skipped) = try store.ingest(batch, entity: schema.name, from: remote.address,
+                                                     namespace: remote.metaNamespace) { record, writer in
                 // Intermediate versions are history: with local changes pending, the merge is against the latest only.
                 // A record counts once in the report, at its latest version.
                 var counts = writer.isFollowedInBatch ? SyncReport() : pending

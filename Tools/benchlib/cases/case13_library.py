@@ -54,16 +54,18 @@ class LibraryCase:
         # flushed, then a meta page written and flushed (Tools/flush-floor), measured in the same rounds.
         probe = run("evsync", "single", "--n", 1_000)
         page_bytes = max(4096, int(probe["bytes_per_write"]) - 4096)
-        floor_results = []
+        floor_results, scattered_results = [], []
 
-        def floor(r):
-            where = self.fresh(self.work / "flush-floor")
-            os.sync()
-            out = run_quiet([str(REPO / "Tools" / "flush-floor"), str(where), "--n", str(n), "--pattern", "lmdb",
-                             "--pages-bytes", str(page_bytes), "--json"]).stdout.decode()
-            shutil.rmtree(where, ignore_errors=True)
-            floor_results.append(json.loads(out))
-            log(f"  run {r + 1} floor single --n {n}: seconds {floor_results[-1]['seconds']:.6g}")
+        def floor_of(pattern, into):
+            def go(r):
+                where = self.fresh(self.work / "flush-floor")
+                os.sync()
+                out = run_quiet([str(REPO / "Tools" / "flush-floor"), str(where), "--n", str(n), "--pattern", pattern,
+                                 "--pages-bytes", str(page_bytes), "--json"]).stdout.decode()
+                shutil.rmtree(where, ignore_errors=True)
+                into.append(json.loads(out))
+                log(f"  run {r + 1} floor ({pattern}) single --n {n}: seconds {into[-1]['seconds']:.6g}")
+            return go
         results = {"evsync": [], "sqlite": []}
 
         def side(name):
@@ -71,7 +73,8 @@ class LibraryCase:
                 results[name].append(run(name, "single", "--n", n))
                 log(f"  run {r + 1} {name} single --n {n}: seconds {results[name][-1]['seconds']:.6g}")
             return go
-        self.rounds(self.a.runs, [floor, side("evsync"), side("sqlite")])
+        self.rounds(self.a.runs, [floor_of("lmdb", floor_results), floor_of("scattered", scattered_results),
+                                  side("evsync"), side("sqlite")])
         ev = statistics.median(r["seconds"] for r in results["evsync"])
         sq = statistics.median(r["seconds"] for r in results["sqlite"])
         fl = statistics.median(r["seconds"] for r in floor_results)
@@ -79,6 +82,9 @@ class LibraryCase:
         add(f"{fmt_n(n)} single-record writes, each its own transaction (durability .full), against the floor of two "
             f"ordered flushes of the same bytes ({written / 1024:.0f} KiB a write; SQLite synchronous=FULL beside: "
             f"{sq:.2f} s)", ev, fl, "s", "≤ 1.2× the floor", ev <= 1.2 * fl)
+        scattered = statistics.median(r["seconds"] for r in scattered_results)
+        add(f"(informative) the same against the same bytes as 4 KiB pages at scattered places, as LMDB's trees write "
+            f"them (Tools/flush-floor --pattern scattered)", ev, scattered, "s", "", None)
         (ev, sq), _ = pair("single", "seconds", "--n", n, "--durability", "normal")
         add(f"(informative) the same with durability .normal / synchronous=NORMAL", ev, sq, "s", "", None)
         m = 1_600

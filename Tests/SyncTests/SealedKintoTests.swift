@@ -1,0 +1,119 @@
+@testable import EventStore
+import EventSync
+import Foundation
+@testable import KintoAdapter
+import ParseAdapter
+import HTTPTransport
+import Sealing
+import Testing
+import TestSupport
+
+/// End-to-end encrypted sync against a real Kinto: what its storage holds (every collection of the bucket, read
+/// through Kinto's API), two devices converging, and `Tools/sealed-records` (PyNaCl, from docs/encryption.md
+/// alone) as the second reader of the format: it opens what evsync sealed, and evsync opens what it sealed.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
+struct SealedKintoTests {
+    static let passphrase = "a long passphrase for the family's birthdays"
+
+    func engine(_ store: Store, _ fx: SyncFixture, passphrase: String = Self.passphrase) -> SyncEngine {
+        let (remote, credentials) = (fx.remote, fx.web.credentials)
+        return SyncEngine(store: store) {
+            SealedRemote(try KintoRemote(bucketURL: remote, credentials: try Credentials(userPassword: credentials)), store: store) { passphrase }
+        }
+    }
+
+    @Test func kintoHoldsNothingInClearAndThePythonToolReadsAndWritesTheFormat() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let a = try Store(directory: fx.directory.file("a"), create: true)
+        let b = try Store(directory: fx.directory.file("b"), create: true)
+        let values = ["Grandma Ada", "1931-05-17", "Knitting needles", "Midsummer Eve", "2027-06-25"]
+        let ada = try a.add("Birthday", fields: ["name": .string(values[0]), "date": .string(values[1]), "giftIdeas": .string(values[2])]).recordID
+        let eve = try a.add("Holiday", fields: ["name": .string(values[3]), "date": .string(values[4])]).recordID
+        _ = try await onThread { try engine(a, fx).syncBlocking() }
+
+        // Every collection of the bucket, the keyring's included: no value, and not the passphrase, in clear.
+        let collections = try await fx.web.request("GET", "/buckets/\(fx.web.bucket)/collections")
+        let names = try #require(collections.body?.objectValue?["data"]?.arrayValue).compactMap { $0.objectValue?["id"]?.stringValue }
+        #expect(Set(names).isSuperset(of: ["holidays", "birthdays", "evsync-keyring"]))
+        var everything = ""
+        for name in names { everything += try await fx.web.listing(in: name).map { JSONWriter.string(.object($0)) }.joined(separator: "\n") }
+        for value in values + [Self.passphrase] { #expect(!everything.contains(value), "\(value) is in clear on the server") }
+
+        // The second device, the other way round.
+        _ = try await onThread { try engine(b, fx).syncBlocking() }
+        #expect(try b.record("Birthday", id: ada)?.fields["giftIdeas"] == .string(values[2]))
+        try b.delete("Holiday", id: eve)
+        _ = try await onThread { try engine(b, fx).syncBlocking() }
+        _ = try await onThread { try engine(a, fx).syncBlocking() }
+        #expect(try a.record("Holiday", id: eve) == nil)
+
+        // The oracle opens what evsync sealed, the sealed deletion included.
+        let passphraseFile = fx.directory.file("passphrase")
+        try (Self.passphrase + "\n").write(toFile: passphraseFile, atomically: true, encoding: .utf8)
+        let environment = ProcessInfo.processInfo.environment.merging(["EVSYNC_PASSPHRASE_FILE": passphraseFile, "EVSYNC_AUTH_FILE": fx.authFile]) { $1 }
+        let tool = ServerTool.path("sealed-records")
+        let opened = try await ProcessRunner.run(tool, ["open", fx.remote, "birthdays", "Birthday"], environment: environment)
+        #expect(opened.status == 0, "\(opened)")
+        let birthday = try #require(try JSONParser.parse(opened.stdoutLines.first ?? "").objectValue)
+        #expect(birthday["id"] == .string(ada) && birthday["fields"]?.objectValue?["name"] == .string(values[0]))
+        let holidays = try await ProcessRunner.run(tool, ["open", fx.remote, "holidays", "Holiday"], environment: environment)
+        #expect(holidays.stdoutLines.count == 1 && holidays.stdout.contains("\"fields\": null"), "\(holidays)")
+
+        // evsync opens what the oracle sealed: a new record, and an edit at the next counter.
+        let sealed = try await ProcessRunner.run(tool, ["seal", fx.remote, "birthdays", "Birthday", "bob", "1",
+                                                        #"{"name": "Bob", "date": "1990-02-03"}"#], environment: environment)
+        #expect(sealed.status == 0, "\(sealed)")
+        let counter = try #require(birthday["counter"]?.numberValue.flatMap { Int($0.description) })
+        _ = try await ProcessRunner.run(tool, ["seal", fx.remote, "birthdays", "Birthday", ada, String(counter + 1),
+                                               #"{"name": "Grandma Ada", "date": "1931-05-17", "giftIdeas": "Wool"}"#], environment: environment)
+        let report = try await onThread { try engine(a, fx).syncBlocking() }
+        #expect(report.skipped.isEmpty, "\(report.skipped)")
+        #expect(try a.record("Birthday", id: "bob")?.fields["name"] == "Bob")
+        #expect(try a.record("Birthday", id: ada)?.fields["giftIdeas"] == "Wool")
+
+        // A wrong passphrase on a third device: one line, nothing written.
+        let c = try Store(directory: fx.directory.file("c"), create: true)
+        do {
+            _ = try await onThread { try engine(c, fx, passphrase: "not it").syncBlocking() }
+            Issue.record("a wrong passphrase synced")
+        } catch let error as SyncError {
+            #expect(error.code == .unauthorized && error.message.hasPrefix("the passphrase does not open the keys of "))
+        }
+        #expect(try c.lastSeq() == 0)
+    }
+}
+
+/// The same against the Parse stand-in (`Tools/parse-standin`, not Parse Server: see docs/parse.md), whose
+/// storage, its data file, is read directly.
+@Suite struct SealedParseTests {
+    @Test func theStandInsDataFileHoldsNothingInClearAndTwoDevicesConverge() async throws {
+        let directory = try TemporaryDirectory("synctests-sealed-parse")
+        let dataFile = directory.file("parse.json")
+        let standIn = try await ParseStandIn(["--class", "Holiday", "--class", "Birthday", "--allow-client-class-creation", "--data-file", dataFile])
+        let credentials = ParseCredentials(applicationID: ParseStandIn.applicationID, restAPIKey: ParseStandIn.restAPIKey)
+        @Sendable func engine(_ store: Store) -> SyncEngine {
+            SyncEngine(store: store) { [url = standIn.url] in
+                SealedRemote(try ParseRemote(serverURL: url, credentials: credentials), store: store) { SealedKintoTests.passphrase }
+            }
+        }
+        let a = try Store(directory: directory.file("a"), create: true)
+        let b = try Store(directory: directory.file("b"), create: true)
+        let values = ["Great-aunt Hilde", "1944-11-02", "Orange marmalade"]
+        let hilde = try a.add("Birthday", fields: ["name": .string(values[0]), "date": .string(values[1]), "giftIdeas": .string(values[2])]).recordID
+        _ = try await onThread { try engine(a).syncBlocking() }
+        let stored = try String(contentsOfFile: dataFile, encoding: .utf8)
+        #expect(stored.contains("evsync_sealed") && stored.contains("EvsyncKeyring"))
+        for value in values + [SealedKintoTests.passphrase] { #expect(!stored.contains(value), "\(value) is in clear in the stand-in's data") }
+
+        _ = try await onThread { try engine(b).syncBlocking() }
+        #expect(try b.record("Birthday", id: hilde)?.fields["giftIdeas"] == .string(values[2]))
+        try b.edit("Birthday", id: hilde, set: ["giftIdeas": "Quince jelly"])
+        _ = try await onThread { try engine(b).syncBlocking() }
+        try b.delete("Birthday", id: hilde)
+        _ = try await onThread { try engine(b).syncBlocking() }
+        _ = try await onThread { try engine(a).syncBlocking() }
+        #expect(try a.record("Birthday", id: hilde) == nil)
+        #expect(!(try String(contentsOfFile: dataFile, encoding: .utf8)).contains("Quince"))
+    }
+}
