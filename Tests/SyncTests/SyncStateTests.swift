@@ -27,7 +27,7 @@ struct SyncStateTests {
             self.remote = url
             engine = SyncEngine(store: store) {
                 let kinto = try KintoRemote(bucketURL: url.value.withLock { $0 }, credentials: try Credentials(userPassword: credentials))
-                kinto.retry.attempts = attempts
+                kinto.settings.retry.attempts = attempts
                 return kinto
             }
         }
