@@ -136,8 +136,8 @@ extension LastSync: Codable {
 }
 
 extension Store {
-    /// Where the store stands with its server now (see `SyncState`). Reads the outbox, the meta entries and
-    /// the log's conflict events (by their first bytes), not the records.
+    /// Where the store stands with its server now (see `SyncState`). Reads the outbox, the meta entries, the
+    /// kind of every live event (to find the conflicts) and the conflicts' records, not the table.
     public func syncState() throws(StoreError) -> SyncState {
         var tally = ConflictTally()
         return try syncState(conflicts: &tally)
