@@ -32,6 +32,22 @@ struct CodableResultTests {
               author: "https://kinto.example/v1", reason: "HTTP 400: Invalid parameters: name is too long"),
     ]
 
+    @Test("a sync state comes back equal, with the keys of status --json, and one of fewer members reads with their initial values")
+    func syncState() throws {
+        var state = SyncState()
+        state.remote = "https://kinto.example/v1/buckets/b"
+        (state.pendingRecords, state.unacknowledgedEvents, state.rejectedRecords) = (2, 3, 1)
+        (state.missingFromServer, state.openConflicts, state.skippedRecords) = (["Holiday": ["h1", "h2"]], 1, 4)
+        state.lastSync = LastSync(at: 1_780_000_000_123, result: .failed, startedAfter: 12, error: "cannot reach the server", interrupted: true)
+        try expectRoundTrip(state)
+        try expectRoundTrip(SyncState())
+        let object = try JSONParser.parse(String(decoding: try JSONEncoder().encode(state), as: UTF8.self)).objectValue
+        #expect(object?["lastSync"]?.objectValue?["at"] == "2026-05-28T20:26:40.123Z", "\(String(describing: object))")
+        #expect(object?["inSync"] == false && object?["summary"]?.stringValue == state.summary, "\(String(describing: object))")
+        let old = try JSONDecoder().decode(SyncState.self, from: Data(#"{"pendingRecords": 1}"#.utf8))
+        #expect(old.pendingRecords == 1 && old.lastSync == nil && old.summary == "not in sync: never synced, 1 record to push")
+    }
+
     @Test("a record value of every JSON type comes back equal through JSONEncoder and JSONDecoder, null as null")
     func jsonValues() throws {
         try expectRoundTrip(JSONValue.object(Self.fields))

@@ -204,16 +204,23 @@ extension Store {
     /// - Parameter openOnly: leave out the conflicts a later `resolve` decided.
     public func conflicts(openOnly: Bool = false) throws(StoreError) -> [Conflict] {
         try snapshot { transaction in
-            let reader = try archiveReader(in: transaction)
             var conflicts: [Conflict] = []
-            // Only conflict events are decoded; what resolves one is a later change of the same record.
-            try log.forEach(kind: .conflict, in: transaction) { event in
-                let events = try events(entity: event.entity, id: event.recordID, reader: reader, in: transaction)
-                let resolution = events.last { $0.resolves == event.seq }  // the latest decision stands
-                if openOnly, resolution != nil { return }
+            try forEachConflict(openOnly: openOnly, in: transaction) { event, resolution, events in
                 conflicts.append(conflict(event, resolvedBy: resolution, among: events))
             }
             return conflicts
+        }
+    }
+
+    /// Each conflict event, oldest first, with the `resolve` that decided it again (the latest) and its record's events.
+    func forEachConflict(openOnly: Bool, in transaction: Transaction, _ body: (Event, Event?, [Event]) throws -> Void) throws {
+        let reader = try archiveReader(in: transaction)
+        // Only conflict events are decoded; what resolves one is a later change of the same record.
+        try log.forEach(kind: .conflict, in: transaction) { event in
+            let events = try events(entity: event.entity, id: event.recordID, reader: reader, in: transaction)
+            let resolution = events.last { $0.resolves == event.seq }  // the latest decision stands
+            if openOnly, resolution != nil { return }
+            try body(event, resolution, events)
         }
     }
 

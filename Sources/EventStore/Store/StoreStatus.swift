@@ -25,6 +25,12 @@ public struct StoreStatus: Sendable, Equatable {
 
 extension Store {
     public func status() throws(StoreError) -> StoreStatus {
+        try status(countingPending: true)
+    }
+
+    /// `countingPending: false` leaves `pendingRecords` and `unacknowledgedEvents` at 0, for a caller that takes
+    /// them from `syncState()` (the CLI's `status`): the outbox is then walked once, not twice.
+    package func status(countingPending: Bool) throws(StoreError) -> StoreStatus {
         try snapshot { transaction in
             var status = StoreStatus(events: try log.lastSeq(in: transaction), records: [:], pendingRecords: 0, unacknowledgedEvents: 0)
             status.skippedRecords = try skippedCount(in: transaction)
@@ -38,7 +44,7 @@ extension Store {
             }
             for schema in schemas.entities { status.records[schema.name] = 0 }
             // Records are sorted by entity: count each run of one prefix, naming the entity once per run.
-            let names = Dictionary(schemas.entities.map { ($0.name.lowercased(), $0.name) }, uniquingKeysWith: { first, _ in first })
+            let names = entityNames()
             let records = try transaction.cursor(log.views.records)
             var entry = try records.first()
             var prefix: [UInt8] = []
@@ -51,22 +57,10 @@ extension Store {
                 if try RecordEntry.hasRow(current.value) { status.records[name, default: 0] += 1 }
                 entry = try records.next()
             }
-            // For each record waiting in the outbox, its local events since the server last spoke of it.
-            let outbox = try transaction.cursor(log.views.outbox)
-            let history = try transaction.cursor(log.views.history)
-            let noteCodes = Set(Event.Kind.allCases.filter(\.isNote).compactMap { ViewDatabases.kindCodes[$0] })
-            entry = try outbox.first()
-            while let current = entry, let (entity, id) = Keys.split(current.key) {
+            guard countingPending else { return status }
+            try forEachOutboxRecord(in: transaction) { record in
                 status.pendingRecords += 1
-                if try history.seek(exactly: Keys.history(entity: entity, id: id)) != nil {
-                    var dup = try history.lastDuplicate()
-                    // Local events back to the server's last word; a skipped record or a refused push was not one.
-                    while let value = dup?.value, value.count == 10, value[9] == 0 || noteCodes.contains(value[8]) {
-                        if value[9] == 0 { status.unacknowledgedEvents += 1 }
-                        dup = try history.previousDuplicate()
-                    }
-                }
-                entry = try outbox.next()
+                status.unacknowledgedEvents += record.unacknowledged
             }
             return status
         }

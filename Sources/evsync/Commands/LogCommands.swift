@@ -168,26 +168,30 @@ enum LogCommands {
         summary: "counts and what is waiting to sync",
         description: """
         Events in the log, records per entity, local changes not yet acknowledged by a server,
-        the remote and the last sync (when it failed, why).
+        the remote and the last sync (when it failed, why), and whether the store is in sync as of it.
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, rejectedRecords, openConflicts, inSync, summary, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
-        let status = try store.status()
-        let remote = try store.rememberedRemote()
-        let lastSync = try store.lastSync()
+        let status = try store.status(countingPending: false)
+        // The sync's part comes from `syncState()`, as an app reads it.
+        let state = try store.syncState()
+        let (remote, lastSync, missing) = (state.remote, state.lastSync, state.missingCount)
         let authorsKnown = try store.remoteAuthorsKnown()
-        let missing = try store.recordsMissingFromServer().values.reduce(0) { $0 + $1.count }
         if arguments.has("--json") {
             var object: JSONObject = [
                 "store": .string(store.directory),
                 "events": .number(JSONNumber(status.events)),
                 "records": .object(status.records.mapValues { .number(JSONNumber($0)) }),
-                "pendingRecords": .number(JSONNumber(status.pendingRecords)),
-                "unacknowledgedEvents": .number(JSONNumber(status.unacknowledgedEvents)),
-                "skippedRecords": .number(JSONNumber(status.skippedRecords)),
+                "pendingRecords": .number(JSONNumber(state.pendingRecords)),
+                "unacknowledgedEvents": .number(JSONNumber(state.unacknowledgedEvents)),
+                "skippedRecords": .number(JSONNumber(state.skippedRecords)),
                 "missingFromServer": .number(JSONNumber(missing)),
+                "rejectedRecords": .number(JSONNumber(state.rejectedRecords)),
+                "openConflicts": state.openConflicts.map { .number(JSONNumber($0)) } ?? .null,
+                "inSync": .bool(state.isInSync),
+                "summary": .string(state.summary),
                 "liveEvents": .number(JSONNumber(status.liveEvents)),
                 "liveBytes": .number(JSONNumber(status.liveBytes)),
                 "archivedEvents": .number(JSONNumber(status.archivedEvents)),
@@ -205,19 +209,28 @@ enum LogCommands {
                 rows.append(["archived", "\(Plural.count(Int(status.archivedEvents), "event")) in \(Plural.count(status.archiveSegments, "segment")), \(status.archiveBytes) bytes present"])
             }
             rows += status.records.keys.sorted().map { [$0, Plural.count(status.records[$0] ?? 0, "record")] }
-            rows.append(["to push", "\(Plural.count(status.pendingRecords, "record")) (\(Plural.count(status.unacknowledgedEvents, "local event")) not yet acknowledged by a server)"])
+            rows.append(["to push", "\(Plural.count(state.pendingRecords, "record")) (\(Plural.count(state.unacknowledgedEvents, "local event")) not yet acknowledged by a server)"])
+            if state.rejectedRecords > 0 {
+                rows.append(["refused", "\(Plural.count(state.rejectedRecords, "record")) the server refused at the last push (evsync why <Entity> <id> says why)"])
+            }
+            switch state.openConflicts {
+            case 0: break
+            case let open?: rows.append(["conflicts", "\(open) decided by policy, to review (evsync conflicts --open)"])
+            case nil: rows.append(["conflicts", "unknown: an event of the log cannot be read (evsync log verify says which)"])
+            }
             if missing > 0 {
                 rows.append(["missing", "\(Plural.count(missing, "record")) the server lacks, kept here (it lost them?): "
                     + "evsync sync --missing push-back puts them back, evsync sync --missing delete deletes them here"])
             }
-            if status.skippedRecords > 0 {
-                rows.append(["skipped", "\(status.skippedRecords) server record\(status.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
+            if state.skippedRecords > 0 {
+                rows.append(["skipped", "\(state.skippedRecords) server record\(state.skippedRecords == 1 ? "" : "s") could not be stored (their skipped events say why)"])
             }
             rows.append(["remote", remote.map(Output.safe) ?? "none yet (evsync sync --remote URL)"])
             if authorsKnown == false {
                 rows.append(["authors", "unknown for remote changes: the server keeps no history (Kinto: kinto.plugins.history), so they are credited to the remote"])
             }
             rows.append(["last sync", lastSync.map(lastSyncText) ?? "never"])
+            rows.append(["sync", Output.safe(state.summary)])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
         }
     }

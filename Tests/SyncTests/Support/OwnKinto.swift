@@ -22,8 +22,18 @@ final class OwnKinto: Sendable {
 
     /// Stops the server and starts it again on the same port: its memory backend comes back empty.
     func restartEmpty() async throws {
+        try await stop()
+        try await start()
+    }
+
+    /// Stops the server: its port refuses connections until `start()`.
+    func stop() async throws {
         let stopped = try await ServerTool.stop(Self.tool, port: port)
         #expect(stopped.status == 0, "\(stopped)")
+    }
+
+    /// Starts it again on the same port, empty.
+    func start() async throws {
         _ = try await Self.start(port)
     }
 
