@@ -496,7 +496,7 @@ case ("evsync", "observequery"):
     let query = Holiday.all.where("date", .equal, "2027-01-01").order("name").limit(10)
     let wakes = Mutex<[Double]>([])
     let firstSeen = DispatchSemaphore(value: 0)
-    Task {
+    Task.detached {   // not the main actor's: this thread waits below
         do {
             var first = true
             for try await _ in store.observe(query, every: .milliseconds(20)) {
