@@ -22,6 +22,10 @@ class SealedCase:
         n, m = (2_000, 200) if quick else (20_000, 2_000)
         title = f"15. first pull of {fmt_n(n)} records, sealed (--encrypt) against in clear"
         log(title)
+        if "--encrypt" not in run_quiet(self.ev(self.work / "help-store", "sync", "--help")).stdout.decode():
+            # The library seals (SealedRemote); the CLI's --encrypt is issue 53's part still to come.
+            self.more_targets.append(("sealed sync ≤ 1.3× the same in clear", "—", "not measured: this evsync's CLI has no --encrypt yet"))
+            return
         k = self.need_kinto()
         data = dataset(self.datadir, n)
         phrase = self.work / "passphrase"
