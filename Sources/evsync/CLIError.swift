@@ -1,5 +1,6 @@
 import EventStore
 import EventSync
+import Sealing
 
 /// A failure the CLI reports as one line on stderr and an exit code.
 struct CLIError: Error {
@@ -16,6 +17,7 @@ struct CLIError: Error {
         case damaged = 74
         case tempFail = 75
         case noPermission = 77
+        case wrongPassphrase = 78
         /// Ctrl-C stopped a sync before it was done (128 + SIGINT, as shells report it).
         case interrupted = 130
 
@@ -31,6 +33,7 @@ struct CLIError: Error {
             case .damaged: "store damaged"
             case .tempFail: "sync already in progress"
             case .noPermission: "credentials refused"
+            case .wrongPassphrase: "passphrase refused"
             case .interrupted: "sync interrupted"
             }
         }
@@ -47,6 +50,7 @@ struct CLIError: Error {
             case .damaged: "the store is damaged, or was written by a newer evsync"
             case .tempFail: "a sync is already in progress"
             case .noPermission: "the server refused the credentials"
+            case .wrongPassphrase: "the passphrase does not open an encrypted remote's keys (nothing was written)"
             case .interrupted: "a sync was interrupted (Ctrl-C) before it was done; what it committed stays, and the next sync finishes the job"
             }
         }
@@ -72,6 +76,8 @@ struct CLIError: Error {
             // A sync that failed because the store cannot be written or is damaged exits as the store's commands do.
             if let cause = error.cause as? StoreError, [.cannotWrite, .damaged].contains(Self.code(for: cause.code)) {
                 self.init(Self.code(for: cause.code), cause.forPeople)
+            } else if let cause = error.cause as? SealingError, cause.code == .wrongPassphrase {
+                self.init(.wrongPassphrase, cause.message)
             } else {
                 self.init(Self.code(for: error.code), error.message)
             }

@@ -11,6 +11,7 @@ enum ManPage {
         ("EVSYNC_REMOTE", "the remote (a Kinto bucket URL, dav+https://… or parse+https://…)"),
         ("EVSYNC_REMOTE_TYPE", "the remote's type where its URL cannot tell (kinto)"),
         ("EVSYNC_AUTH", "user:password for the server (or --auth-file)"),
+        ("EVSYNC_PASSPHRASE_FILE", "a file holding the passphrase of an encrypted remote (or --passphrase-file; else a prompt)"),
         ("EVSYNC_ALLOW_INSECURE_AUTH", "1: allow credentials over plain http to another machine (as --allow-insecure-auth)"),
         ("EVSYNC_RETRIES", "attempts per request (default 8)"),
         ("EVSYNC_AUTHOR", "who local events are attributed to (default $USER@hostname)"),

@@ -117,3 +117,55 @@ struct SealedKintoTests {
         #expect(!(try String(contentsOfFile: dataFile, encoding: .utf8)).contains("Quince"))
     }
 }
+
+/// `evsync sync --encrypt` as a user runs it: a passphrase file, a wrong one (exit 78, one line), a passphrase typed
+/// where the file name belongs (never printed), and a store that synced sealed syncing so without the flag.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
+struct SealedSyncCLITests {
+    /// A count from `sync --json`.
+    func count(_ key: String, _ output: ProcessOutput) -> Int? {
+        (try? JSONParser.parse(output.stdout))?.objectValue?[key]?.numberValue.flatMap { Int($0.description) }
+    }
+
+    @Test func theCLISealsWithAPassphraseFileAndSaysAWrongOneInOneLine() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let file = fx.directory.file("passphrase"), wrong = fx.directory.file("wrong")
+        try "correct horse battery staple\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "incorrect horse\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        _ = try await fx.cli.ok(["add", "Holiday", "name=Bastille Day", "date=2027-07-14"])
+        let sealed = try await fx.sync(["--encrypt", "--passphrase-file", file])
+        #expect(sealed.status == 0, "\(sealed)")
+        let held = try await fx.web.listing(in: "holidays").map { JSONWriter.string(.object($0)) }.joined()
+        #expect(held.contains("evsync_sealed") && !held.contains("Bastille"))
+
+        // The store remembers: a plain sync of it is sealed too (the passphrase from the environment here).
+        _ = try await fx.cli.ok(["add", "Holiday", "name=Assumption", "date=2027-08-15"])
+        let again = try await fx.sync([], environment: ["EVSYNC_PASSPHRASE_FILE": file])
+        #expect(again.status == 0 && count("pushed", again) == 1, "\(again)")
+        #expect(!(try await fx.web.listing(in: "holidays").map { JSONWriter.string(.object($0)) }.joined()).contains("Assumption"))
+
+        let other = fx.secondStore()
+        let refused = try await fx.sync(["--encrypt", "--passphrase-file", wrong], store: other)
+        #expect(refused.status == 78, "\(refused)")
+        // With --json the error is the object's `error`, in one line, and stderr holds at most that line.
+        let error = (try? JSONParser.parse(refused.stdout))?.objectValue?["error"]?.stringValue ?? refused.stderr
+        // (Beside it on stderr, the line saying the sync made the store, as any first sync does: it holds no event.)
+        #expect(error.hasPrefix("the passphrase does not open the keys of") && !error.contains("\n"), "\(refused)")
+        #expect(refused.stderrLines.filter { $0.contains("passphrase") }.count == 1, "\(refused)")
+        #expect(try await other.ok(["status", "--json"]).contains("\"events\":0"))
+        #expect(!refused.stderr.contains("incorrect horse") && !refused.stdout.contains("incorrect horse"))
+
+        // A passphrase typed where its file belongs is not echoed back.
+        let typed = try await fx.sync(["--encrypt", "--passphrase-file", "correct horse battery staple"], store: other)
+        #expect(typed.status == 66 && typed.stderr.contains("its value is not shown"), "\(typed)")
+        #expect(!typed.stderr.contains("battery") && !typed.stdout.contains("battery"))
+
+        let opened = try await fx.sync(["--encrypt", "--passphrase-file", file], store: other)
+        #expect(opened.status == 0 && count("pulled", opened) == 2, "\(opened)")
+
+        // CalDAV/CardDAV: refused before anything is sent, saying why.
+        let dav = try await Evsync(store: fx.directory.file("dav")).run(["sync", "--remote", "dav+http://127.0.0.1:9/dav/", "--encrypt", "--passphrase-file", file])
+        #expect(dav.status == 64 && dav.stderr.contains("--encrypt is not offered with CalDAV/CardDAV"), "\(dav)")
+    }
+}

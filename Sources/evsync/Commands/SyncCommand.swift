@@ -2,6 +2,7 @@ import EventStore
 import EventSync
 import KintoAdapter
 import CPrctl
+import Sealing
 import Foundation
 import Synchronization
 
@@ -9,7 +10,7 @@ import Synchronization
 enum SyncCommand {
     static let sync = Command(
         name: "sync", section: .server,
-        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--protocol TYPE] [--conflicts server-wins|client-wins] [--missing push-back|delete] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth] [--quiet] [--verbose]",
+        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--protocol TYPE] [--conflicts server-wins|client-wins] [--missing push-back|delete] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth] [--encrypt] [--passphrase-file FILE] [--quiet] [--verbose]",
         summary: "pull, then push",
         description: """
         Pulls what changed on the server, then pushes what changed here.
@@ -22,7 +23,12 @@ enum SyncCommand {
         Credentials: --auth-file FILE (or EVSYNC_AUTH_FILE) holding user:password (warned about when others
         can read it), or EVSYNC_AUTH=user:password. They are not sent over plain http to another machine unless
         --allow-insecure-auth (or EVSYNC_ALLOW_INSECURE_AUTH=1) is given.
+        --encrypt seals every record end to end (Kinto and Parse; docs/encryption.md): the server keeps them and
+        reads none. The passphrase comes from --passphrase-file FILE, EVSYNC_PASSPHRASE_FILE, or a prompt without
+        echo on the terminal, never from the command line; once a store synced sealed with a remote, it never
+        syncs with it in clear.
         Exit 69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
+        78 when the passphrase does not open the remote's keys,
         75 when a sync is already running, 130 when Ctrl-C stopped it (the next sync finishes the job).
         """,
         positionals: 0...0,
@@ -38,6 +44,8 @@ enum SyncCommand {
             Option("--watch", value: "SECONDS", help: "keep syncing until interrupted: about 20 ms after each local change (by any process) and every SECONDS (0.1 to 86400); each line starts with the time"),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (or EVSYNC_AUTH_FILE; else EVSYNC_AUTH)"),
             Option("--allow-insecure-auth", help: "send credentials over plain http to another machine (or EVSYNC_ALLOW_INSECURE_AUTH=1)"),
+            Option("--encrypt", help: "seal every record end to end: the server keeps them and reads none (Kinto, Parse); remembered for the remote"),
+            Option("--passphrase-file", value: "FILE", help: "a file holding the passphrase of an encrypted remote (or EVSYNC_PASSPHRASE_FILE; else a prompt)"),
             Option("--quiet", "-q", help: "print nothing when there is nothing to do"),
             Option("--verbose", "-v", help: "show each HTTP request and its status on stderr (never credentials)"),
         ]
@@ -90,12 +98,15 @@ enum SyncCommand {
         for schema in store.schemas.entities where !probe.holds(schema) {
             printError("evsync: \(schema.name) has no place on this \(choice.kind.rawValue) server (no mapping for it); left out of this sync")
         }
+        let passphrase = try Self.passphrase(encrypt: arguments.has("--encrypt"), file: arguments.value("--passphrase-file"),
+                                             remote: probe.address, kind: choice.kind, store: store)
         let terminal = isatty(STDERR_FILENO) == 1
         let feedback = SyncFeedback(terminal: terminal, verbose: verbose, timestamped: interval != nil)
         let engine = SyncEngine(store: store) {
-            try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: terminal, retries: retries,
-                                  activity: feedback.wantsActivity ? { feedback.show($0) } : nil,
-                                  shouldStop: { Interruption.requested })
+            let remote = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: terminal, retries: retries,
+                                               activity: feedback.wantsActivity ? { feedback.show($0) } : nil,
+                                               shouldStop: { Interruption.requested })
+            return passphrase.map { SealedRemote(remote, store: store, passphrase: $0) } ?? remote
         }
         let output = SyncOutput(json: json, quiet: quiet, feedback: feedback, watching: interval != nil)
         if let interval {
@@ -114,6 +125,21 @@ enum SyncCommand {
         }
         try output.show(report, failure: nil, retryIn: nil)
         if !report.rejected.isEmpty { throw CLIError(.failure, "\(Plural.count(report.rejected.count, "change")) refused by the server; they stay pending") }
+    }
+
+    /// For a sealed sync (`--encrypt`, or a remote this store synced sealed with): the passphrase, read once before
+    /// the sync starts (a file's error is then the CLI's own, and a watcher asks once); nil for a sync in clear.
+    static func passphrase(encrypt: Bool, file: String?, remote: String, kind: RemoteChoice.Kind,
+                           store: Store) throws -> (@Sendable () throws -> String)? {
+        guard try encrypt || store.sealingValue("place", remote: remote) != nil else {
+            if file != nil { throw CLIError(.usage, "--passphrase-file is for an encrypted remote: add --encrypt") }
+            return nil
+        }
+        guard kind.rawValue != RemoteFactory.dav.type else {
+            throw CLIError(.usage, "--encrypt is not offered with CalDAV/CardDAV: calendar and contact apps must read what they show")
+        }
+        let text = try PassphraseSource(file: file).read()
+        return { text }
     }
 
     /// The attempts per request `EVSYNC_RETRIES` takes.
