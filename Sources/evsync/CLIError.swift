@@ -81,6 +81,8 @@ struct CLIError: Error {
             } else {
                 self.init(Self.code(for: error.code), error.message)
             }
+        case let error as SealingError where error.code == .wrongPassphrase:
+            self.init(.wrongPassphrase, error.message)
         case let error as any RemoteError:
             self.init(Self.code(for: error.syncCode), error.description)
         default:

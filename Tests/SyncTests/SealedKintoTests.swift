@@ -164,6 +164,22 @@ struct SealedSyncCLITests {
         let opened = try await fx.sync(["--encrypt", "--passphrase-file", file], store: other)
         #expect(opened.status == 0 && count("pulled", opened) == 2, "\(opened)")
 
+        // A new key, then a new passphrase: the other store is told in one line, and opens everything with the new one.
+        let rotated = try await fx.cli.run(["keys", "rotate", "--passphrase-file", file], environment: ["EVSYNC_AUTH_FILE": fx.authFile])
+        #expect(rotated.status == 0 && rotated.stdout.contains("sealed with key k2"), "\(rotated)")
+        let newFile = fx.directory.file("new-passphrase")
+        try "a brand new passphrase\n".write(toFile: newFile, atomically: true, encoding: .utf8)
+        let changed = try await fx.cli.run(["keys", "passphrase", "--passphrase-file", file, "--new-passphrase-file", newFile],
+                                           environment: ["EVSYNC_AUTH_FILE": fx.authFile])
+        #expect(changed.status == 0 && changed.stdout.contains("is changed"), "\(changed)")
+        let stale = try await fx.sync([], store: other, environment: ["EVSYNC_PASSPHRASE_FILE": file])
+        let staleError = (try? JSONParser.parse(stale.stdout))?.objectValue?["error"]?.stringValue ?? stale.stderr
+        #expect(stale.status == 78 && staleError.contains("it was changed on another device on") && staleError.contains("give the new one"), "\(stale)")
+        _ = try await fx.cli.ok(["add", "Holiday", "name=All Saints", "date=2027-11-01"])
+        #expect(try await fx.sync([], environment: ["EVSYNC_PASSPHRASE_FILE": newFile]).status == 0)
+        let caughtUp = try await fx.sync([], store: other, environment: ["EVSYNC_PASSPHRASE_FILE": newFile])
+        #expect(caughtUp.status == 0 && count("pulled", caughtUp) == 1 && (count("skipped", caughtUp) ?? 0) == 0, "\(caughtUp)")
+
         // CalDAV/CardDAV: refused before anything is sent, saying why.
         let dav = try await Evsync(store: fx.directory.file("dav")).run(["sync", "--remote", "dav+http://127.0.0.1:9/dav/", "--encrypt", "--passphrase-file", file])
         #expect(dav.status == 64 && dav.stderr.contains("--encrypt is not offered with CalDAV/CardDAV"), "\(dav)")

@@ -25,6 +25,7 @@ enum Commands {
         AuditCommands.why,
         SyncCommand.sync,
         RemoteCommand.remote,
+        KeysCommand.keys,
         VerifyCommand.verify,
         CompletionsCommand.completions,
     ]
