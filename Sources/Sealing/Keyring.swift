@@ -13,15 +13,18 @@ package struct Keyring: Sendable, Equatable {
     package static let entityName = "EvsyncKeyring"
 
     /// The entity the keyring is a record of: flat text fields, so any adapter carries it unchanged.
-    package static let schema: EntitySchema = {
+    package static func schema() throws(SealingError) -> EntitySchema {
         let text = """
         {"title": "\(entityName)", "x-evsync-collection": "evsync-keyring", "type": "object",
          "properties": {"format": {"type": "integer"}, "kdf": {"type": "string"}, "place": {"type": "string"},
                         "current": {"type": "string"}, "keys": {"type": "string"}, "passphraseChanged": {"type": "string"}}}
         """
-        // A literal of this file: it parses, or no build of evsync passes its tests.
-        return try! EntitySchema(json: text, source: "the keyring's schema")
-    }()
+        do {
+            return try EntitySchema(json: text, source: "the keyring's schema")
+        } catch {
+            throw SealingError(.unavailable, "the keyring's own schema does not parse: \(error)")
+        }
+    }
 
     /// Argon2id's salt and cost.
     package var salt: [UInt8]

@@ -25,7 +25,7 @@ extension SealedRemote {
                 throw SealingError(.notSupported, "this store synced with \(address) in clear: an encrypted sync needs a bucket of its own (the server keeps what it was sent)")
             }
             let made = try Keyring.create(passphrase: try words())
-            switch try inner.push([.create(id: Keyring.recordID, fields: made.0.fields)], of: Keyring.schema).first {
+            switch try inner.push([.create(id: Keyring.recordID, fields: made.0.fields)], of: try Keyring.schema()).first {
             case .applied(let version)?:
                 opened = (made.0, version, made.1)
             case .preconditionFailed(let current?)? where current.fields != nil:
@@ -49,7 +49,7 @@ extension SealedRemote {
 
     private func readKeyring() throws -> (record: Keyring, version: RemoteVersion)? {
         var found: RemoteRecord?
-        try inner.changes(of: Keyring.schema, since: nil) { page in
+        try inner.changes(of: try Keyring.schema(), since: nil) { page in
             for entry in page.entries where page.id(of: entry) == Keyring.recordID {
                 let record = try page.record(entry)
                 if record.fields != nil { found = record }
@@ -119,7 +119,7 @@ extension SealedRemote {
     /// Replaces the keyring on the server, only if it is still the version this process opened.
     private func replaceKeyring(with record: Keyring) throws {
         guard let version = keyring?.version else { throw SealingError(.unavailable, "the keys of \(address) are not open") }
-        switch try inner.push([.update(id: Keyring.recordID, fields: record.fields, version: version)], of: Keyring.schema).first {
+        switch try inner.push([.update(id: Keyring.recordID, fields: record.fields, version: version)], of: try Keyring.schema()).first {
         case .applied(let new)?:
             keyring = (record, new)
         case .rejected(let status, let message)?:
