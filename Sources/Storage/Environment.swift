@@ -284,9 +284,9 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// The database called `name`, or nil if there is none.
-    package func existingDatabase(_ name: String, in transaction: Transaction) throws(StorageError) -> Database? {
+    package func existingDatabase(_ name: String, flags: Int32 = 0, in transaction: Transaction) throws(StorageError) -> Database? {
         do {
-            return try openDatabase(name, in: transaction)
+            return try openDatabase(name, flags: flags, in: transaction)
         } catch where error.code == MDBErrors.notFound {
             return nil
         }

@@ -212,6 +212,13 @@ package final class Transaction {
         return stat.ms_entries
     }
 
+    /// Whether `database` keeps sorted duplicates (`MDB_DUPSORT`): several values under one key, in order.
+    package func hasSortedDuplicates(_ database: Database) throws(StorageError) -> Bool {
+        var flags: UInt32 = 0
+        try StorageError.check(mdb_dbi_flags(handle, database.dbi, &flags), "reading the flags of \(database.name)")
+        return flags & UInt32(MDB_DUPSORT) != 0
+    }
+
     package func cursor(_ database: Database) throws(StorageError) -> Cursor {
         try Cursor(transaction: self, database: database)
     }
@@ -270,4 +277,13 @@ extension Cursor {
     package func lastDuplicate() throws(StorageError) -> Entry? { try move(MDB_LAST_DUP) }
     /// In a sorted-duplicates database: the previous value of the current key.
     package func previousDuplicate() throws(StorageError) -> Entry? { try move(MDB_PREV_DUP) }
+    /// In a sorted-duplicates database: the first value of the next key.
+    package func nextKey() throws(StorageError) -> Entry? { try move(MDB_NEXT_NODUP) }
+
+    /// In a sorted-duplicates database: how many values the current key holds (LMDB keeps the number, nothing is read).
+    package func duplicateCount() throws(StorageError) -> Int {
+        var count = 0
+        try StorageError.check(mdb_cursor_count(handle, &count), "counting the values of a key in \(database.name)")
+        return count
+    }
 }

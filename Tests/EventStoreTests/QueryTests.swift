@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import EventStore
 import TestSupport
+import Storage
 
 /// An entity of every kind of value, with a schema that indexes its fields and one that indexes none.
 enum ItemSchemas {
@@ -163,11 +164,15 @@ struct QueryTests {
             // A damaged index is found, and a rebuild repairs it.
             let database = try #require(indexed.log.views.indexes.database)
             let removed = try indexed.environment.write { transaction in
-                let key = IndexKeys.prefix(entity: "Item", field: "date") + IndexKeys.encode(.string("2026-06-15")) + Array("i0000".utf8)
-                return try transaction.delete(key, in: database)
+                let key = IndexKeys.prefix(entity: "Item", field: "date") + IndexKeys.encode(.string("2026-06-15"))
+                let before = try transaction.entries(of: database)
+                try key.withUnsafeBytes { key in
+                    try Array("i0000".utf8).withUnsafeBytes { try transaction.delete(key, value: $0, in: database) }
+                }
+                return before - (try transaction.entries(of: database))
             }
-            #expect(removed)
-            #expect(try indexed.verifyViews().map(\.view) == ["indexes"])
+            #expect(removed == 1)
+            #expect(try indexed.verifyViews().map(\.view) == ["index-entries"])
             try indexed.rebuildViews()
             #expect(try indexed.verifyViews() == [])
             try agree("after rebuild-views")
@@ -176,6 +181,37 @@ struct QueryTests {
             #expect(report.records > 0 && report.archivedEvents > 0, "\(report)")
             #expect(try indexed.verifyViews() == [])
             try agree("after compaction")
+        }
+    }
+
+    @Test("indexes an earlier evsync kept (a key per entry, in `indexes`) are rebuilt as the store opens, and their database dropped")
+    func indexesOfTheEarlierLayout() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("store").path
+            let schemas = try ItemSchemas.registry(in: directory, "with", ItemSchemas.schema(indexed: true))
+            try {
+                let store = try Store(directory: path, schemas: schemas, create: true)
+                try store.write { transaction in
+                    for item in ItemSchemas.randomItems(120, seed: 9) { try transaction.add("Item", id: item.id, fields: item.fields) }
+                }
+                // What the earlier evsync left: its own database and mark, none of this layout's.
+                try store.environment.write { transaction in
+                    let legacy = try store.environment.openDatabase(RecordIndexes.legacyDatabaseName, flags: MDBFlags.create, in: transaction)
+                    try transaction.put(Array("Item\0date\0x".utf8), Array("x".utf8), in: legacy)
+                    try transaction.put(RecordIndexes.legacyThroughKey, Array("120".utf8), in: store.log.meta)
+                    try transaction.delete(RecordIndexes.throughKey, in: store.log.meta)
+                    try transaction.drop(try #require(store.log.views.indexes.database))
+                }
+            }()
+            let store = try Store(directory: path, schemas: schemas)
+            let names = try store.environment.read { try store.environment.databaseNames(in: $0) }
+            #expect(names.contains(RecordIndexes.databaseName) && !names.contains(RecordIndexes.legacyDatabaseName))
+            #expect(try store.environment.read { try $0.get(RecordIndexes.legacyThroughKey, in: store.log.meta) } == nil)
+            let query = Query("Item").where("name", .equal, "b")
+            let run = try store.read { try $0.run(query) }
+            #expect(run.rowsRead == run.records.count && run.records.count > 0)
+            #expect(try store.count(query) == run.records.count)
+            #expect(try store.verifyViews() == [])
         }
     }
 

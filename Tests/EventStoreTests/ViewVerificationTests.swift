@@ -127,7 +127,7 @@ struct ViewVerificationTests {
         try withTemporaryStore { store, directory in
             try Self.populate(store)
             let names = try store.environment.read { try store.environment.databaseNames(in: $0) }
-            #expect(names == ["events", "history", "indexes", "meta", "outbox", "records"])
+            #expect(names == ["events", "history", "index-entries", "meta", "outbox", "records"])
             var scratch: String?
             let differences = try store.verifyViews(limit: 100) { directory in
                 #expect(FileManager.default.fileExists(atPath: directory + "/data.mdb"))

@@ -122,6 +122,25 @@ struct ListCLITests {
         }
     }
 
+    @Test("--where on a field the schema indexes is answered by the library's query and its index, as a scan answers it")
+    func indexedQueryOptions() throws {
+        try withSandbox { sandbox in
+            try Self.seed(sandbox)
+            for day in 1...28 { try sandbox.succeed(["add", "Holiday", "--id", "d\(day)", "name=Day \(day % 5)", "date=2027-04-\(day < 10 ? "0" : "")\(day)"]) }
+            let schemas = (try sandbox.write("indexed/holiday.schema.json", IndexKillTests.schema) as NSString).deletingLastPathComponent
+            for options in [["--where", "date>=2027-02-06"], ["--where", "date<2027-04-10", "--sort", "-name,date"],
+                            ["--where", "date>2027-04-03", "--where", "date<=2027-04-20", "--limit", "5"],
+                            ["--where", "date=2027-04-07", "--where", "name~day"], ["--where", "date>=2027-04-01", "--sort", "-date", "-n", "3"]] {
+                let scanned = try sandbox.succeed(["list", "Holiday", "--json"] + options)
+                let indexed = try sandbox.succeed(["--schemas", schemas, "list", "Holiday", "--json"] + options)
+                #expect(try indexed.json() == scanned.json(), "\(options)")
+                #expect(try #require(try indexed.json().arrayValue).count > 0, "\(options)")
+            }
+            let store = try Store(directory: sandbox.store.path, schemas: SchemaRegistry(directory: schemas))
+            #expect(try store.read { try $0.run(Query("Holiday").where("date", .atLeast, "2027-04-20")) }.rowsRead == 9, "the index is kept")
+        }
+    }
+
     @Test("a bad --where, --sort or --fields names what was wrong: an unknown field is bad data (65), as anywhere; bad syntax is usage (64)")
     func badQueries() throws {
         try withSandbox { sandbox in

@@ -37,6 +37,11 @@ public struct FieldCondition: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(field)\(op.rawValue)\(operand)" }
 
+    /// Whether the record's field (or its id, for `id`) satisfies the condition.
+    public func matches(_ record: Record) -> Bool {
+        matches(field == "id" ? .string(record.id) : record.fields[field])
+    }
+
     /// Whether the record's value satisfies the condition. A missing field (or null)
     /// satisfies only `!=`; numbers compare as numbers, strings (ISO dates among
     /// them) as text, an array when any of its elements does (`!=`: when none is equal).

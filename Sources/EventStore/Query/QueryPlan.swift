@@ -41,7 +41,11 @@ struct QueryPlan {
     mutating func count() throws -> Int {
         let total: Int
         if let scan = try indexScan() {
-            total = scan.answersAll ? try keyParts(scan).count : try candidates(scan).filter(matches).count
+            if scan.answersAll {
+                total = scan.singleValues ? try entryCount(scan) : try keyParts(scan).count
+            } else {
+                total = try candidates(scan).filter(matches).count
+            }
         } else {
             total = try scan().count
         }
@@ -49,7 +53,7 @@ struct QueryPlan {
     }
 
     func matches(_ record: Record) -> Bool {
-        conditions.allSatisfy { $0.matches($0.field == "id" ? .string(record.id) : record.fields[$0.field]) }
+        conditions.allSatisfy { $0.matches(record) }
     }
 
     private func inOrder(_ a: Record, _ b: Record) -> Bool { SortKey.areInOrder(a, b, by: sortKeys) }
@@ -64,8 +68,12 @@ struct QueryPlan {
         let index: IndexDefinition
         let ranges: [IndexKeys.ValueRange]
         /// Whether every entry in the ranges satisfies every condition: the query's conditions are all on this
-        /// field and none has an operand cut in the index (`IndexKeys.maxValueBytes`), so a count needs no record.
+        /// field and none has an operand as long as the values the index cuts (`IndexKeys.maxValueBytes`), so a count
+        /// needs no record.
         let answersAll: Bool
+        /// Whether the field holds single values, never arrays: each record is under one value at most, so a count
+        /// needs no set of the records seen.
+        let singleValues: Bool
     }
 
     /// The index scan that answers the query's conditions best; nil when no index does (or the store's indexes
@@ -82,8 +90,9 @@ struct QueryPlan {
         let single = !types.isEmpty && !types.contains("array")
         let onField = single ? answered.filter { $0.field == field } : [answered.first { $0.field == field }].compactMap { $0 }
         let ranges = onField.dropFirst().reduce(IndexKeys.ranges(for: onField[0])) { IndexKeys.intersection($0, IndexKeys.ranges(for: $1)) }
-        let cut = onField.contains { IndexKeys.isCut(IndexKeys.encode(text: $0.operand, tag: IndexKeys.string)) }
-        return IndexScan(index: index, ranges: ranges, answersAll: onField.count == conditions.count && !cut)
+        // A stored value cut in the index sorts by its first bytes: against an operand as long, it may sit on either side.
+        let long = onField.contains { $0.operand.utf8.count >= IndexKeys.maxValueBytes }
+        return IndexScan(index: index, ranges: ranges, answersAll: onField.count == conditions.count && !long, singleValues: single)
     }
 
     // MARK: Scans
@@ -105,6 +114,23 @@ struct QueryPlan {
         var parts: Set<[UInt8]> = []
         try forEachEntry(scan, descending: false) { _, keyPart in parts.insert(Array(keyPart)); return true }
         return parts
+    }
+
+    /// How many entries the scan's ranges hold: the number of records of each value, as LMDB keeps it.
+    private func entryCount(_ scan: IndexScan) throws -> Int {
+        guard let database = store.log.views.indexes.database else { return 0 }
+        let prefix = IndexKeys.prefix(entity: scan.index.entity, field: scan.index.field)
+        let cursor = try transaction.cursor(database)
+        var total = 0
+        for range in scan.ranges {
+            let upper = prefix + range.upper
+            var entry = try cursor.seek(atLeast: prefix + range.lower)
+            while let current = entry, current.key.lexicographicallyPrecedes(upper) {
+                total += try cursor.duplicateCount()
+                entry = try cursor.nextKey()
+            }
+        }
+        return total
     }
 
     /// The records the index's ranges name, not yet checked against the conditions.
@@ -142,7 +168,7 @@ struct QueryPlan {
             while let current = entry {
                 let inRange = descending ? !current.key.lexicographicallyPrecedes(lower) : current.key.lexicographicallyPrecedes(upper)
                 guard inRange else { break }
-                let value = UnsafeRawBufferPointer(rebasing: current.key[prefix.count..<(current.key.count - current.value.count)])
+                let value = UnsafeRawBufferPointer(rebasing: current.key[prefix.count...])
                 guard try body(value, current.value) else { return }
                 entry = descending ? try cursor.previous() : try cursor.next()
             }

@@ -152,8 +152,8 @@ extension Store {
             }
             let events = try environment.openDatabase("events", flags: flag, in: transaction)
             // The indexes' database is in stores made since; `prepareIndexes` adds it to the others.
-            let indexes = RecordIndexes(database: create ? try environment.openDatabase(RecordIndexes.databaseName, flags: flag, in: transaction)
-                                            : try environment.existingDatabase(RecordIndexes.databaseName, in: transaction),
+            let indexes = RecordIndexes(database: create ? try environment.openDatabase(RecordIndexes.databaseName, flags: flag | RecordIndexes.flags, in: transaction)
+                                            : try environment.existingDatabase(RecordIndexes.databaseName, flags: RecordIndexes.flags, in: transaction),
                                         meta: meta)
             let log = EventLog(events: events, views: try ViewDatabases.open(in: environment, transaction: transaction, create: create,
                                                                             events: events, indexes: indexes),

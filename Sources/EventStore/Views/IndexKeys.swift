@@ -1,8 +1,8 @@
 import Foundation
 
-/// How the `indexes` view spells its keys: `entity\0field\0`, the value, then the record's key part
-/// (its id as `Keys.appendID` spells it); the entry's value is that key part again, so that a reader
-/// finds the record without parsing the value.
+/// How the `indexes` view spells its keys: `entity\0field\0` then the value; the key's values (sorted
+/// duplicates) are the key parts of the records that hold it (their ids as `Keys.appendID` spells them).
+/// A count of one value's records is then LMDB's count of the key's values, read without walking them.
 ///
 /// Values sort as `SortKey.compare` orders them, so a range of keys is a range of values:
 ///

@@ -81,8 +81,16 @@ struct RecordIndexes: Sendable {
     private let cache = Cache()
 
     static let metaKey = Array("indexes".utf8)
-    static let throughKey = Array("indexed-through".utf8)
-    static let databaseName = "indexes"
+    /// Where the log ended when the entries were last kept. Not the `indexed-through` of the `indexes` database
+    /// of the evsync before, which keeps that one, and not this one, when it writes to the store.
+    static let throughKey = Array("index-entries-through".utf8)
+    /// Sorted duplicates (`IndexKeys`): a value's records are the values of one key, so LMDB counts them.
+    static let databaseName = "index-entries"
+    static let flags = MDBFlags.dupSort
+    /// The first layout's database (a key per entry), which the evsync of that layout keeps; dropped as a store
+    /// is opened for writing (`Store.prepareIndexes`), as are its `indexed-through` and its entries.
+    static let legacyDatabaseName = "indexes"
+    static let legacyThroughKey = Array("indexed-through".utf8)
 
     init(database: Database?, meta: Database?, fixed: [IndexDefinition] = []) {
         (self.database, self.meta, self.fixed) = (database, meta, fixed)
@@ -130,8 +138,12 @@ struct RecordIndexes: Sendable {
             let new = IndexKeys.values(of: definition.value(in: after))
             guard old != new else { continue }
             let prefix = IndexKeys.prefix(entity: definition.entity, field: definition.field)
-            for value in old.subtracting(new) { try transaction.delete(prefix + value + keyPart, in: database) }
-            for value in new.subtracting(old) { try transaction.put(prefix + value + keyPart, keyPart, in: database) }
+            for value in old.subtracting(new) {
+                try (prefix + value).withUnsafeBytes { key in
+                    try keyPart.withUnsafeBytes { try transaction.delete(key, value: $0, in: database) }
+                }
+            }
+            for value in new.subtracting(old) { try transaction.put(prefix + value, keyPart, in: database, noDuplicate: true) }
         }
     }
 

@@ -12,21 +12,28 @@ extension Store {
     static func prepareIndexes(_ log: EventLog, declared: [IndexDefinition], environment: Environment,
                                writable: Bool) throws -> EventLog {
         let name = RecordIndexes.databaseName
-        let (database, stored, fresh) = try environment.read { transaction in
+        let (database, stored, fresh, legacy) = try environment.read { transaction in
             let stored = try transaction.withValue(RecordIndexes.metaKey, in: log.meta) { try IndexDefinition.decode($0) } ?? []
             let through = try transaction.get(RecordIndexes.throughKey, in: log.meta).map { String(decoding: $0, as: UTF8.self) }
             let last = try log.lastSeq(in: transaction)
-            return (try environment.existingDatabase(name, in: transaction), stored, stored.isEmpty || through == String(last))
+            return (try environment.existingDatabase(name, flags: RecordIndexes.flags, in: transaction), stored,
+                    stored.isEmpty || through == String(last),
+                    try environment.existingDatabase(RecordIndexes.legacyDatabaseName, in: transaction))
         }
         // A declared index replaces a kept one of the same field read otherwise.
         let wanted = declared + stored.filter { kept in !declared.contains { $0.entity == kept.entity && $0.field == kept.field } }
-        if let database, fresh, Set(wanted) == Set(stored) || !writable {
+        if let database, fresh, legacy == nil || !writable, Set(wanted) == Set(stored) || !writable {
             return log.with(RecordIndexes(database: database, meta: log.meta))
         }
         guard writable else { return log.with(RecordIndexes(database: nil, meta: log.meta)) }
         return try environment.write { transaction in
-            let database = try environment.openDatabase(name, flags: MDBFlags.create, in: transaction)
+            if let legacy = try environment.existingDatabase(RecordIndexes.legacyDatabaseName, in: transaction) {
+                try transaction.drop(legacy)
+                try transaction.delete(RecordIndexes.legacyThroughKey, in: log.meta)
+            }
+            let database = try environment.openDatabase(name, flags: MDBFlags.create | RecordIndexes.flags, in: transaction)
             let indexed = log.with(RecordIndexes(database: database, meta: log.meta))
+            guard !fresh || Set(wanted) != Set(stored) else { return indexed }
             try buildIndexes(wanted, of: indexed, in: transaction)
             return indexed
         }

@@ -80,7 +80,8 @@ extension Store {
                 // Rows stored by reference are read from the store's log.
                 // The indexes the store keeps, kept the same way.
                 let indexes = try log.views.indexes.database.map { _ in
-                    RecordIndexes(database: try scratch.openDatabase(RecordIndexes.databaseName, flags: MDBFlags.create, in: transaction),
+                    RecordIndexes(database: try scratch.openDatabase(RecordIndexes.databaseName, flags: MDBFlags.create | RecordIndexes.flags,
+                                                                    in: transaction),
                                   meta: nil, fixed: try log.views.indexes.definitions(in: stored).values.flatMap { $0 })
                 } ?? RecordIndexes(database: nil, meta: nil)
                 let fresh = try ViewDatabases.open(in: scratch, transaction: transaction, create: true, events: log.events, indexes: indexes)
@@ -161,11 +162,28 @@ extension Store {
         func note(_ key: UnsafeRawBufferPointer, _ problem: String) {
             if differences.count < limit { differences.append(ViewDifference(view: stored.name, key: readable(key), problem: problem)) }
         }
+        // In a database of sorted duplicates, a key's values are compared as one list.
+        let duplicates = try storedTransaction.hasSortedDuplicates(stored)
+        func values(of key: [UInt8], from entry: inout Cursor.Entry?, _ cursor: Cursor) throws -> [[UInt8]] {
+            var values: [[UInt8]] = []
+            while let current = entry, current.key.elementsEqual(key) {
+                values.append(Array(current.value))
+                entry = try cursor.next()
+            }
+            return values
+        }
         while left != nil || right != nil {
             switch (left, right) {
             case let (l?, r?):
                 let order = Self.compareBytes(l.key, r.key)
-                if order == 0 {
+                if order == 0, duplicates {
+                    let key = Array(l.key)
+                    let (storedValues, freshValues) = (try values(of: key, from: &left, storedCursor), try values(of: key, from: &right, freshCursor))
+                    if storedValues != freshValues {
+                        let problem = storedValues.count > freshValues.count ? "unexpected" : storedValues.count < freshValues.count ? "missing" : "different"
+                        key.withUnsafeBytes { note($0, problem) }
+                    }
+                } else if order == 0 {
                     if !l.value.elementsEqual(r.value), try !(sameValue?(l.value, r.value) ?? false) { note(l.key, "different") }
                     left = try storedCursor.next()
                     right = try freshCursor.next()

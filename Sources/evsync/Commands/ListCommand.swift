@@ -10,7 +10,8 @@ enum ListCommand {
         summary: "a table, now or then",
         description: """
         Lists the records of an entity, sorted by id, as they are read: the first row appears at once
-        and memory stays flat whatever the table's size (--sort and --as-of read the whole table first).
+        and memory stays flat whatever the table's size (--sort and --as-of read the whole table first;
+        a condition on a field the schema indexes, x-evsync-index, reads only the records it selects).
         For people: a table fitted to the terminal (COLUMNS, else its width), through PAGER (default
         `less -FRX`) when standard output is a terminal, and the count on stderr. --where takes
         FIELD OP VALUE, OP one of = != < <= > >= and ~ (contains, any case): numbers compare as numbers,
@@ -37,12 +38,10 @@ enum ListCommand {
                                     columns: Terminal.columns)
         let pager = json ? nil : Pager.start(disabled: arguments.has("--no-pager"))
         do {
-            if asOf == nil, query.sort.isEmpty {
+            if asOf == nil, query.sort.isEmpty, !query.usesIndex {
                 try store.forEachRecord(schema.name, printer.print)
             } else {
-                var records = try store.records(schema.name, asOf: asOf).filter(query.matches)
-                if !query.sort.isEmpty { records.sort(by: query.areInOrder) }
-                for record in records where !printer.print(record) { break }
+                for record in try store.records(query.query, asOf: asOf) where !printer.print(record) { break }
             }
         } catch {
             // The pager must not keep the terminal once evsync has exited with its error.
