@@ -8,8 +8,8 @@ import Testing
 /// Two users (two stores, two accounts) and a web app edit one bucket.
 @Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct RemoteHistoryTests {
-    /// A second account, `bob…`, allowed to write the fixture's bucket; its auth file.
-    static func bob(_ fx: SyncFixture) async throws -> (name: String, authFile: String) {
+    /// A second account, `bob…`, allowed to write the fixture's bucket (or given `permission` on it); its auth file.
+    static func bob(_ fx: SyncFixture, permission: String = "write") async throws -> (name: String, authFile: String) {
         let name = "bob" + String(UUID().uuidString.prefix(8)).lowercased()
         let password = "secret-" + UUID().uuidString
         // Created as anyone may (kinto.account_create_principals), not as alice: an account is made by its own name.
@@ -17,7 +17,7 @@ struct RemoteHistoryTests {
         let created = try await anonymous.request("PUT", "/accounts/\(name)", body: ["data": ["password": .string(password)]])
         #expect([200, 201].contains(created.status), "\(created)")
         let granted = try await fx.web.request("PATCH", "/buckets/\(fx.web.bucket)",
-                                               body: ["permissions": ["write": [.string("account:\(name)")]]])
+                                               body: ["permissions": [permission: [.string("account:\(name)")]]])
         #expect(granted.status == 200, "\(granted)")
         let file = fx.directory.file("bob-auth")
         try Data("\(name):\(password)".utf8).write(to: URL(fileURLWithPath: file))

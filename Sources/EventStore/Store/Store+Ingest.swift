@@ -205,12 +205,17 @@ extension Store {
     }
 
     /// The next pending operations of an entity, in key order after `after` (which is moved past them).
-    package func pendingOperations(entity: String, after: inout [UInt8]?, limit: Int) throws(StoreError) -> [RemoteOperation] {
+    /// - Parameter holdingRefused: whether the records whose last push the server refused, unchanged since, are
+    ///   passed over (and their ids returned as `held`): a refusal is not sent again by itself (docs/sync.md).
+    package func pendingOperations(entity: String, after: inout [UInt8]?, limit: Int, holdingRefused: Bool)
+        throws(StoreError) -> (operations: [RemoteOperation], held: [String]) {
         let prefix = Keys.entityPrefix(entity)
         let entityKey = String(decoding: prefix.dropLast(), as: UTF8.self)
         var lastKey = after
+        var passedOver: [String] = []
         let operations = try snapshot { transaction in
             let cursor = try transaction.cursor(log.views.outbox)
+            let history = try transaction.cursor(log.views.history)
             var operations: [RemoteOperation] = []
             var entry = try cursor.seek(atLeast: lastKey.map { $0 + [0] } ?? prefix)
             while let current = entry, current.key.starts(with: prefix), operations.count < limit {
@@ -218,6 +223,12 @@ extension Store {
                 lastKey = key
                 let id = try log.recordID(keyPart: String(decoding: key[prefix.count...], as: UTF8.self), entityKey: entityKey,
                                           in: transaction)
+                if holdingRefused, let (keyEntity, keyID) = Keys.split(current.key),
+                   try outboxRecord(entityKey: keyEntity, id: keyID, history: history).refused {
+                    passedOver.append(id)
+                    entry = try cursor.next()
+                    continue
+                }
                 let projection = try log.views.projection(key: key, in: transaction)
                 switch (projection.row, projection.shadow, projection.version) {
                 case (let row?, nil, _):
@@ -234,7 +245,7 @@ extension Store {
             return operations
         }
         after = lastKey
-        return operations
+        return (operations, passedOver)
     }
 
     /// How many records of an entity wait to be pushed: the outbox's keys under its prefix, no record read (a push's "N of M").

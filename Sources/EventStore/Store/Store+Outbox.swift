@@ -19,26 +19,30 @@ extension Store {
     func forEachOutboxRecord(in transaction: Transaction, _ body: (OutboxRecord) throws -> Void) throws {
         let outbox = try transaction.cursor(log.views.outbox)
         let history = try transaction.cursor(log.views.history)
-        let rejected = ViewDatabases.kindCodes[.rejected]
         var entry = try outbox.first()
         while let current = entry, let (entity, id) = Keys.split(current.key) {
-            var record = OutboxRecord(entityKey: entity, id: id)
-            if try history.seek(exactly: Keys.history(entity: entity, id: id)) != nil {
-                var dup = try history.lastDuplicate()
-                // Newest first, back to the server's last word; a history entry is seq (8 bytes), kind, origin (0: local).
-                while let value = dup?.value, value.count == 10, value[9] == 0 || Self.noteCodes.contains(value[8]) {
-                    if value[9] == 0 {
-                        record.unacknowledged += 1
-                        record.oldestUnacknowledged = Keys.sequence(from: value)
-                    } else if value[8] == rejected, record.unacknowledged == 0 {
-                        record.refused = true
-                    }
-                    dup = try history.previousDuplicate()
-                }
-            }
-            try body(record)
+            try body(try outboxRecord(entityKey: entity, id: id, history: history))
             entry = try outbox.next()
         }
+    }
+
+    /// The record of the outbox under `entityKey` and `id`, as its history (read through `history`) tells it.
+    func outboxRecord(entityKey: String, id: String, history: Cursor) throws -> OutboxRecord {
+        var record = OutboxRecord(entityKey: entityKey, id: id)
+        guard try history.seek(exactly: Keys.history(entity: entityKey, id: id)) != nil else { return record }
+        let rejected = ViewDatabases.kindCodes[.rejected]
+        var dup = try history.lastDuplicate()
+        // Newest first, back to the server's last word; a history entry is seq (8 bytes), kind, origin (0: local).
+        while let value = dup?.value, value.count == 10, value[9] == 0 || Self.noteCodes.contains(value[8]) {
+            if value[9] == 0 {
+                record.unacknowledged += 1
+                record.oldestUnacknowledged = Keys.sequence(from: value)
+            } else if value[8] == rejected, record.unacknowledged == 0 {
+                record.refused = true
+            }
+            dup = try history.previousDuplicate()
+        }
+        return record
     }
 
     private static let noteCodes = Set(Event.Kind.allCases.filter(\.isNote).compactMap { ViewDatabases.kindCodes[$0] })

@@ -23,7 +23,8 @@ public struct SyncState: Sendable, Equatable, Codable {
     /// Local events not yet acknowledged by a server.
     public var unacknowledgedEvents = 0
     /// Pending records whose last push the server refused (`SyncReport.rejected`), unchanged since:
-    /// they stay pending, and are offered again at each sync.
+    /// they stay pending, held: a sync does not send them again until they are edited or reverted, or it is
+    /// asked to (`SyncEngine.sync(resendRefused:)`).
     public var rejectedRecords = 0
     /// Records kept here that the server lacked at the last sync (lost, wiped, restored from an older
     /// backup), by entity, until `sync --missing` decides (`Store.recordsMissingFromServer`).

@@ -3,7 +3,9 @@ import EventStore
 /// The push half of a sync (the pull is in SyncEngine.swift): the pending rows sent in batches, each batch's
 /// answers acknowledged in one transaction, so that a crash between batches resends nothing the log acknowledged.
 extension SyncEngine {
-    func push(_ schema: EntitySchema, to remote: any SyncRemote, policy: ConflictPolicy, report: inout SyncReport,
+    /// - Parameter resendRefused: whether changes the server refused before, unchanged since, are sent again;
+    ///   otherwise they are held, and listed in the report's `held`.
+    func push(_ schema: EntitySchema, to remote: any SyncRemote, policy: ConflictPolicy, resendRefused: Bool, report: inout SyncReport,
               progress: (SyncProgress) -> Void, shouldStop: () -> Bool) throws {
         var step = SyncProgress(phase: .pushing, entity: schema.name, records: 0, pages: 0, total: nil)
         // A conflict met while pushing is folded like a pulled record, which
@@ -14,8 +16,14 @@ extension SyncEngine {
             // clean merge, the result may differ from the server and need pushing.
             var folded = false
             var limit: Int?
+            var held: [String] = []
+            defer { report.held = report.held.filter { $0.entity != schema.name } + held.map { RecordReference(entity: schema.name, id: $0) } }
             while true {
-                let operations = try store.pendingOperations(entity: schema.name, after: &after, limit: limit ?? 1)
+                let (operations, passedOver) = try store.pendingOperations(entity: schema.name, after: &after, limit: limit ?? 1,
+                                                                           holdingRefused: !resendRefused)
+                // The first call only asks whether anything is to be sent (and is read again once the batch size is
+                // known): what it passed over counts when it found nothing else.
+                if limit != nil || operations.isEmpty { held += passedOver }
                 if operations.isEmpty { break }
                 if limit == nil {
                     // Ask the server its batch size only when there is something to push.

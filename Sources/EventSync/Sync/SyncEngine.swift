@@ -59,10 +59,14 @@ public final class SyncEngine: Sendable {
     ///   be made, and the store's failures (`cause` is the `StoreError`); its `partialReport` counts what
     ///   was committed before (kept: the next sync goes on from there). `CancellationError` when the task
     ///   was cancelled: the sync stops at the next page or batch, with everything before it committed.
-    public func sync(policy: ConflictPolicy = .serverWins, missing: MissingRecords? = nil) async throws -> SyncReport {
+    /// - Parameter resendRefused: send again the changes the server refused at an earlier sync and that were not
+    ///   changed since (`SyncReport.held`): once the server allows them (a permission granted), or to try again.
+    public func sync(policy: ConflictPolicy = .serverWins, missing: MissingRecords? = nil,
+                     resendRefused: Bool = false) async throws -> SyncReport {
         let cancelled = Atomic<Bool>(false)
         let report = try await withTaskCancellationHandler {
-            try await syncOnThread(policy: policy, missing: missing, shouldStop: { cancelled.load(ordering: .relaxed) })
+            try await syncOnThread(policy: policy, missing: missing, resendRefused: resendRefused,
+                                   shouldStop: { cancelled.load(ordering: .relaxed) })
         } onCancel: {
             cancelled.store(true, ordering: .relaxed)
         }
@@ -73,12 +77,14 @@ public final class SyncEngine: Sendable {
     /// `syncBlocking` on a thread of its own: the sync blocks on the network, and blocking
     /// the concurrency pool's few threads would stall other work (and other syncs).
     /// - Parameter retryIn: for a failed sync, when the scheduler tries again (the report's `retryIn`).
-    func syncOnThread(policy: ConflictPolicy, missing: MissingRecords?, shouldStop: @escaping @Sendable () -> Bool,
+    func syncOnThread(policy: ConflictPolicy, missing: MissingRecords?, resendRefused: Bool = false,
+                      shouldStop: @escaping @Sendable () -> Bool,
                       retryIn: @escaping @Sendable (SyncError) -> Duration? = { _ in nil }) async throws -> SyncReport {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(with: Result {
-                    try self.syncBlocking(policy: policy, missing: missing, progress: nil, shouldStop: shouldStop, retryIn: retryIn)
+                    try self.syncBlocking(policy: policy, missing: missing, resendRefused: resendRefused, progress: nil,
+                                          shouldStop: shouldStop, retryIn: retryIn)
                 })
             }.start()
         }
@@ -100,6 +106,7 @@ public final class SyncEngine: Sendable {
     ///   - policy: who wins a field changed on both sides, or an update against a delete.
     ///   - missing: what to do with records the server lacks without a tombstone when that looks like a
     ///     loss (see `MissingRecords`); nil keeps them and lists them in `goneFromServer`, sync after sync.
+    ///   - resendRefused: send again the changes the server refused at an earlier sync, unchanged since (`held`).
     ///   - progress: called after each page pulled and each batch pushed.
     ///   - shouldStop: asked between pages and batches; returning true ends the sync cleanly there.
     /// - Returns: the report, as `sync()` returns it (`.failed` only for changes the server refused).
@@ -107,13 +114,15 @@ public final class SyncEngine: Sendable {
     public func syncBlocking(
         policy: ConflictPolicy = .serverWins,
         missing: MissingRecords? = nil,
+        resendRefused: Bool = false,
         progress: ((SyncProgress) -> Void)? = nil,
         shouldStop: () -> Bool = { false }
     ) throws(SyncError) -> SyncReport {
-        try syncBlocking(policy: policy, missing: missing, progress: progress, shouldStop: shouldStop, retryIn: { _ in nil })
+        try syncBlocking(policy: policy, missing: missing, resendRefused: resendRefused, progress: progress, shouldStop: shouldStop,
+                         retryIn: { _ in nil })
     }
 
-    func syncBlocking(policy: ConflictPolicy, missing: MissingRecords?, progress: ((SyncProgress) -> Void)?,
+    func syncBlocking(policy: ConflictPolicy, missing: MissingRecords?, resendRefused: Bool, progress: ((SyncProgress) -> Void)?,
                       shouldStop: () -> Bool, retryIn: (SyncError) -> Duration?) throws(SyncError) -> SyncReport {
         running.add(1, ordering: .relaxed)
         var report = SyncReport()
@@ -139,8 +148,8 @@ public final class SyncEngine: Sendable {
         // The point `diff --from last-sync` names, recorded whether the sync goes through or fails midway.
         let startedAfter = try? store.lastSeq()
         do {
-            return try run(policy: policy, missing: missing, startedAfter: startedAfter, report: &report, progress: notify,
-                           shouldStop: shouldStop)
+            return try run(policy: policy, missing: missing, resendRefused: resendRefused, startedAfter: startedAfter, report: &report,
+                           progress: notify, shouldStop: shouldStop)
         } catch {
             let failure = failed(SyncError.from(error))
             // `status` shows why the last sync failed; a store that cannot be written cannot record it either.
@@ -149,7 +158,7 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    private func run(policy: ConflictPolicy, missing: MissingRecords?, startedAfter: UInt64?, report: inout SyncReport,
+    private func run(policy: ConflictPolicy, missing: MissingRecords?, resendRefused: Bool, startedAfter: UInt64?, report: inout SyncReport,
                      progress notify: (SyncProgress) -> Void, shouldStop: () -> Bool) throws -> SyncReport {
         let remote = try makeRemote()
         if !remote.sealsRecords, try store.sealingValue("place", remote: remote.address) != nil {
@@ -201,7 +210,8 @@ public final class SyncEngine: Sendable {
         }
         if !report.interrupted {
             for schema in entities {
-                try push(schema, to: remote, policy: policy, report: &report, progress: notify, shouldStop: shouldStop)
+                try push(schema, to: remote, policy: policy, resendRefused: resendRefused, report: &report, progress: notify,
+                         shouldStop: shouldStop)
                 if shouldStop() { report.interrupted = true; break }
             }
         }

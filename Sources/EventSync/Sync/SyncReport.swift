@@ -18,8 +18,12 @@ public struct SyncReport: Sendable, Equatable {
     public var conflicts = 0
     /// The records those conflicts were on, in the order met (a record may appear twice).
     public var conflicted: [RecordReference] = []
-    /// Changes the server refused (validation, permissions), with its reasons. They stay pending.
+    /// Changes the server refused (validation, permissions) in this sync, with its reasons. They stay pending, held.
     public var rejected: [Rejection] = []
+    /// Changes the server refused at an earlier sync, unchanged since: not sent again by themselves (a
+    /// refusal is an answer, not a failure to retry), until they are edited or reverted here, or a sync is
+    /// asked to resend them (`resendRefused`). `Store.why` gives the server's reason.
+    public var held: [RecordReference] = []
     /// Server records that could not be stored, passed over (each logged as a `skipped` event); the sync went on.
     public var skipped: [Skip] = []
     /// Entities whose server data turned out older than the last pull (a
@@ -50,13 +54,13 @@ public struct SyncReport: Sendable, Equatable {
     public init() {}
 
     /// `.newData` when the sync changed something here or there or found records the server lost, `.noData` when there was nothing to do,
-    /// `.failed` when the server refused changes (`rejected`) or the sync stopped on an error (`error`).
+    /// `.failed` when the server refused changes (`rejected`, or earlier: `held`) or the sync stopped on an error (`error`).
     ///
     /// A report that `SyncEngine.sync()` returns is only ever `.failed` for refusals: a sync that stops on
     /// an error (the server cannot be reached, refuses the credentials) throws a `SyncError` instead, whose
     /// `partialReport`, like the `.finished` report of `statusUpdates()`, is `.failed` with `error` set.
     public var result: Result {
-        if error != nil || !rejected.isEmpty { return .failed }
+        if error != nil || !rejected.isEmpty || !held.isEmpty { return .failed }
         // Records the server lost are news, however little moved: a sync that finds them never says "nothing to do".
         return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count + goneFromServer.count > 0 ? .newData : .noData
     }
@@ -95,7 +99,8 @@ public struct RecordReference: Sendable, Equatable, Codable, CustomStringConvert
 /// One type with what a remote's page passes over, so that a skip keeps its version from the page to the report.
 public typealias Skip = SkippedRecord
 
-/// A local change the server refused, and why. It stays pending. `Codable` as `{entity, id, status?, message}`.
+/// A local change the server refused, and why. It stays pending, held: not sent again by itself (`SyncReport.held`).
+/// `Codable` as `{entity, id, status?, message}`.
 public struct Rejection: Sendable, Equatable, Codable, CustomStringConvertible {
     public let entity: String
     public let id: String

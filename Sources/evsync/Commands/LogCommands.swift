@@ -211,7 +211,8 @@ enum LogCommands {
             rows += status.records.keys.sorted().map { [$0, Plural.count(status.records[$0] ?? 0, "record")] }
             rows.append(["to push", "\(Plural.count(state.pendingRecords, "record")) (\(Plural.count(state.unacknowledgedEvents, "local event")) not yet acknowledged by a server)"])
             if state.rejectedRecords > 0 {
-                rows.append(["refused", "\(Plural.count(state.rejectedRecords, "record")) the server refused at the last push (evsync why <Entity> <id> says why)"])
+                rows.append(["refused", "\(Plural.count(state.rejectedRecords, "record")) the server refused at the last push, held: "
+                    + "not sent again until edited or reverted (evsync why <Entity> <id> says why; sync --resend-refused sends them again)"])
             }
             switch state.openConflicts {
             case 0: break

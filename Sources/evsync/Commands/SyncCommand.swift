@@ -10,7 +10,7 @@ import Synchronization
 enum SyncCommand {
     static let sync = Command(
         name: "sync", section: .server,
-        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--protocol TYPE] [--conflicts server-wins|client-wins] [--missing push-back|delete] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth] [--encrypt] [--passphrase-file FILE] [--quiet] [--verbose]",
+        usage: "evsync sync [--remote URL] [--remote-type TYPE] [--protocol TYPE] [--conflicts server-wins|client-wins] [--missing push-back|delete] [--json] [--watch SECONDS] [--auth-file FILE] [--allow-insecure-auth] [--encrypt] [--passphrase-file FILE] [--resend-refused] [--quiet] [--verbose]",
         summary: "pull, then push",
         description: """
         Pulls what changed on the server, then pushes what changed here.
@@ -27,7 +27,10 @@ enum SyncCommand {
         reads none. The passphrase comes from --passphrase-file FILE, EVSYNC_PASSPHRASE_FILE, or a prompt without
         echo on the terminal, never from the command line; once a store synced sealed with a remote, it never
         syncs with it in clear.
-        Exit 69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
+        A change the server refuses (no permission, invalid for it, too large) is kept here and held: later syncs do
+        not send it again by themselves, and say so, until it is edited or reverted (evsync why ENTITY ID tells the
+        server's reason), or --resend-refused sends the held changes once more (say, once a permission is granted).
+        Exit 1 when changes were refused or are held; 69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
         78 when the passphrase does not open the remote's keys,
         75 when a sync is already running, 130 when Ctrl-C stopped it (the next sync finishes the job).
         """,
@@ -46,6 +49,7 @@ enum SyncCommand {
             Option("--allow-insecure-auth", help: "send credentials over plain http to another machine (or EVSYNC_ALLOW_INSECURE_AUTH=1)"),
             Option("--encrypt", help: "seal every record end to end: the server keeps them and reads none (Kinto, Parse); remembered for the remote"),
             Option("--passphrase-file", value: "FILE", help: "a file holding the passphrase of an encrypted remote (or EVSYNC_PASSPHRASE_FILE; else a prompt)"),
+            Option("--resend-refused", help: "send again the changes the server refused before and that are held, unchanged since"),
             Option("--quiet", "-q", help: "print nothing when there is nothing to do"),
             Option("--verbose", "-v", help: "show each HTTP request and its status on stderr (never credentials)"),
         ]
@@ -73,6 +77,10 @@ enum SyncCommand {
             interval = seconds
         }
         let json = arguments.has("--json"), quiet = arguments.has("--quiet"), verbose = arguments.has("--verbose")
+        let resendRefused = arguments.has("--resend-refused")
+        if resendRefused, interval != nil {
+            throw CLIError(.usage, "--resend-refused is for one sync, not --watch: a refusal sent again at every sync is what holding it avoids")
+        }
         let givenType = try RemoteChoice.Kind.given(option: arguments.value("--remote-type") ?? arguments.value("--protocol"),
                                                     environment: EnvironmentVariable.value("EVSYNC_REMOTE_TYPE"),
                                                     optionName: arguments.value("--remote-type") == nil ? "--protocol" : "--remote-type")
@@ -118,13 +126,20 @@ enum SyncCommand {
         let progress: ((SyncProgress) -> Void)? = terminal ? { feedback.showProgress($0) } : nil
         let report: SyncReport
         do {
-            report = try engine.syncBlocking(policy: policy, missing: missing, progress: progress, shouldStop: { Interruption.requested })
+            report = try engine.syncBlocking(policy: policy, missing: missing, resendRefused: resendRefused, progress: progress,
+                                             shouldStop: { Interruption.requested })
         } catch {
             try output.show(error.partialReport ?? SyncReport(), failure: error, retryIn: nil)
             return
         }
         try output.show(report, failure: nil, retryIn: nil)
-        if !report.rejected.isEmpty { throw CLIError(.failure, "\(Plural.count(report.rejected.count, "change")) refused by the server; they stay pending") }
+        if !report.rejected.isEmpty || !report.held.isEmpty {
+            var parts: [String] = []
+            if !report.rejected.isEmpty { parts.append("\(Plural.count(report.rejected.count, "change")) refused by the server") }
+            if !report.held.isEmpty { parts.append("\(Plural.count(report.held.count, "change")) refused before") }
+            throw CLIError(.failure, parts.joined(separator: " and ") + ": kept here, held, not sent again until edited or reverted "
+                + "(evsync why ENTITY ID says why; --resend-refused sends them again)")
+        }
     }
 
     /// For a sealed sync (`--encrypt`, or a remote this store synced sealed with): the passphrase, read once before
@@ -210,6 +225,7 @@ enum SyncCommand {
             "conflicts": .number(JSONNumber(report.conflicts)),
             "conflicted": .array(report.conflicted.map { ["entity": .string($0.entity), "id": .string($0.id)] }),
             "rejected": .array(report.rejected.map { .string($0.description) }),
+            "held": .array(report.held.map { ["entity": .string($0.entity), "id": .string($0.id)] }),
             "skipped": .array(report.skipped.map { skip in
                 ["entity": .string(skip.entity), "id": skip.id.map(JSONValue.string) ?? .null, "reason": .string(skip.reason)]
             }),
@@ -229,7 +245,16 @@ enum SyncCommand {
         if !report.skipped.isEmpty { text += ", skipped \(report.skipped.count)" }
         if report.interrupted { text += " (run sync again to finish)" }
         if !report.conflicted.isEmpty { text += "\n" + conflictsLine(report.conflicted) }
+        if !report.held.isEmpty { text += "\n" + heldLine(report.held) }
         return text
+    }
+
+    /// The changes held since an earlier refusal, by name, and the ways out.
+    static func heldLine(_ records: [RecordReference]) -> String {
+        let shown = 10
+        var names = records.prefix(shown).map { Output.safe($0.description) }.joined(separator: ", ")
+        if records.count > shown { names += " and \(records.count - shown) more" }
+        return "held, refused by the server before and not sent again: \(names) (edit or revert them, or sync --resend-refused)"
     }
 
     /// The records in conflict, by name, and where to see what was overwritten.

@@ -46,7 +46,10 @@ final class SyncOutput: Sendable {
             printError(feedback.line("evsync: \(Output.safe(failure.message)); trying again in \(String(format: "%g", seconds)) s"))
             return
         }
-        let idle = report.result == .noData && !report.interrupted
+        // Changes held since an earlier refusal keep a sync from `.noData`; a watcher says so once, not at every tick.
+        var unheld = report
+        unheld.held = []
+        let idle = unheld.result == .noData && !report.interrupted && (report.held.isEmpty || watching)
         if json {
             print(SyncCommand.json(report))
         } else if !((quiet || watching) && idle) {

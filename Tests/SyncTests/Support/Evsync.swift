@@ -147,6 +147,8 @@ struct SyncJSON: Sendable, CustomStringConvertible {
     var deletedThere: Int
     var conflicts: Int
     var rejected: [String]
+    /// `held`: changes refused at an earlier sync, not sent again, as `Entity id`.
+    var held: [String]
     var interrupted: Bool
     var error: String?
     /// `skipped`: each server record passed over, as entity, id (nil when none usable) and reason.
@@ -163,6 +165,9 @@ struct SyncJSON: Sendable, CustomStringConvertible {
         deletedThere = count("deletedThere")
         conflicts = count("conflicts")
         rejected = object["rejected"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        held = (object["held"]?.arrayValue ?? []).compactMap { item in
+            item.objectValue.flatMap { item in item["entity"]?.stringValue.map { "\($0) \(item["id"]?.stringValue ?? "?")" } }
+        }
         interrupted = object["interrupted"]?.boolValue ?? false
         error = object["error"]?.stringValue
         skipped = (object["skipped"]?.arrayValue ?? []).map { item in
