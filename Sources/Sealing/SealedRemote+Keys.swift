@@ -1,5 +1,5 @@
 import EventStore
-import EventSync
+public import EventSync
 import Foundation
 import Synchronization
 
@@ -47,7 +47,19 @@ extension SealedRemote {
         (keyring, keys) = ((opened.0, opened.1), opened.2)
     }
 
-    private func readKeyring() throws -> (record: Keyring, version: RemoteVersion)? {
+    /// Whether `passphrase` opens the keys of `remote` (true, too, when it holds no keyring yet: the first sealed
+    /// sync makes one with it). Nothing is written anywhere: an app, or the CLI, checks a passphrase before it
+    /// makes a store, so that a wrong one leaves nothing behind.
+    /// - Throws: `SealingError` `.wrongPassphrase` in one line, or why the keyring cannot be read.
+    public static func checkPassphrase(_ passphrase: String, of remote: any SyncRemote) throws {
+        guard let found = try readKeyring(of: remote) else { return }
+        guard !passphrase.isEmpty else { throw SealingError(.wrongPassphrase, "the passphrase is empty") }
+        _ = try unlocking(found.record, passphrase: Array(passphrase.utf8), remote: remote.address)
+    }
+
+    private func readKeyring() throws -> (record: Keyring, version: RemoteVersion)? { try Self.readKeyring(of: inner) }
+
+    private static func readKeyring(of inner: any SyncRemote) throws -> (record: Keyring, version: RemoteVersion)? {
         var found: RemoteRecord?
         try inner.changes(of: try Keyring.schema(), since: nil) { page in
             for entry in page.entries where page.id(of: entry) == Keyring.recordID {
@@ -57,7 +69,7 @@ extension SealedRemote {
             return true
         }
         guard let found, let fields = found.fields else { return nil }
-        return (try Keyring(fields: fields, remote: address), found.version)
+        return (try Keyring(fields: fields, remote: inner.address), found.version)
     }
 
     private func words() throws -> [UInt8] {

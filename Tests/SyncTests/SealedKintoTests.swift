@@ -150,10 +150,8 @@ struct SealedSyncCLITests {
         #expect(refused.status == 78, "\(refused)")
         // With --json the error is the object's `error`, in one line, and stderr holds at most that line.
         let error = (try? JSONParser.parse(refused.stdout))?.objectValue?["error"]?.stringValue ?? refused.stderr
-        // (Beside it on stderr, the line saying the sync made the store, as any first sync does: it holds no event.)
         #expect(error.hasPrefix("the passphrase does not open the keys of") && !error.contains("\n"), "\(refused)")
         #expect(refused.stderrLines.filter { $0.contains("passphrase") }.count == 1, "\(refused)")
-        #expect(try await other.ok(["status", "--json"]).contains("\"events\":0"))
         #expect(!refused.stderr.contains("incorrect horse") && !refused.stdout.contains("incorrect horse"))
 
         // A passphrase typed where its file belongs is not echoed back.
@@ -183,5 +181,54 @@ struct SealedSyncCLITests {
         // CalDAV/CardDAV: refused before anything is sent, saying why.
         let dav = try await Evsync(store: fx.directory.file("dav")).run(["sync", "--remote", "dav+http://127.0.0.1:9/dav/", "--encrypt", "--passphrase-file", file])
         #expect(dav.status == 64 && dav.stderr.contains("--encrypt is not offered with CalDAV/CardDAV"), "\(dav)")
+    }
+
+    /// What a store says of itself, by every command that reads it: a wrong passphrase must change none of it.
+    func everythingSaid(by store: Evsync) async throws -> [String] {
+        var said: [String] = []
+        for command in [["status", "--json"], ["log", "tail", "-n", "100", "--json"], ["list", "Holiday", "--json"], ["remote", "--json"]] {
+            said.append(try await store.ok(command))
+        }
+        return said
+    }
+
+    @Test func aWrongPassphraseWritesNothingHereAndSendsNothingThere() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let file = fx.directory.file("passphrase"), wrong = fx.directory.file("wrong")
+        try "correct horse battery staple\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "incorrect horse\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        _ = try await fx.cli.ok(["add", "Holiday", "name=Bastille Day", "date=2027-07-14"])
+        #expect(try await fx.sync(["--encrypt", "--passphrase-file", file]).status == 0)
+        // Something to pull (from a second device) and something to push (here): neither may move.
+        let other = fx.secondStore()
+        #expect(try await fx.sync(["--encrypt", "--passphrase-file", file], store: other).status == 0)
+        _ = try await other.ok(["add", "Holiday", "name=All Saints", "date=2027-11-01"])
+        #expect(try await fx.sync([], store: other, environment: ["EVSYNC_PASSPHRASE_FILE": file]).status == 0)
+        _ = try await fx.cli.ok(["add", "Holiday", "name=Assumption", "date=2027-08-15"])
+        let before = try await everythingSaid(by: fx.cli)
+        let held = try await fx.web.listing(in: "holidays").map { JSONWriter.string(.object($0)) }.sorted()
+        let keyring = try await fx.web.listing(in: "evsync-keyring").map { JSONWriter.string(.object($0)) }
+
+        for refused in [try await fx.sync([], environment: ["EVSYNC_PASSPHRASE_FILE": wrong]),
+                        try await fx.sync(["--encrypt", "--passphrase-file", wrong])] {
+            #expect(refused.status == 78, "\(refused)")
+            let error = (try? JSONParser.parse(refused.stdout))?.objectValue?["error"]?.stringValue ?? ""
+            #expect(error.hasPrefix("the passphrase does not open the keys of") && error.hasSuffix("nothing was written"), "\(refused)")
+            #expect(refused.stderrLines.count == 1, "\(refused)")
+        }
+        #expect(try await everythingSaid(by: fx.cli) == before)
+        #expect(try await fx.web.listing(in: "holidays").map { JSONWriter.string(.object($0)) }.sorted() == held)
+        #expect(try await fx.web.listing(in: "evsync-keyring").map { JSONWriter.string(.object($0)) } == keyring)
+
+        // A store that did not exist: none is made, and the one line says why.
+        let fresh = fx.directory.file("fresh")
+        let refused = try await fx.sync(["--encrypt", "--passphrase-file", wrong], store: Evsync(store: fresh))
+        #expect(refused.status == 78 && refused.stderrLines.count == 1, "\(refused)")
+        #expect(refused.stderr.hasPrefix("evsync: the passphrase does not open the keys of"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "a wrong passphrase left a store behind")
+        // The right one then makes it and brings everything.
+        let opened = try await fx.sync(["--encrypt", "--passphrase-file", file], store: Evsync(store: fresh))
+        #expect(opened.status == 0 && count("pulled", opened) == 2, "\(opened)")
     }
 }
