@@ -42,10 +42,11 @@ public final class SealedRemote: SyncRemote {
         try inner.prepare(entities.map { (try SealedEnvelope.wireSchema(for: $0.schema), $0.since) })
     }
 
-    private func envelope() throws -> SealedEnvelope {
+    /// What seals and opens the records of `entity`.
+    private func envelope(for entity: EntitySchema) throws -> SealedEnvelope {
         try unlock(entities: [])
         guard let keys else { throw SealingError(.unavailable, "the keys of \(address) are not open") }
-        return SealedEnvelope(keys: keys)
+        return SealedEnvelope(keys: keys, clear: SealedEnvelope.clearFields(of: entity))
     }
 
     // MARK: pull
@@ -57,7 +58,7 @@ public final class SealedRemote: SyncRemote {
     public func batchLimit() throws -> Int { try inner.batchLimit() }
 
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
-        let envelope = try envelope()
+        let envelope = try envelope(for: entity)
         let wire = try SealedEnvelope.wireSchema(for: entity)
         try inner.changes(of: wire, since: since) { page in
             try onPage(try opened(page, entity: entity.name, envelope: envelope))
@@ -112,7 +113,7 @@ public final class SealedRemote: SyncRemote {
     /// Every write is a conditional replace of the sealed record, a deletion included (a sealed tombstone the
     /// server keeps): each carries the record's counter, one more than the highest this store knows.
     public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
-        let envelope = try envelope()
+        let envelope = try envelope(for: entity)
         let wire = try SealedEnvelope.wireSchema(for: entity)
         var known = try store.sealedCounters(remote: address, entity: entity.name, ids: operations.map(\.id))
         func sealed(_ id: String, _ fields: JSONObject?) throws -> JSONObject {
@@ -197,7 +198,7 @@ public final class SealedRemote: SyncRemote {
 
     public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
         guard let current = try inner.record(id, of: try SealedEnvelope.wireSchema(for: entity)), let fields = current.fields else { return nil }
-        switch try envelope().open(fields, entity: entity.name, id: id) {
+        switch try envelope(for: entity).open(fields, entity: entity.name, id: id) {
         case .failure(let error): throw error
         case .success(let contents):
             return contents.fields.map { RemoteRecord(id: id, version: current.version, fields: $0, author: current.author) }

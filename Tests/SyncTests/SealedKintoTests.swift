@@ -82,6 +82,60 @@ struct SealedKintoTests {
         }
         #expect(try c.lastSeq() == 0)
     }
+
+    /// A schema with one field left in clear (`x-evsync-clear`), for two stores.
+    static func tripStores(in directory: TemporaryDirectory) throws -> (Store, Store) {
+        let schemas = directory.file("schemas")
+        try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+        try #"""
+        {"title": "Trip", "x-evsync-collection": "trips", "properties": {"destination": {"type": "string"},
+         "year": {"type": "integer", "x-evsync-clear": true}, "notes": {"type": "string"}}}
+        """#.write(toFile: schemas + "/trip.schema.json", atomically: true, encoding: .utf8)
+        func store(_ name: String) throws -> Store {
+            try Store(directory: directory.file(name), configuration: .init(schemas: try SchemaRegistry(directory: schemas), create: true))
+        }
+        return (try store("a"), try store("b"))
+    }
+
+    @Test func aFieldLeftInClearIsSentBesideTheSealedRecordAndACopyThatLiesIsSkipped() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let (a, b) = try Self.tripStores(in: fx.directory)
+        let secrets = ["Lisbon", "Pastel de nata", "Kyoto", "Moss garden"]
+        _ = try a.add("Trip", id: "lisbon", fields: ["destination": .string(secrets[0]), "year": 2027, "notes": .string(secrets[1])])
+        _ = try a.add("Trip", id: "kyoto", fields: ["destination": .string(secrets[2]), "year": 2028, "notes": .string(secrets[3])])
+        _ = try await onThread { try engine(a, fx).syncBlocking() }
+
+        // Kinto's stored records: the year in clear beside the sealed field, nothing else.
+        let stored = try await fx.web.listing(in: "trips")
+        #expect(stored.count == 2)
+        for record in stored {
+            #expect(Set(record.keys) == ["id", "last_modified", SealedEnvelope.field, "year"], "\(record)")
+        }
+        #expect(Dictionary(uniqueKeysWithValues: stored.map { ($0["id"]?.stringValue ?? "", $0["year"]) }) == ["lisbon": 2027, "kyoto": 2028])
+        let text = stored.map { JSONWriter.string(.object($0)) }.joined()
+        for secret in secrets { #expect(!text.contains(secret), "\(secret) is in clear on the server") }
+        // Which is what a filter on the server reads.
+        let filtered = try await fx.web.request("GET", "/buckets/\(fx.web.bucket)/collections/trips/records?year=2027")
+        #expect(filtered.body?.objectValue?["data"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } == ["lisbon"])
+
+        // The other device opens every field from the sealed record.
+        _ = try await onThread { try engine(b, fx).syncBlocking() }
+        #expect(try b.record("Trip", id: "lisbon")?.fields == ["destination": .string(secrets[0]), "year": 2027, "notes": .string(secrets[1])])
+
+        // A field unset here leaves no clear copy there.
+        try a.edit("Trip", id: "kyoto", set: ["notes": "Tea"], unset: ["year"])
+        _ = try await onThread { try engine(a, fx).syncBlocking() }
+        #expect(try await fx.web.get("kyoto", in: "trips")?.fields["year"] == nil)
+
+        // The server changes a clear copy: the sealed value counts, the record is skipped, named, and the rest syncs.
+        try await fx.web.patch("lisbon", ["year": 1999], in: "trips")
+        let report = try await onThread { try engine(b, fx).syncBlocking() }
+        #expect(report.skipped.map(\.id) == ["lisbon"], "\(report.skipped)")
+        #expect(report.skipped.first?.reason == "its clear copy of year is not what it sealed: changed on the server", "\(report.skipped)")
+        #expect(try b.record("Trip", id: "lisbon")?.fields["year"] == 2027)
+        #expect(try b.record("Trip", id: "kyoto")?.fields == ["destination": .string(secrets[2]), "notes": "Tea"])
+    }
 }
 
 /// The same against the Parse stand-in (`Tools/parse-standin`, not Parse Server: see docs/parse.md), whose
@@ -115,6 +169,32 @@ struct SealedKintoTests {
         _ = try await onThread { try engine(a).syncBlocking() }
         #expect(try a.record("Birthday", id: hilde) == nil)
         #expect(!(try String(contentsOfFile: dataFile, encoding: .utf8)).contains("Quince"))
+    }
+
+    @Test func aFieldLeftInClearIsStoredInClearBesideTheSealedOne() async throws {
+        let directory = try TemporaryDirectory("synctests-sealed-parse")
+        let dataFile = directory.file("parse.json")
+        let standIn = try await ParseStandIn(["--class", "Trip", "--allow-client-class-creation", "--data-file", dataFile])
+        let credentials = ParseCredentials(applicationID: ParseStandIn.applicationID, restAPIKey: ParseStandIn.restAPIKey)
+        let (a, b) = try SealedKintoTests.tripStores(in: directory)
+        @Sendable func engine(_ store: Store) -> SyncEngine {
+            SyncEngine(store: store) { [url = standIn.url] in
+                SealedRemote(try ParseRemote(serverURL: url, credentials: credentials), store: store) { SealedKintoTests.passphrase }
+            }
+        }
+        _ = try a.add("Trip", id: "porto", fields: ["destination": "Porto", "year": 2031, "notes": "Port lodges"])
+        _ = try await onThread { try engine(a).syncBlocking() }
+        let stored = try String(contentsOfFile: dataFile, encoding: .utf8)
+        #expect(stored.contains("2031") && !stored.contains("Porto") && !stored.contains("Port lodges"), "\(stored)")
+        _ = try await onThread { try engine(b).syncBlocking() }
+        #expect(try b.record("Trip", id: "porto")?.fields == ["destination": "Porto", "year": 2031, "notes": "Port lodges"])
+        // Unset here, deleted there (a Parse update is partial: the copy must be removed, not left behind).
+        try b.edit("Trip", id: "porto", unset: ["year"])
+        _ = try await onThread { try engine(b).syncBlocking() }
+        #expect(!(try String(contentsOfFile: dataFile, encoding: .utf8)).contains("2031"))
+        let report = try await onThread { try engine(a).syncBlocking() }
+        #expect(report.skipped.isEmpty, "\(report.skipped)")
+        #expect(try a.record("Trip", id: "porto")?.fields == ["destination": "Porto", "notes": "Port lodges"])
     }
 }
 
