@@ -15,6 +15,23 @@ import TestSupport
 struct SealedKintoTests {
     static let passphrase = "a long passphrase for the family's birthdays"
 
+    /// The server's records of `collection` as `Tools/sealed-records` opens them, read from Kinto directly: id →
+    /// fields, nil for a sealed deletion. A record the oracle cannot open fails the test.
+    static func openedOnTheServer(_ fx: SyncFixture, passphraseFile: String, collection: String = "holidays",
+                                  entity: String = "Holiday") async throws -> [String: JSONObject?] {
+        let environment = ProcessInfo.processInfo.environment.merging(["EVSYNC_PASSPHRASE_FILE": passphraseFile, "EVSYNC_AUTH_FILE": fx.authFile]) { $1 }
+        let output = try await ProcessRunner.run(ServerTool.path("sealed-records"), ["open", fx.remote, collection, entity], environment: environment)
+        try #require(output.status == 0, "\(output)")
+        var opened: [String: JSONObject?] = [:]
+        for line in output.stdoutLines {
+            let record = try #require(try JSONParser.parse(line).objectValue)
+            let id = try #require(record["id"]?.stringValue)
+            try #require(record["error"] == nil && opened[id] == nil, "\(line)")
+            opened[id] = record["fields"]?.objectValue
+        }
+        return opened
+    }
+
     func engine(_ store: Store, _ fx: SyncFixture, passphrase: String = Self.passphrase) -> SyncEngine {
         let (remote, credentials) = (fx.remote, fx.web.credentials)
         return SyncEngine(store: store) {
