@@ -280,6 +280,64 @@ struct SealedSyncCLITests {
         #expect(dav.status == 64 && dav.stderr.contains("--encrypt is not offered with CalDAV/CardDAV"), "\(dav)")
     }
 
+    @Test("sealed, through a proxy that loses the answer to every 5th request (applied, answered 503) and one that sheds every 3rd (503, not applied): 200 creates, then edits and deletions both ways, converge with each record once on the server and nothing lost")
+    func throughLostAnswersAndShedRequests() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let file = fx.directory.file("passphrase")
+        try "correct horse battery staple\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let a = fx.cli, b = fx.secondStore()
+        let lines = (0..<200).map { #"{"name": "Day \#($0)", "date": "2027-01-01"}"# }.joined(separator: "\n") + "\n"
+        try await a.ok(["import", "Holiday", "-"], stdin: lines)
+        // More often than the DAV test's faults (DAVSyncTests.faults): a Kinto sync is a few batches of 25.
+        let losing = try await SlowProxy(["--lost-answer-every", "5"])
+        let shedding = try await SlowProxy(["--unavailable-every", "3"])
+        func sync(_ evsync: Evsync, through proxy: SlowProxy) async throws {
+            let output = try await evsync.run(["sync", "--json", "--encrypt", "--passphrase-file", file, "--auth-file", fx.authFile,
+                                               "--remote", proxy.url + "/buckets/" + fx.web.bucket])
+            let report = try SyncJSON(try #require(output.stdoutLines.last, "\(output)"))
+            #expect(output.status == 0 && report.conflicts == 0 && report.rejected.isEmpty && report.skipped.isEmpty, "\(output)")
+        }
+        func expectConverged(_ count: Int) async throws {
+            let held = try await a.list("Holiday").records
+            #expect(held.count == count)
+            #expect(try await b.list("Holiday").records == held)
+            // The server holds each record once; opened, its live ones are exactly these.
+            let opened = try await SealedKintoTests.openedOnTheServer(fx, passphraseFile: file)
+            #expect(opened.compactMapValues { $0 } == held)
+        }
+
+        // Creates whose answers are lost (the keyring's among them, perhaps): each retry meets its own first copy.
+        try await sync(a, through: losing)
+        try await sync(b, through: shedding)
+        try await expectConverged(200)
+
+        // Edits and deletions both ways, each a sealed replace: a lost answer is retried against what it did.
+        let ids = try await a.list("Holiday").ids.sorted()
+        for id in ids[0..<15] { _ = try await a.ok(["edit", "Holiday", id, "details=edited by a"]) }
+        for id in ids[15..<30] { _ = try await a.ok(["delete", "Holiday", id]) }
+        for id in ids[30..<45] { _ = try await b.ok(["edit", "Holiday", id, "name=renamed by b"]) }
+        for id in ids[45..<60] { _ = try await b.ok(["delete", "Holiday", id]) }
+        try await sync(a, through: losing)
+        try await sync(b, through: shedding)
+        try await sync(a, through: losing)
+        try await expectConverged(170)
+        let held = try await a.list("Holiday").records.values
+        #expect(held.filter { $0["details"] == "edited by a" }.count == 15)
+        #expect(held.filter { $0["name"] == "renamed by b" }.count == 15)
+        #expect(try await fx.web.count() == 200, "170 records and 30 sealed deletions, each once")
+
+        // The faults happened: writes lost their answers, and the other proxy shed requests.
+        let lost = losing.answered.filter { $0.hasSuffix(" 503") }, shed = shedding.answered.filter { $0.hasSuffix(" 503") }
+        #expect(lost.contains { $0.hasPrefix("POST ") }, "\(lost)")
+        #expect(shed.count >= 3, "\(shed)")
+        for (store, proxy) in [(a, losing), (b, shedding)] {
+            let again = try await store.run(["sync", "--passphrase-file", file, "--auth-file", fx.authFile,
+                                             "--remote", proxy.url + "/buckets/" + fx.web.bucket])
+            #expect(again.stdout.contains("already in sync"), "\(again)")
+        }
+    }
+
     /// What a store says of itself, by every command that reads it: a wrong passphrase must change none of it.
     func everythingSaid(by store: Evsync) async throws -> [String] {
         var said: [String] = []
