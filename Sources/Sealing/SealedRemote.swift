@@ -96,7 +96,7 @@ public final class SealedRemote: SyncRemote {
                                             localFields: record.localFields))
             }
         }
-        try store.raiseSealedCounters(seen, remote: address, entity: entity)
+        try store.recordSealing(remote: address, entity: entity, counters: seen)
         var opened = RemotePage(records: records, skipped: skipped, cursor: page.cursor, total: page.total)
         opened.isReread = page.isReread
         opened.isRecreated = page.isRecreated
@@ -141,34 +141,36 @@ public final class SealedRemote: SyncRemote {
         if !again.isEmpty {
             for (outcome, retried) in zip(try inner.push(again.map(\.operation), of: wire), again) { outcomes[retried.index] = outcome }
         }
-        var acknowledged: [String: UInt64] = [:]
-        let results = try zip(operations, outcomes).map { operation, outcome -> RemoteOutcome in
+        // The counters acknowledged or seen, recorded once for the batch.
+        var counters: [String: UInt64] = [:]
+        let results = zip(operations, outcomes).map { operation, outcome -> RemoteOutcome in
             switch outcome {
             case .applied:
-                acknowledged[operation.id] = known[operation.id]
+                counters[operation.id] = known[operation.id]
                 return outcome
             case .appliedDifferently(let current):
-                return try self.opened(current, entity: entity.name, envelope: envelope, or: .rejected(status: 0, message: "the server answered with a record that does not open"))
+                return opened(current, entity: entity.name, envelope: envelope, counters: &counters,
+                              or: .rejected(status: 0, message: "the server answered with a record that does not open"))
             case .preconditionFailed(nil):
                 if case .delete = operation { return .notFound }
                 return outcome
             case .preconditionFailed(let current?):
-                return try self.opened(current, entity: entity.name, envelope: envelope,
-                                       or: .rejected(status: 0, message: "the server's current record does not open"), conflict: true)
+                return opened(current, entity: entity.name, envelope: envelope, counters: &counters,
+                              or: .rejected(status: 0, message: "the server's current record does not open"), conflict: true)
             case .notFound, .rejected:
                 return outcome
             }
         }
-        try store.raiseSealedCounters(acknowledged, remote: address, entity: entity.name)
+        try store.recordSealing(remote: address, entity: entity.name, counters: counters)
         return results
     }
 
-    /// `current` opened, as the outcome of a write; `otherwise` when it does not open.
-    private func opened(_ current: RemoteRecord, entity: String, envelope: SealedEnvelope, or otherwise: RemoteOutcome,
-                        conflict: Bool = false) throws -> RemoteOutcome {
+    /// `current` opened, as the outcome of a write, its counter noted in `counters`; `otherwise` when it does not open.
+    private func opened(_ current: RemoteRecord, entity: String, envelope: SealedEnvelope, counters: inout [String: UInt64],
+                        or otherwise: RemoteOutcome, conflict: Bool = false) -> RemoteOutcome {
         guard let fields = current.fields else { return conflict ? .preconditionFailed(current: current) : otherwise }
         guard case .success(let contents) = envelope.open(fields, entity: entity, id: current.id) else { return otherwise }
-        try store.raiseSealedCounters([current.id: contents.counter], remote: address, entity: entity)
+        counters[current.id] = max(counters[current.id] ?? 0, contents.counter)
         let record = RemoteRecord(id: current.id, version: current.version, fields: contents.fields, author: current.author,
                                   localFields: current.localFields)
         return conflict ? .preconditionFailed(current: record) : .appliedDifferently(current: record)
