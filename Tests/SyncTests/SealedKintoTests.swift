@@ -219,6 +219,14 @@ struct SealedKintoTests {
 /// where the file name belongs (never printed), and a store that synced sealed syncing so without the flag.
 @Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
 struct SealedSyncCLITests {
+    /// A file holding the passphrase, and one holding a wrong one.
+    func passphraseFiles(_ fx: SyncFixture) throws -> (file: String, wrong: String) {
+        let file = fx.directory.file("passphrase"), wrong = fx.directory.file("wrong")
+        try "correct horse battery staple\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "incorrect horse\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        return (file, wrong)
+    }
+
     /// A count from `sync --json`.
     func count(_ key: String, _ output: ProcessOutput) -> Int? {
         (try? JSONParser.parse(output.stdout))?.objectValue?[key]?.numberValue.flatMap { Int($0.description) }
@@ -227,9 +235,7 @@ struct SealedSyncCLITests {
     @Test func theCLISealsWithAPassphraseFileAndSaysAWrongOneInOneLine() async throws {
         let fx = try SyncFixture()
         try await fx.web.createBucket()
-        let file = fx.directory.file("passphrase"), wrong = fx.directory.file("wrong")
-        try "correct horse battery staple\n".write(toFile: file, atomically: true, encoding: .utf8)
-        try "incorrect horse\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        let (file, wrong) = try passphraseFiles(fx)
         _ = try await fx.cli.ok(["add", "Holiday", "name=Bastille Day", "date=2027-07-14"])
         let sealed = try await fx.sync(["--encrypt", "--passphrase-file", file])
         #expect(sealed.status == 0, "\(sealed)")
@@ -284,8 +290,7 @@ struct SealedSyncCLITests {
     func throughLostAnswersAndShedRequests() async throws {
         let fx = try SyncFixture()
         try await fx.web.createBucket()
-        let file = fx.directory.file("passphrase")
-        try "correct horse battery staple\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let file = try passphraseFiles(fx).file
         let a = fx.cli, b = fx.secondStore()
         let lines = (0..<200).map { #"{"name": "Day \#($0)", "date": "2027-01-01"}"# }.joined(separator: "\n") + "\n"
         try await a.ok(["import", "Holiday", "-"], stdin: lines)
@@ -350,9 +355,7 @@ struct SealedSyncCLITests {
     @Test func aWrongPassphraseWritesNothingHereAndSendsNothingThere() async throws {
         let fx = try SyncFixture()
         try await fx.web.createBucket()
-        let file = fx.directory.file("passphrase"), wrong = fx.directory.file("wrong")
-        try "correct horse battery staple\n".write(toFile: file, atomically: true, encoding: .utf8)
-        try "incorrect horse\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        let (file, wrong) = try passphraseFiles(fx)
         _ = try await fx.cli.ok(["add", "Holiday", "name=Bastille Day", "date=2027-07-14"])
         #expect(try await fx.sync(["--encrypt", "--passphrase-file", file]).status == 0)
         // Something to pull (from a second device) and something to push (here): neither may move.
