@@ -95,21 +95,13 @@ enum SyncCommand {
         let feedback = SyncFeedback(terminal: terminal, verbose: verbose, timestamped: interval != nil)
         let output = SyncOutput(json: json, quiet: quiet, feedback: feedback, watching: interval != nil)
         let encrypt = arguments.has("--encrypt"), passphraseFile = arguments.value("--passphrase-file")
+        if passphraseFile != nil, !encrypt, !global.storeExists { throw Self.plainWithPassphrase }
         // A wrong passphrase writes nothing, a new store included: before one is made, the passphrase is checked
         // against the remote's keyring (an existing store's is checked by the sync, before it writes or sends).
-        let plainWithPassphrase = CLIError(.usage, "--passphrase-file is for an encrypted remote: add --encrypt")
         var checkedPassphrase: String?
-        if !global.storeExists, let given, encrypt || passphraseFile != nil {
-            guard encrypt else { throw plainWithPassphrase }
-            let text = try Self.passphrase(file: passphraseFile, kind: given.kind)
-            do {
-                try SealedRemote.checkPassphrase(text, of: given.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth,
-                                                                           wantsTotals: false, retries: retries))
-            } catch let error as any RemoteError & Sendable {
-                // Said as a sync's failure is (with --json, the object's `error`).
-                try output.show(SyncReport(), failure: SyncError(error.syncCode, error.description, cause: error), retryIn: nil)
-            }
-            checkedPassphrase = text
+        if encrypt, !global.storeExists, let given {
+            let remote = try given.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: retries)
+            checkedPassphrase = try Self.checkedPassphrase(file: passphraseFile, kind: given.kind, remote: remote, output: output)
         }
         let store = try global.openStore(create: true)
         try given?.checkIsRemote(of: store)
@@ -126,7 +118,7 @@ enum SyncCommand {
         } else if try encrypt || store.sealingValue("place", remote: probe.address) != nil {
             passphrase = try Self.passphrase(file: passphraseFile, kind: choice.kind)
         } else {
-            if passphraseFile != nil { throw plainWithPassphrase }
+            if passphraseFile != nil { throw Self.plainWithPassphrase }
             passphrase = nil
         }
         let engine = SyncEngine(store: store) {
@@ -151,6 +143,21 @@ enum SyncCommand {
         }
         try output.show(report, failure: nil, retryIn: nil)
         if !report.rejected.isEmpty { throw CLIError(.failure, "\(Plural.count(report.rejected.count, "change")) refused by the server; they stay pending") }
+    }
+
+    static let plainWithPassphrase = CLIError(.usage, "--passphrase-file is for an encrypted remote: add --encrypt")
+
+    /// The passphrase of a first sealed sync into a store not made yet, checked against the remote's keyring
+    /// first, so that a wrong one leaves no store behind; a failure is said as a sync's is (with --json, the object's `error`).
+    static func checkedPassphrase(file: String?, kind: RemoteChoice.Kind, remote: any SyncRemote, output: SyncOutput) throws -> String {
+        let text = try passphrase(file: file, kind: kind)
+        do {
+            try SealedRemote.checkPassphrase(text, of: remote)
+        } catch let error as any RemoteError & Sendable {
+            try output.show(SyncReport(), failure: SyncError(error.syncCode, error.description, cause: error), retryIn: nil)
+            throw error
+        }
+        return text
     }
 
     /// The passphrase of a sealed sync; refused with CalDAV/CardDAV, whose apps must read what they show.
