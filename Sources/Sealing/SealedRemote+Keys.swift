@@ -1,5 +1,5 @@
 import EventStore
-import EventSync
+public import EventSync
 import Foundation
 import Synchronization
 
@@ -38,16 +38,28 @@ extension SealedRemote {
                 throw SealingError(.unavailable, "\(address) did not store the keyring")
             }
         }
-        try store.setSealingValue("place", remote: address, to: Base64.encode(opened.0.place))
+        var values: [String: String?] = ["place": Base64.encode(opened.0.place), "current": opened.0.current]
         // A key made current since this store last looked: its records under older keys are re-sealed, a few a sync.
         if let seen = try store.sealingValue("current", remote: address), seen != opened.0.current {
-            for entity in entities { try store.setSealingValue("reseal \(entity)", remote: address, to: "") }
+            for entity in entities { values["reseal \(entity)"] = "" }
         }
-        try store.setSealingValue("current", remote: address, to: opened.0.current)
+        try store.recordSealing(remote: address, values: values)
         (keyring, keys) = ((opened.0, opened.1), opened.2)
     }
 
-    private func readKeyring() throws -> (record: Keyring, version: RemoteVersion)? {
+    /// Whether `passphrase` opens the keys of `remote` (true, too, when it holds no keyring yet: the first sealed
+    /// sync makes one with it). Nothing is written anywhere: an app, or the CLI, checks a passphrase before it
+    /// makes a store, so that a wrong one leaves nothing behind.
+    /// - Throws: `SealingError` `.wrongPassphrase` in one line, or why the keyring cannot be read.
+    public static func checkPassphrase(_ passphrase: String, of remote: any SyncRemote) throws {
+        guard let found = try readKeyring(of: remote) else { return }
+        guard !passphrase.isEmpty else { throw SealingError(.wrongPassphrase, "the passphrase is empty") }
+        _ = try unlocking(found.record, passphrase: Array(passphrase.utf8), remote: remote.address)
+    }
+
+    private func readKeyring() throws -> (record: Keyring, version: RemoteVersion)? { try Self.readKeyring(of: inner) }
+
+    private static func readKeyring(of inner: any SyncRemote) throws -> (record: Keyring, version: RemoteVersion)? {
         var found: RemoteRecord?
         try inner.changes(of: try Keyring.schema(), since: nil) { page in
             for entry in page.entries where page.id(of: entry) == Keyring.recordID {
@@ -57,7 +69,7 @@ extension SealedRemote {
             return true
         }
         guard let found, let fields = found.fields else { return nil }
-        return (try Keyring(fields: fields, remote: address), found.version)
+        return (try Keyring(fields: fields, remote: inner.address), found.version)
     }
 
     private func words() throws -> [UInt8] {
@@ -95,8 +107,9 @@ extension SealedRemote {
         try replaceKeyring(with: record)
         self.keys?.keys[id] = key
         self.keys?.current = id
-        try store.setSealingValue("current", remote: address, to: id)
-        for entity in entities { try store.setSealingValue("reseal \(entity)", remote: address, to: "") }
+        var values: [String: String?] = ["current": id]
+        for entity in entities { values["reseal \(entity)"] = "" }
+        try store.recordSealing(remote: address, values: values)
         return id
     }
 
@@ -157,15 +170,19 @@ extension SealedRemote {
                                                                                 entity: entity, id: old.id), version: old.version)
         }
         let limit = max(try inner.batchLimit(), 1)
-        for start in stride(from: 0, to: operations.count, by: limit) {
+        let starts = Array(stride(from: 0, to: operations.count, by: limit))
+        // Where the walk goes on next sync, recorded with the last batch's counters (or alone, with none).
+        let walk: [String: String?] = ["reseal \(entity)": finished ? nil : cursor?.token ?? ""]
+        if starts.isEmpty { try store.recordSealing(remote: address, values: walk) }
+        for start in starts {
             let batch = Array(operations[start..<min(start + limit, operations.count)])
             let outcomes = try inner.push(batch, of: wire)
             // Applied ones only: one changed meanwhile was re-sealed by whoever changed it.
-            let applied = zip(batch, outcomes).compactMap { operation, outcome in
+            let applied = Set(zip(batch, outcomes).compactMap { operation, outcome in
                 if case .applied = outcome { operation.id } else { nil }
-            }
-            try store.raiseSealedCounters(counters.filter { applied.contains($0.key) }, remote: address, entity: entity)
+            })
+            try store.recordSealing(remote: address, values: start == starts.last ? walk : [:], entity: entity,
+                                    counters: counters.filter { applied.contains($0.key) })
         }
-        try store.setSealingValue("reseal \(entity)", remote: address, to: finished ? nil : cursor?.token ?? "")
     }
 }

@@ -42,10 +42,11 @@ public final class SealedRemote: SyncRemote {
         try inner.prepare(entities.map { (try SealedEnvelope.wireSchema(for: $0.schema), $0.since) })
     }
 
-    private func envelope() throws -> SealedEnvelope {
+    /// What seals and opens the records of `entity`.
+    private func envelope(for entity: EntitySchema) throws -> SealedEnvelope {
         try unlock(entities: [])
         guard let keys else { throw SealingError(.unavailable, "the keys of \(address) are not open") }
-        return SealedEnvelope(keys: keys)
+        return SealedEnvelope(keys: keys, clear: SealedEnvelope.clearFields(of: entity))
     }
 
     // MARK: pull
@@ -57,7 +58,7 @@ public final class SealedRemote: SyncRemote {
     public func batchLimit() throws -> Int { try inner.batchLimit() }
 
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
-        let envelope = try envelope()
+        let envelope = try envelope(for: entity)
         let wire = try SealedEnvelope.wireSchema(for: entity)
         try inner.changes(of: wire, since: since) { page in
             try onPage(try opened(page, entity: entity.name, envelope: envelope))
@@ -95,7 +96,7 @@ public final class SealedRemote: SyncRemote {
                                             localFields: record.localFields))
             }
         }
-        try store.raiseSealedCounters(seen, remote: address, entity: entity)
+        try store.recordSealing(remote: address, entity: entity, counters: seen)
         var opened = RemotePage(records: records, skipped: skipped, cursor: page.cursor, total: page.total)
         opened.isReread = page.isReread
         opened.isRecreated = page.isRecreated
@@ -112,7 +113,7 @@ public final class SealedRemote: SyncRemote {
     /// Every write is a conditional replace of the sealed record, a deletion included (a sealed tombstone the
     /// server keeps): each carries the record's counter, one more than the highest this store knows.
     public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws -> [RemoteOutcome] {
-        let envelope = try envelope()
+        let envelope = try envelope(for: entity)
         let wire = try SealedEnvelope.wireSchema(for: entity)
         var known = try store.sealedCounters(remote: address, entity: entity.name, ids: operations.map(\.id))
         func sealed(_ id: String, _ fields: JSONObject?) throws -> JSONObject {
@@ -140,34 +141,36 @@ public final class SealedRemote: SyncRemote {
         if !again.isEmpty {
             for (outcome, retried) in zip(try inner.push(again.map(\.operation), of: wire), again) { outcomes[retried.index] = outcome }
         }
-        var acknowledged: [String: UInt64] = [:]
-        let results = try zip(operations, outcomes).map { operation, outcome -> RemoteOutcome in
+        // The counters acknowledged or seen, recorded once for the batch.
+        var counters: [String: UInt64] = [:]
+        let results = zip(operations, outcomes).map { operation, outcome -> RemoteOutcome in
             switch outcome {
             case .applied:
-                acknowledged[operation.id] = known[operation.id]
+                counters[operation.id] = known[operation.id]
                 return outcome
             case .appliedDifferently(let current):
-                return try self.opened(current, entity: entity.name, envelope: envelope, or: .rejected(status: 0, message: "the server answered with a record that does not open"))
+                return opened(current, entity: entity.name, envelope: envelope, counters: &counters,
+                              or: .rejected(status: 0, message: "the server answered with a record that does not open"))
             case .preconditionFailed(nil):
                 if case .delete = operation { return .notFound }
                 return outcome
             case .preconditionFailed(let current?):
-                return try self.opened(current, entity: entity.name, envelope: envelope,
-                                       or: .rejected(status: 0, message: "the server's current record does not open"), conflict: true)
+                return opened(current, entity: entity.name, envelope: envelope, counters: &counters,
+                              or: .rejected(status: 0, message: "the server's current record does not open"), conflict: true)
             case .notFound, .rejected:
                 return outcome
             }
         }
-        try store.raiseSealedCounters(acknowledged, remote: address, entity: entity.name)
+        try store.recordSealing(remote: address, entity: entity.name, counters: counters)
         return results
     }
 
-    /// `current` opened, as the outcome of a write; `otherwise` when it does not open.
-    private func opened(_ current: RemoteRecord, entity: String, envelope: SealedEnvelope, or otherwise: RemoteOutcome,
-                        conflict: Bool = false) throws -> RemoteOutcome {
+    /// `current` opened, as the outcome of a write, its counter noted in `counters`; `otherwise` when it does not open.
+    private func opened(_ current: RemoteRecord, entity: String, envelope: SealedEnvelope, counters: inout [String: UInt64],
+                        or otherwise: RemoteOutcome, conflict: Bool = false) -> RemoteOutcome {
         guard let fields = current.fields else { return conflict ? .preconditionFailed(current: current) : otherwise }
         guard case .success(let contents) = envelope.open(fields, entity: entity, id: current.id) else { return otherwise }
-        try store.raiseSealedCounters([current.id: contents.counter], remote: address, entity: entity)
+        counters[current.id] = max(counters[current.id] ?? 0, contents.counter)
         let record = RemoteRecord(id: current.id, version: current.version, fields: contents.fields, author: current.author,
                                   localFields: current.localFields)
         return conflict ? .preconditionFailed(current: record) : .appliedDifferently(current: record)
@@ -197,7 +200,7 @@ public final class SealedRemote: SyncRemote {
 
     public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
         guard let current = try inner.record(id, of: try SealedEnvelope.wireSchema(for: entity)), let fields = current.fields else { return nil }
-        switch try envelope().open(fields, entity: entity.name, id: id) {
+        switch try envelope(for: entity).open(fields, entity: entity.name, id: id) {
         case .failure(let error): throw error
         case .success(let contents):
             return contents.fields.map { RemoteRecord(id: id, version: current.version, fields: $0, author: current.author) }

@@ -27,6 +27,9 @@ public struct SealingError: RemoteError, Sendable, Equatable {
 
     public var description: String { message }
 
+    /// A wrong passphrase is refused before anything is read into the store or sent (docs/encryption.md).
+    public var wroteNothing: Bool { code == .wrongPassphrase }
+
     public var syncCode: SyncError.Code {
         switch code {
         case .wrongPassphrase: .unauthorized

@@ -99,6 +99,17 @@ import TestSupport
         }
         #expect(try world.b.lastSeq() == before)
         #expect(try world.b.sealingValue("place", remote: world.server.address) == nil)
+        #expect(try world.b.lastSync() == nil, "the failure was recorded")
+
+        // A store that synced: nothing pulled, nothing pushed, not even the failure recorded as the last sync.
+        _ = try await world.engine(world.b).sync()
+        _ = try world.a.add("Holiday", fields: ["name": "Candlemas", "date": "2027-02-02"])
+        _ = try await world.engine(world.a).sync()
+        _ = try world.b.add("Holiday", fields: ["name": "Shrove Tuesday", "date": "2027-02-09"])
+        let (state, seq, server) = (try world.b.syncState(), try world.b.lastSeq(), world.serverText().split(separator: "\n").sorted())
+        await #expect(throws: SyncError.self) { _ = try await world.engine(world.b, passphrase: "wrong").sync() }
+        #expect(try world.b.syncState() == state && world.b.lastSeq() == seq)
+        #expect(world.serverText().split(separator: "\n").sorted() == server)
     }
 
     @Test func aStoreThatSyncedSealedNeverSendsInClear() async throws {

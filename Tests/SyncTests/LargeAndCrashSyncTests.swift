@@ -39,9 +39,10 @@ struct LargeAndCrashSyncTests {
 
     /// Starts `evsync sync` and SIGKILLs it as soon as the store's log has grown past `seq`.
     /// Returns the log's length after the kill; fails the test if the sync ended on its own first.
-    private func killSync(_ fx: SyncFixture, on cli: Evsync? = nil, store: Store, afterSeq seq: UInt64,
+    /// `extra`: more arguments for the sync (`--encrypt`, …).
+    private func killSync(_ fx: SyncFixture, on cli: Evsync? = nil, store: Store, afterSeq seq: UInt64, extra: [String] = [],
                           beforeKill: (() async throws -> Void)? = nil) async throws -> UInt64 {
-        let process = try (cli ?? fx.cli).start(["sync", "--remote", fx.remote, "--auth-file", fx.authFile, "--json"])
+        let process = try (cli ?? fx.cli).start(["sync", "--remote", fx.remote, "--auth-file", fx.authFile, "--json"] + extra)
         while !process.hasExited {
             if try store.lastSeq() > seq {
                 try await beforeKill?()
@@ -130,15 +131,20 @@ struct LargeAndCrashSyncTests {
 
     // MARK: 10: killed while pushing
 
-    @Test func syncKilledMidPushResumesWithEachRecordOnTheServerOnce() async throws {
-        let fx = try SyncFixture()
-        let total = 2_000
-        let lines = Self.holidays(total, prefix: "p").map { record in
+    /// `count` holidays imported into `store`, every one pending.
+    private static func importHolidays(_ count: Int, into store: Evsync) async throws {
+        let lines = holidays(count, prefix: "p").map { record in
             var object = record.fields
             object["id"] = .string(record.id)
             return JSONWriter.string(.object(object))
         }
-        try await fx.cli.ok(["import", "Holiday", "-"], stdin: lines.joined(separator: "\n") + "\n")
+        try await store.ok(["import", "Holiday", "-"], stdin: lines.joined(separator: "\n") + "\n")
+    }
+
+    @Test func syncKilledMidPushResumesWithEachRecordOnTheServerOnce() async throws {
+        let fx = try SyncFixture()
+        let total = 2_000
+        try await Self.importHolidays(total, into: fx.cli)
         #expect(try await fx.cli.status().pendingRecords == total)
 
         let killedAt: UInt64
@@ -178,5 +184,46 @@ struct LargeAndCrashSyncTests {
         try await expectConverged(fx, count: total)
         #expect(try await fx.cli.status().events == 2 * total, "each record: its creation and one word from the server")
         #expect(try await fx.syncReport().result == "noData")
+    }
+
+    /// The same, sealed end to end: a batch the server took but the log never acknowledged is recognised when it
+    /// comes back sealed, and the server ends up holding each record once, sealed, as this store holds it.
+    @Test func sealedSyncKilledMidPushResumesWithEachRecordOnTheServerOnce() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let total = 2_000
+        try await Self.importHolidays(total, into: fx.cli)
+        let passphraseFile = fx.directory.file("passphrase")
+        try "a passphrase for a crash\n".write(toFile: passphraseFile, atomically: true, encoding: .utf8)
+        let sealed = ["--encrypt", "--passphrase-file", passphraseFile]
+
+        let killedAt: UInt64
+        do {
+            let store = try Store(directory: fx.cli.store, create: false)
+            killedAt = try await killSync(fx, store: store, afterSeq: UInt64(total), extra: sealed)
+        }
+        let events = try await fx.cli.status().events
+        #expect(UInt64(events) >= killedAt)
+        let acknowledged = Int(events) - total
+        #expect(acknowledged > 0 && acknowledged < total, "killed after \(acknowledged) acknowledgements")
+        let onServer = try await fx.web.count()
+        #expect(onServer >= acknowledged && onServer <= acknowledged + 25)
+
+        let report = try await fx.syncReport(sealed)
+        #expect(report.conflicts == 0 && report.rejected.isEmpty && report.skipped.isEmpty, "\(report)")
+        #expect(report.pulled + report.pushed == total - acknowledged)
+        #expect(try await fx.cli.status().events == 2 * total, "each record: its creation and one word from the server")
+        #expect(try await fx.cli.status().pendingRecords == 0)
+        // The server holds each record once, sealed, and what it opens to is what this store holds.
+        let local = try await fx.cli.list("Holiday")
+        #expect(local.ids.count == total)
+        let opened = try await SealedKintoTests.openedOnTheServer(fx, passphraseFile: passphraseFile)
+        #expect(opened.count == total && opened.compactMapValues { $0 } == local.records)
+        #expect(!(try await fx.web.listing()).map { JSONWriter.string(.object($0)) }.joined().contains("seeded record"))
+        // Another device brings exactly them.
+        let other = fx.secondStore()
+        #expect(try await fx.syncReport(sealed, store: other).pulled == total)
+        #expect(try await other.list("Holiday").records == local.records)
+        #expect(try await fx.syncReport(sealed).result == "noData")
     }
 }

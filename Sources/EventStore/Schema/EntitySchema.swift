@@ -9,7 +9,8 @@ import Foundation
 /// `enum`, `items`, `required`, `default` (read into records that lack the
 /// field, never written), `x-evsync-renamed-from` (a field's former name,
 /// read as the new one and kept on the server), `x-evsync-index` (`true` on a field, or a list of fields at
-/// the top: the store keeps an index of the field, `indexedFields`). Fields not declared under `properties` are
+/// the top: the store keeps an index of the field, `indexedFields`), `x-evsync-clear` (`true` on a field: an
+/// end-to-end encrypted remote also sends it in clear, `clearFields`). Fields not declared under `properties` are
 /// refused in local writes, so a typo never reaches the log; a record that
 /// carries one from elsewhere (a newer app's) keeps it. Any other keyword
 /// (`$ref`, `pattern`, nested `properties`, …) refuses the schema: evsync
@@ -45,6 +46,11 @@ public struct EntitySchema: Sendable {
     /// one reads only the records it returns (`Query`). The views keep them; adding or dropping one takes a
     /// reopening or a `rebuildViews`.
     public var indexedFields: [String] { parts.indexedFields }
+    /// The fields an end-to-end encrypted remote also sends in clear, beside the sealed record, so that a
+    /// server-side filter can read them (`x-evsync-clear`, docs/encryption.md), sorted; the sealed copy counts.
+    public var clearFields: [String] { parts.clearDefinitions.keys.sorted() }
+    /// Each of `clearFields` with its definition as the schema gives it: the sealed form's schema declares it so.
+    package var clearDefinitions: JSONObject { parts.clearDefinitions }
     var rules: [String: Rule] { parts.rules }
 
     /// What the schema says, shared by every copy of it: a schema is looked up for each record read
@@ -59,12 +65,14 @@ public struct EntitySchema: Sendable {
         let remoteOptions: [String: JSONValue]
         let rules: [String: Rule]
         let indexedFields: [String]
+        let clearDefinitions: JSONObject
 
         init(name: String, remoteName: String?, fieldNames: [String], required: Set<String>, defaults: JSONObject,
-             renames: [String: String], remoteOptions: [String: JSONValue], rules: [String: Rule], indexedFields: [String]) {
+             renames: [String: String], remoteOptions: [String: JSONValue], rules: [String: Rule], indexedFields: [String],
+             clearDefinitions: JSONObject) {
             (self.name, self.remoteName, self.fieldNames, self.required) = (name, remoteName, fieldNames, required)
             (self.defaults, self.renames, self.remoteOptions, self.rules) = (defaults, renames, remoteOptions, rules)
-            self.indexedFields = indexedFields
+            (self.indexedFields, self.clearDefinitions) = (indexedFields, clearDefinitions)
         }
     }
     private let parts: Parts
@@ -97,6 +105,7 @@ public struct EntitySchema: Sendable {
         var defaults: JSONObject = [:]
         var renames: [String: String] = [:]
         var indexed: Set<String> = []
+        var clear: JSONObject = [:]
         for (field, definition) in properties.sorted(by: { $0.key < $1.key }) {
             guard field != "id" else {
                 throw SchemaError("\(source): field 'id' is reserved: it is the record's id")
@@ -125,6 +134,10 @@ public struct EntitySchema: Sendable {
             if let given = definition.objectValue?["x-evsync-index"] {
                 guard let flag = given.boolValue else { throw SchemaError("\(path): 'x-evsync-index' must be true or false") }
                 if flag { indexed.insert(field) }
+            }
+            if let given = definition.objectValue?["x-evsync-clear"] {
+                guard let flag = given.boolValue else { throw SchemaError("\(path): 'x-evsync-clear' must be true or false") }
+                if flag { clear[field] = definition }
             }
         }
         if let given = root["x-evsync-index"] {
@@ -157,7 +170,7 @@ public struct EntitySchema: Sendable {
             fieldNames: Self.declarationOrder(of: properties.keys, in: text), required: required, defaults: defaults,
             renames: renames,
             remoteOptions: Dictionary(uniqueKeysWithValues: root.compactMap { key, value in Self.remoteProtocol(of: key).map { ($0, value) } }),
-            rules: rules, indexedFields: indexed.sorted())
+            rules: rules, indexedFields: indexed.sorted(), clearDefinitions: clear)
     }
 
     /// The longest name of an indexed field: it is part of the index's LMDB keys, with the entity's, a value and an id.

@@ -20,6 +20,7 @@ final class Rule: Sendable {
     static let keywords: Set<String> = [
         "type", "format", "contentEncoding", "minLength", "maxLength", "minimum", "maximum", "enum", "items",
         "default", "title", "description", "$comment", "examples", "x-evsync-renamed-from", "x-evsync-index",
+        "x-evsync-clear",
     ]
 
     init(_ definition: JSONValue, path: String) throws(SchemaError) {

@@ -18,18 +18,6 @@ extension Store {
         try snapshot { try meta(SealingKey.value(name, remote: remote), in: $0) }
     }
 
-    /// Sets it; nil removes it.
-    package func setSealingValue(_ name: String, remote: String, to value: String?) throws(StoreError) {
-        do {
-            try environment.write { transaction in
-                let key = Array(SealingKey.value(name, remote: remote).utf8)
-                if let value { try transaction.put(key, Array(value.utf8), in: meta) } else { _ = try transaction.delete(key, in: meta) }
-            }
-        } catch {
-            throw wrap(error)
-        }
-    }
-
     /// The highest counter known of each of `ids` (absent: none known).
     package func sealedCounters(remote: String, entity: String, ids: [String]) throws(StoreError) -> [String: UInt64] {
         try snapshot { transaction in
@@ -43,19 +31,40 @@ extension Store {
         }
     }
 
-    /// Raises the known counters to these, in one transaction; a lower one than known is left as it is.
-    package func raiseSealedCounters(_ counters: [String: UInt64], remote: String, entity: String) throws(StoreError) {
-        guard !counters.isEmpty else { return }
+    /// Records what a sealed sync learned, in one write transaction, and only what changes it: the values named
+    /// (nil removes one), and the counters of `entity`'s records raised to these (a lower one than known is left
+    /// as it is). Nothing to change, no write transaction: a sync that re-reads what it knows waits on no lock.
+    package func recordSealing(remote: String, values: [String: String?] = [:], entity: String = "",
+                               counters: [String: UInt64] = [:]) throws(StoreError) {
+        guard !values.isEmpty || !counters.isEmpty else { return }
+        let keyed = values.map { (key: SealingKey.value($0.key, remote: remote), value: $0.value) }
+        let (changed, raised) = try snapshot { transaction in
+            (try keyed.filter { try meta($0.key, in: transaction) != $0.value },
+             try counters.filter { try self.counter(SealingKey.counter(remote: remote, entity: entity, id: $0.key), in: transaction) < $0.value })
+        }
+        guard !changed.isEmpty || !raised.isEmpty else { return }
         do {
             try environment.write { transaction in
-                for (id, counter) in counters {
+                for (key, value) in changed {
+                    if let value { try setMeta(key, value, in: transaction) } else { _ = try transaction.delete(Array(key.utf8), in: meta) }
+                }
+                // Checked again: another process may have raised one since the snapshot.
+                for (id, counter) in raised {
                     let key = SealingKey.counter(remote: remote, entity: entity, id: id)
-                    if let known = try meta(key, in: transaction).flatMap(UInt64.init), known >= counter { continue }
-                    try setMeta(key, String(counter), in: transaction)
+                    if try self.counter(key, in: transaction) < counter { try setMeta(key, String(counter), in: transaction) }
                 }
             }
         } catch {
             throw wrap(error)
         }
+    }
+
+    private func counter(_ key: String, in transaction: Transaction) throws -> UInt64 {
+        try meta(key, in: transaction).flatMap(UInt64.init) ?? 0
+    }
+
+    /// The number of the last write transaction committed (LMDB's transaction id): tests count commits by it.
+    package func lastCommit() throws(StoreError) -> Int {
+        try snapshot { $0.id }
     }
 }

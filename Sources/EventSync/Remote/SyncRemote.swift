@@ -142,4 +142,11 @@ public enum RemoteOutcome: Sendable, Equatable {
 public protocol RemoteError: Error, CustomStringConvertible {
     /// What kind of failure it is, for the engine's `SyncError`.
     var syncCode: SyncError.Code { get }
+    /// True for a refusal that promises nothing was written (a wrong passphrase): the engine does not record
+    /// even the failure in `status`.
+    var wroteNothing: Bool { get }
+}
+
+extension RemoteError {
+    public var wroteNothing: Bool { false }
 }

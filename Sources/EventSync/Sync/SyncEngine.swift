@@ -152,8 +152,11 @@ public final class SyncEngine: Sendable {
                            progress: notify, shouldStop: shouldStop)
         } catch {
             let failure = failed(SyncError.from(error))
-            // `status` shows why the last sync failed; a store that cannot be written cannot record it either.
-            try? store.recordLastSync(.failed, startedAfter: startedAfter, error: failure.message, interrupted: shouldStop())
+            // `status` shows why the last sync failed; a store that cannot be written cannot record it either, and
+            // a refusal that promises nothing was written (a wrong passphrase) keeps that promise.
+            if (failure.cause as? any RemoteError)?.wroteNothing != true {
+                try? store.recordLastSync(.failed, startedAfter: startedAfter, error: failure.message, interrupted: shouldStop())
+            }
             throw failure
         }
     }

@@ -99,6 +99,18 @@ enum SyncCommand {
             + "https://…/buckets/<id>, a CalDAV/CardDAV server dav+https://…, or a Parse Server parse+https://…), set EVSYNC_REMOTE, or set one with evsync remote URL")
         // A new store remembers no remote: without one given, none is made (in what may be the wrong directory).
         guard given != nil || global.storeExists else { throw noRemote }
+        let terminal = isatty(STDERR_FILENO) == 1
+        let feedback = SyncFeedback(terminal: terminal, verbose: verbose, timestamped: interval != nil)
+        let output = SyncOutput(json: json, quiet: quiet, feedback: feedback, watching: interval != nil)
+        let encrypt = arguments.has("--encrypt"), passphraseFile = arguments.value("--passphrase-file")
+        if passphraseFile != nil, !encrypt, !global.storeExists { throw Self.plainWithPassphrase }
+        // A wrong passphrase writes nothing, a new store included: before one is made, the passphrase is checked
+        // against the remote's keyring (an existing store's is checked by the sync, before it writes or sends).
+        var checkedPassphrase: String?
+        if encrypt, !global.storeExists, let given {
+            let remote = try given.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: false, retries: retries)
+            checkedPassphrase = try Self.checkedPassphrase(file: passphraseFile, kind: given.kind, remote: remote, output: output)
+        }
         let store = try global.openStore(create: true)
         try given?.checkIsRemote(of: store)
         guard let choice = try given ?? store.rememberedRemote().map(checked) else { throw noRemote }
@@ -106,17 +118,23 @@ enum SyncCommand {
         for schema in store.schemas.entities where !probe.holds(schema) {
             printError("evsync: \(schema.name) has no place on this \(choice.kind.rawValue) server (no mapping for it); left out of this sync")
         }
-        let passphrase = try Self.passphrase(encrypt: arguments.has("--encrypt"), file: arguments.value("--passphrase-file"),
-                                             remote: probe.address, kind: choice.kind, store: store)
-        let terminal = isatty(STDERR_FILENO) == 1
-        let feedback = SyncFeedback(terminal: terminal, verbose: verbose, timestamped: interval != nil)
+        // For a sealed sync (`--encrypt`, or a remote this store synced sealed with), the passphrase is read once,
+        // before the sync starts: a file's error is then the CLI's own, and a watcher asks once.
+        let passphrase: String?
+        if let checkedPassphrase {
+            passphrase = checkedPassphrase
+        } else if try encrypt || store.sealingValue("place", remote: probe.address) != nil {
+            passphrase = try Self.passphrase(file: passphraseFile, kind: choice.kind)
+        } else {
+            if passphraseFile != nil { throw Self.plainWithPassphrase }
+            passphrase = nil
+        }
         let engine = SyncEngine(store: store) {
             let remote = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: terminal, retries: retries,
                                                activity: feedback.wantsActivity ? { feedback.show($0) } : nil,
                                                shouldStop: { Interruption.requested })
-            return passphrase.map { SealedRemote(remote, store: store, passphrase: $0) } ?? remote
+            return passphrase.map { text in SealedRemote(remote, store: store) { text } } ?? remote
         }
-        let output = SyncOutput(json: json, quiet: quiet, feedback: feedback, watching: interval != nil)
         if let interval {
             try SyncWatch.run(engine, every: interval, policy: policy, missing: missing, output: output)
             return
@@ -142,19 +160,27 @@ enum SyncCommand {
         }
     }
 
-    /// For a sealed sync (`--encrypt`, or a remote this store synced sealed with): the passphrase, read once before
-    /// the sync starts (a file's error is then the CLI's own, and a watcher asks once); nil for a sync in clear.
-    static func passphrase(encrypt: Bool, file: String?, remote: String, kind: RemoteChoice.Kind,
-                           store: Store) throws -> (@Sendable () throws -> String)? {
-        guard try encrypt || store.sealingValue("place", remote: remote) != nil else {
-            if file != nil { throw CLIError(.usage, "--passphrase-file is for an encrypted remote: add --encrypt") }
-            return nil
+    static let plainWithPassphrase = CLIError(.usage, "--passphrase-file is for an encrypted remote: add --encrypt")
+
+    /// The passphrase of a first sealed sync into a store not made yet, checked against the remote's keyring
+    /// first, so that a wrong one leaves no store behind; a failure is said as a sync's is (with --json, the object's `error`).
+    static func checkedPassphrase(file: String?, kind: RemoteChoice.Kind, remote: any SyncRemote, output: SyncOutput) throws -> String {
+        let text = try passphrase(file: file, kind: kind)
+        do {
+            try SealedRemote.checkPassphrase(text, of: remote)
+        } catch let error as any RemoteError & Sendable {
+            try output.show(SyncReport(), failure: SyncError(error.syncCode, error.description, cause: error), retryIn: nil)
+            throw error
         }
+        return text
+    }
+
+    /// The passphrase of a sealed sync; refused with CalDAV/CardDAV, whose apps must read what they show.
+    static func passphrase(file: String?, kind: RemoteChoice.Kind) throws -> String {
         guard kind.rawValue != RemoteFactory.dav.type else {
             throw CLIError(.usage, "--encrypt is not offered with CalDAV/CardDAV: calendar and contact apps must read what they show")
         }
-        let text = try PassphraseSource(file: file).read()
-        return { text }
+        return try PassphraseSource(file: file).read()
     }
 
     /// The attempts per request `EVSYNC_RETRIES` takes.
