@@ -30,9 +30,9 @@ extension KintoRemote {
     }
 
     /// Creates the bucket and the collection where missing. Returns whether this created either.
-    func createCollection(_ collection: String) throws(HTTPRemoteError) -> Bool {
+    func createCollection(_ collection: KintoCollection) throws(HTTPRemoteError) -> Bool {
         var created = false
-        for segments in [["buckets", bucket], ["buckets", bucket, "collections", collection]] {
+        for segments in [["buckets", collection.bucket], ["buckets", collection.bucket, "collections", collection.name]] {
             let response = try send(HTTPRequest(method: "PUT", url: url(segments), headers: [("If-None-Match", "*")],
                                                 body: Array(#"{"data":{}}"#.utf8)))
             // 412: it exists already (made by someone else meanwhile).

@@ -44,11 +44,11 @@ extension KintoRemote {
     /// A page over the response cap is asked for again with fewer entries (`PageLimit`), from the newest
     /// version read; one entry alone over it ends the reading of this span there: the records listing brings
     /// each record's newest version (or skips it), and only the authors and versions between are not read.
-    func emitHistory(of collection: String, after: Int64, upTo: Int64,
+    func emitHistory(of collection: KintoCollection, after: Int64, upTo: Int64,
                      emit: (RemotePage) -> Bool) throws(HTTPRemoteError) -> Set<HistoryKey>? {
         func query(after: Int64, limit: Int) -> URL {
-            historyURL(query: [URLQueryItem(name: "resource_name", value: "record"),
-                               URLQueryItem(name: "collection_id", value: collection),
+            historyURL(of: collection.bucket, query: [URLQueryItem(name: "resource_name", value: "record"),
+                               URLQueryItem(name: "collection_id", value: collection.name),
                                URLQueryItem(name: "gt_target.data.last_modified", value: String(after)),
                                URLQueryItem(name: "max_target.data.last_modified", value: String(upTo)),
                                URLQueryItem(name: "_sort", value: "last_modified"),
@@ -70,7 +70,7 @@ extension KintoRemote {
             }
             if [401, 403, 404].contains(response.status), seen.isEmpty { return nil }
             try expect(response, [200], doing: "reading the history of \(collection)")
-            let records = try Self.historyRecords(from: response.body, collection: collection)
+            let records = try Self.historyRecords(from: response.body, collection: collection.name)
             limit.fit(records: records.count, bytes: response.body.count)
             let pageAfter = readUpTo
             for record in records {
@@ -122,15 +122,15 @@ extension KintoRemote {
     public var canList: Bool { true }
 
     public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
-        let collection = Self.collection(for: entity)
+        let collection = place(of: entity)
         let query = [URLQueryItem(name: "_fields", value: "id,last_modified"), URLQueryItem(name: "_sort", value: "last_modified"),
                      URLQueryItem(name: "_limit", value: String(pageSize))]
-        var next: URL? = url(["buckets", bucket, "collections", collection, "records"], query: query)
+        var next: URL? = url(collection.recordSegments(), query: query)
         while let url = next {
             let response = try send(HTTPRequest(method: "GET", url: url))
             if response.status == 403 || response.status == 404 { return }  // no collection: nothing on the server
             try expect(response, [200], doing: "listing \(collection)")
-            let page = try Self.page(from: response.body, collection: collection)
+            let page = try Self.page(from: response.body, collection: collection.name)
             guard try onPage(page.entries.map { (page.id(of: $0), $0.version) }) else { return }
             next = try response.headers["next-page"].map { text throws(HTTPRemoteError) in try sameServer(text) }
         }
@@ -138,8 +138,8 @@ extension KintoRemote {
 
     /// `GET …/records/<id>`.
     public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
-        let collection = Self.collection(for: entity)
-        let response = try send(HTTPRequest(method: "GET", url: url(["buckets", bucket, "collections", collection, "records", id])))
+        let collection = place(of: entity)
+        let response = try send(HTTPRequest(method: "GET", url: url(collection.recordSegments(id))))
         if response.status == 404 || response.status == 403 { return nil }
         try expect(response, [200], doing: "reading \(collection)/\(id)")
         let body = try JSONParser.parse(response.body)

@@ -108,6 +108,15 @@ struct KintoPull {
         return .read
     }
 
+    /// The entity's records are now read from another place (its schema names another bucket): everything is
+    /// read again from the start, as after a server restored from a backup, so that a record the new place lacks
+    /// is kept and named, never taken for a deletion.
+    mutating func readFromStartAfterMove() {
+        isReread = true
+        listing = Listing(from: nil)
+        settle()
+    }
+
     /// After `create`: whether creating made the bucket or the collection. With a cursor,
     /// an earlier pull read it, so the server lost it: the sync must not take that for deletions.
     mutating func created(_ made: Bool) {

@@ -11,11 +11,12 @@ extension KintoRemote {
     /// a proxy's body limit) is sent again in halves, down to single writes; a
     /// single write still too large is rejected alone, so it never holds back the others.
     public func push(_ operations: [RemoteOperation], of entity: EntitySchema) throws(HTTPRemoteError) -> [RemoteOutcome] {
-        let collection = Self.collection(for: entity)
+        let place = place(of: entity)
+        let collection = place.name
         guard !operations.isEmpty else { return [] }
         var requests: [JSONValue] = []
         for operation in operations {
-            var request: JSONObject = ["path": .string(path(recordSegments(collection, operation.id)))]
+            var request: JSONObject = ["path": .string(path(place.recordSegments(operation.id)))]
             switch operation {
             case .create(_, let fields):
                 request["method"] = "PUT"

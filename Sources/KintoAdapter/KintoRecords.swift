@@ -14,6 +14,20 @@ extension KintoRemote {
         entity.remoteName ?? pluralise(entity.name.lowercased())
     }
 
+    /// Where an entity's records live: its collection, in the bucket its schema names (`"x-evsync-kinto":
+    /// {"bucket": "family"}`: a bucket shared by many users, say) or else the remote's.
+    func place(of entity: EntitySchema) -> KintoCollection {
+        KintoCollection(bucket: Self.bucket(named: entity) ?? bucket, name: Self.collection(for: entity))
+    }
+
+    /// The bucket an entity's schema names (`x-evsync-kinto.bucket`), if it names one.
+    static func bucket(named entity: EntitySchema) -> String? {
+        entity.remoteOptions[schemaProtocol]?.objectValue?["bucket"]?.stringValue
+    }
+
+    /// The word of the schema keyword this remote reads: `x-evsync-kinto`.
+    public static let schemaProtocol = "kinto"
+
     static func pluralise(_ word: String) -> String {
         let vowels: Set<Character> = ["a", "e", "i", "o", "u"]
         if word.hasSuffix("y"), word.count > 1, !vowels.contains(word[word.index(word.endIndex, offsetBy: -2)]) {

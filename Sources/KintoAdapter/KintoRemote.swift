@@ -57,6 +57,8 @@ public final class KintoRemote: HTTPRemote {
     private(set) var cachedRoot: JSONValue?
     /// First responses fetched ahead by `willPull`, by request URL.
     private var prefetched: [URL: HTTPResponse] = [:]
+    /// The bucket each entity was last pulled from (`restore`), by entity name; none stored: the remote's own.
+    private var pulledFrom: [String: String] = [:]
 
     /// - Parameters:
     ///   - bucketURL: the bucket's URL, e.g. `http://127.0.0.1:8888/v1/buckets/evsync`.
@@ -128,9 +130,6 @@ public final class KintoRemote: HTTPRemote {
         "/" + segments.joined(separator: "/")
     }
 
-    func recordSegments(_ collection: String, _ id: String? = nil) -> [String] {
-        ["buckets", bucket, "collections", collection, "records"] + (id.map { [$0] } ?? [])
-    }
 
     // MARK: SyncRemote
 
@@ -155,19 +154,19 @@ public final class KintoRemote: HTTPRemote {
         return root
     }
 
-    /// The bucket's history list (`kinto.plugins.history`).
-    func historyURL(query: [URLQueryItem]) -> URL {
+    /// A bucket's history list (`kinto.plugins.history`).
+    func historyURL(of bucket: String, query: [URLQueryItem]) -> URL {
         url(["buckets", bucket, "history"], query: query)
     }
 
     /// A list request of `collection`: changes after `listing.since`, oldest first, `limit` at most (`pageSize`);
     /// with `onlyVersions`, their ids and versions alone (for one record too large to read, `list`).
-    private func changesRequest(_ collection: String, _ listing: KintoPull.Listing, limit: Int? = nil,
+    private func changesRequest(_ collection: KintoCollection, _ listing: KintoPull.Listing, limit: Int? = nil,
                                 onlyVersions: Bool = false) -> HTTPRequest {
         var query = [URLQueryItem(name: "_sort", value: "last_modified"), URLQueryItem(name: "_limit", value: String(limit ?? pageSize))]
         if let since = listing.since { query.append(URLQueryItem(name: "_since", value: String(since))) }
         if onlyVersions { query.append(URLQueryItem(name: "_fields", value: "id,last_modified")) }
-        var request = HTTPRequest(method: "GET", url: url(recordSegments(collection), query: query))
+        var request = HTTPRequest(method: "GET", url: url(collection.recordSegments(), query: query))
         if let etag = listing.ifNoneMatch { request.headers.append(("If-None-Match", "\"\(etag)\"")) }
         return request
     }
@@ -181,13 +180,17 @@ public final class KintoRemote: HTTPRemote {
             if let reserved = schema.fieldNames.first(where: Self.reservedFields.contains) {
                 throw HTTPRemoteError(.invalidData, "\(schema.name) declares the field '\(reserved)', which Kinto keeps for itself: rename it in the schema")
             }
-            let collection = Self.collection(for: schema)
-            guard RecordID.isValid(collection) else {
-                throw HTTPRemoteError(.invalidData, "\(schema.name)'s collection name '\(collection)' is not a valid Kinto id")
+            let collection = place(of: schema)
+            guard RecordID.isValid(collection.name) else {
+                throw HTTPRemoteError(.invalidData, "\(schema.name)'s collection name '\(collection.name)' is not a valid Kinto id")
+            }
+            if let options = schema.remoteOptions[Self.schemaProtocol],
+               options.objectValue?.keys.allSatisfy({ $0 == "bucket" }) != true || !RecordID.isValid(Self.bucket(named: schema) ?? "") {
+                throw HTTPRemoteError(.invalidData, "\(schema.name)'s schema: x-evsync-kinto takes {\"bucket\": ID}, a Kinto bucket id, not \(JSONWriter.string(options))")
             }
         }
         guard entities.count > 1 else { return }
-        let requests = entities.map { changesRequest(Self.collection(for: $0.schema), KintoPull.Listing(from: $0.since)) }
+        let requests = entities.map { changesRequest(place(of: $0.schema), KintoPull.Listing(from: moved($0.schema) ? nil : $0.since)) }
         let (credentials, limits, server) = (credentials, settings.transferLimits, server)
         let outcomes = Mutex<[Int: Result<HTTPResponse, TransportError>]>([:])
         DispatchQueue.concurrentPerform(iterations: requests.count) { index in
@@ -215,13 +218,26 @@ public final class KintoRemote: HTTPRemote {
         }
     }
 
+    /// Each page is stored with the bucket it came from, so that a schema naming another bucket is noticed.
+    public var metaNamespace: String? { "kinto" }
+
+    public func restore(_ state: String, of entity: EntitySchema) {
+        pulledFrom[entity.name] = state
+    }
+
+    /// Whether the entity's records were last pulled from another bucket than its schema now names.
+    func moved(_ entity: EntitySchema) -> Bool {
+        (pulledFrom[entity.name] ?? bucket) != place(of: entity).bucket
+    }
+
     /// The largest first answer `prepare` keeps for `changes`.
     static let largestPrefetch = 4 << 20
 
     /// Sends and reads what `KintoPull` decides (the rules are there), page by page.
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
-        let collection = Self.collection(for: entity)
+        let collection = place(of: entity)
         var pull = KintoPull(since: since, settleWindow: settleWindow)
+        if since != nil, moved(entity) { pull.readFromStartAfterMove() }
         var limit = PageLimit(largest: pageSize, cap: http.client.maximumResponseBytes)
         var listing = pull.listing
         let first = changesRequest(collection, listing)
@@ -262,7 +278,7 @@ public final class KintoRemote: HTTPRemote {
             answer.response.body = []  // `current` alone holds the first page's bytes, freed once read
             while true {
                 try expect(current.response, [200], doing: "listing \(collection)")
-                var records = try Self.page(from: current.response.body, collection: collection)
+                var records = try Self.page(from: current.response.body, collection: collection.name)
                 if current.isOversized {
                     records = Self.skippingAll(records, reason: PageLimit.oversizedReason(size: HTTPClient.size(limit.cap)))
                 } else {
@@ -275,6 +291,7 @@ public final class KintoRemote: HTTPRemote {
                 var step = pull.step(records, hasNext: next != nil,
                                      serverTime: current.response.headers["date"].flatMap(KintoPull.milliseconds(fromHTTPDate:)))
                 step.page.total = total
+                step.page.state = collection.bucket
                 if let history = step.history {
                     // Unreadable history (nil): the rest of the pull goes on without it.
                     let covered = try emitHistory(of: collection, after: history.after, upTo: history.upTo, emit: emit)
@@ -282,7 +299,7 @@ public final class KintoRemote: HTTPRemote {
                     pull.historyRead(upTo: history.upTo, readable: covered != nil)
                 }
                 if step.countsLiveRecords {
-                    let head = HTTPRequest(method: "HEAD", url: url(recordSegments(collection)))
+                    let head = HTTPRequest(method: "HEAD", url: url(collection.recordSegments()))
                     let counted = try send(head).headers
                     step.page.liveRecords = KintoPull.liveRecords(total: counted["total-records"],
                                                                   countETag: counted["etag"].flatMap(KintoPull.timestamp(fromETag:)),
@@ -310,7 +327,7 @@ public final class KintoRemote: HTTPRemote {
     /// Sends a list request (`next`, the server's Next-Page, while the limit is as it was), asking again with
     /// half the records while the answer is over the response cap (`PageLimit`). One record alone over it is
     /// asked for again without its fields, to be skipped with its id and version.
-    private func list(_ collection: String, _ listing: KintoPull.Listing, limit: inout PageLimit,
+    private func list(_ collection: KintoCollection, _ listing: KintoPull.Listing, limit: inout PageLimit,
                       next: URL? = nil) throws(HTTPRemoteError) -> ListAnswer {
         let asked = limit.current
         while true {

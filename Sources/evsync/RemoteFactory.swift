@@ -38,7 +38,7 @@ struct RemoteFactory: Sendable {
     /// The `x-evsync-<word>` schema keywords some remote reads, by word.
     static var schemaProtocols: Set<String> { Set(all.compactMap(\.schemaProtocol)) }
 
-    static let kinto = RemoteFactory(type: "kinto", recognises: { url in
+    static let kinto = RemoteFactory(type: "kinto", schemaProtocol: KintoRemote.schemaProtocol, recognises: { url in
         let segments = URLComponents(string: url)?.path.split(separator: "/") ?? []
         return segments.count >= 2 && segments[segments.count - 2] == "buckets"
     }, address: { url in

@@ -205,9 +205,10 @@ extension Store {
     }
 
     /// The next pending operations of an entity, in key order after `after` (which is moved past them).
-    /// - Parameter holdingRefused: whether the records whose last push the server refused, unchanged since, are
-    ///   passed over (and their ids returned as `held`): a refusal is not sent again by itself (docs/sync.md).
-    package func pendingOperations(entity: String, after: inout [UInt8]?, limit: Int, holdingRefused: Bool)
+    /// - Parameter holdingRefusalsOf: the records whose last push this remote refused, unchanged since, are passed
+    ///   over (their ids returned as `held`): a refusal is not sent again by itself (docs/sync.md). Nil: none is.
+    ///   Another remote's refusal holds nothing back: the store has moved, and the new server has its own say.
+    package func pendingOperations(entity: String, after: inout [UInt8]?, limit: Int, holdingRefusalsOf remote: String?)
         throws(StoreError) -> (operations: [RemoteOperation], held: [String]) {
         let prefix = Keys.entityPrefix(entity)
         let entityKey = String(decoding: prefix.dropLast(), as: UTF8.self)
@@ -223,8 +224,9 @@ extension Store {
                 lastKey = key
                 let id = try log.recordID(keyPart: String(decoding: key[prefix.count...], as: UTF8.self), entityKey: entityKey,
                                           in: transaction)
-                if holdingRefused, let (keyEntity, keyID) = Keys.split(current.key),
-                   try outboxRecord(entityKey: keyEntity, id: keyID, history: history).refused {
+                if let remote, let (keyEntity, keyID) = Keys.split(current.key),
+                   let refusal = try outboxRecord(entityKey: keyEntity, id: keyID, history: history).refusal,
+                   try log.event(seq: refusal, in: transaction)?.author == remote {
                     passedOver.append(id)
                     entry = try cursor.next()
                     continue

@@ -12,7 +12,9 @@ extension Store {
         /// The oldest of them; nil when the record is pending from a conflict's merge alone.
         var oldestUnacknowledged: UInt64?
         /// The server refused its last push, and nothing changed here since.
-        var refused = false
+        var refused: Bool { refusal != nil }
+        /// The `rejected` event that says so.
+        var refusal: UInt64?
     }
 
     /// Calls `body` with each record of the outbox, in key order.
@@ -37,8 +39,8 @@ extension Store {
             if value[9] == 0 {
                 record.unacknowledged += 1
                 record.oldestUnacknowledged = Keys.sequence(from: value)
-            } else if value[8] == rejected, record.unacknowledged == 0 {
-                record.refused = true
+            } else if value[8] == rejected, record.unacknowledged == 0, record.refusal == nil {
+                record.refusal = Keys.sequence(from: value)
             }
             dup = try history.previousDuplicate()
         }

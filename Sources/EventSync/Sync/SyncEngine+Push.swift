@@ -20,7 +20,7 @@ extension SyncEngine {
             defer { report.held = report.held.filter { $0.entity != schema.name } + held.map { RecordReference(entity: schema.name, id: $0) } }
             while true {
                 let (operations, passedOver) = try store.pendingOperations(entity: schema.name, after: &after, limit: limit ?? 1,
-                                                                           holdingRefused: !resendRefused)
+                                                                           holdingRefusalsOf: resendRefused ? nil : remote.address)
                 // The first call only asks whether anything is to be sent (and is read again once the batch size is
                 // known): what it passed over counts when it found nothing else.
                 if limit != nil || operations.isEmpty { held += passedOver }

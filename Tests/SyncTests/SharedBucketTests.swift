@@ -1,0 +1,79 @@
+@testable import EventStore
+import TestSupport
+import Foundation
+import Testing
+
+/// The tutorial's two tables as a family app has them, on a real Kinto with two accounts: Holidays in a bucket
+/// an editor keeps and everyone reads (`"x-evsync-kinto": {"bucket": …}` in the schema), Birthdays in each user's
+/// own bucket (the remote's), both in one sync.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .deletesTestBuckets)
+struct SharedBucketTests {
+    static func holidaySchema(bucket: String) -> String {
+        """
+        {"title": "Holiday", "x-evsync-collection": "holidays", "x-evsync-kinto": {"bucket": "\(bucket)"}, "type": "object",
+         "properties": {"name": {"type": "string"}, "date": {"type": "string", "format": "date"}, "details": {"type": "string"}},
+         "required": ["name", "date"]}
+        """
+    }
+
+    @Test func eachEntitySyncsFromItsOwnBucketInOneSync() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket(collections: ["holidays"])
+        let bob = try await RemoteHistoryTests.bob(fx, permission: "read")
+        let schemas = fx.directory.file("schemas")
+        try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+        try Self.holidaySchema(bucket: fx.web.bucket).write(toFile: schemas + "/holiday.schema.json", atomically: true, encoding: .utf8)
+        let store = Evsync(store: fx.directory.file("bob-store"), schemas: schemas)
+        let own = KintoWebApp(server: fx.web.server, credentials: try String(contentsOfFile: bob.authFile, encoding: .utf8).trimmingCharacters(in: .newlines),
+                              bucket: TestServer.freshBucket())
+        BucketRegistry.current?.register(own)
+        func sync() async throws -> ProcessOutput {
+            try await store.run(["sync", "--remote", own.bucketURL, "--auth-file", bob.authFile, "--json"])
+        }
+
+        let newYear = newID()
+        try await fx.web.put(newYear, holiday("New Year", date: "2027-01-01"))
+        let mum = newID()
+        try await store.add("Birthday", id: mum, ["name=Mum", "date=1960-04-02"])
+        let first = try await sync()
+        let report = try SyncJSON(first.stdoutLines.last ?? "{}")
+        #expect(first.status == 0 && report.pulled == 1 && report.pushed == 1, "\(first)")
+        // The holiday came from the shared bucket; the birthday went to bob's own, and nothing went to the shared one.
+        #expect(try await store.records().keys.sorted() == [newYear])
+        #expect(try await own.records(in: "birthdays").keys.sorted() == [mum])
+        #expect(try await own.request("GET", "/buckets/\(own.bucket)/collections/holidays").status == 404)
+        #expect(try await fx.web.request("GET", "/buckets/\(fx.web.bucket)/collections/birthdays").status == 404)
+
+        // The editor adds a holiday: bob's next sync brings it, from the shared bucket, by the editor's account.
+        let easter = newID()
+        try await fx.web.put(easter, holiday("Easter", date: "2027-03-28"))
+        let second = try await sync()
+        let secondReport = try SyncJSON(second.stdoutLines.last ?? "{}")
+        #expect(second.status == 0 && secondReport.pulled == 1, "\(second)")
+        #expect(try await store.records().keys.sorted() == [easter, newYear].sorted())
+
+        // Bob may only read the holidays: his edit is refused and held, his birthdays still sync.
+        try await store.edit(easter, ["details=Eggs"])
+        try await store.edit(mum, ["giftIdeas=Flowers"], entity: "Birthday")
+        let refused = try await sync()
+        let refusedReport = try SyncJSON(refused.stdoutLines.last ?? "{}")
+        #expect(refused.status == 1 && refusedReport.pushed == 1 && refusedReport.rejected.count == 1, "\(refused)")
+        #expect(try await own.records(in: "birthdays")[mum]?["giftIdeas"] == "Flowers")
+        #expect(try await fx.web.get(easter)?.fields["details"] == nil)
+
+        // The schema moves Holidays to bob's own bucket, empty: read there from the start, and the holidays the
+        // new place lacks are kept here and named, never taken for deletions.
+        try Self.holidaySchema(bucket: own.bucket).write(toFile: schemas + "/holiday.schema.json", atomically: true, encoding: .utf8)
+        let moved = try await sync()
+        let movedReport = try SyncJSON(moved.stdoutLines.last ?? "{}")
+        #expect(movedReport.reread == ["Holiday"] && movedReport.deletedHere == 0, "\(moved)")
+        #expect(moved.stdout.contains(#""goneFromServer":[{"#), "\(moved.stdout)")
+        #expect(try await store.records().keys.sorted() == [easter, newYear].sorted(), "nothing deleted here")
+
+        // A schema that names no usable bucket is refused before anything is sent, naming what it takes.
+        try #"{"title": "Holiday", "x-evsync-kinto": {"bucket": "no/such"}, "type": "object", "properties": {"name": {"type": "string"}}}"#
+            .write(toFile: schemas + "/holiday.schema.json", atomically: true, encoding: .utf8)
+        let bad = try await sync()
+        #expect(bad.status == 65 && bad.stderr.contains(#"x-evsync-kinto takes {"bucket": ID}"#), "\(bad)")
+    }
+}
