@@ -42,6 +42,19 @@ extension KintoRemote {
         return created
     }
 
+    /// `createCollection` for a pull whose first answer was 403 or 404. Pulled before, and now neither readable nor
+    /// creatable, the place is there and this account's access was withdrawn (Kinto answers 403 for a bucket that is
+    /// not there as for one the account may not read: the create tells them apart); a pull never made it deletions.
+    func createForPull(_ collection: KintoCollection, pulledBefore: Bool) throws(HTTPRemoteError) -> Bool {
+        do {
+            return try createCollection(collection)
+        } catch {
+            guard error.status == 403, pulledBefore else { throw error }
+            throw HTTPRemoteError(.unauthorized, "this account may no longer read \(collection.bucket)/\(collection.name) on "
+                + "\(server.absoluteString) (HTTP 403): access withdrawn", status: 403, deniesAccess: true)
+        }
+    }
+
     func expect(_ response: HTTPResponse, _ statuses: Set<Int>, doing what: String) throws(HTTPRemoteError) {
         guard !statuses.contains(response.status) else { return }
         let said = Self.said(response)

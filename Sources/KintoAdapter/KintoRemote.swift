@@ -246,7 +246,7 @@ public final class KintoRemote: HTTPRemote {
         opening: while true {
             switch pull.open(status: answer.response.status, etag: answer.response.headers["etag"].flatMap(KintoPull.timestamp(fromETag:))) {
             case .create:
-                pull.created(try createCollection(collection))
+                pull.created(try createForPull(collection, pulledBefore: since != nil))
                 answer = try list(collection, listing, limit: &limit)
             case .unchanged:
                 return

@@ -23,11 +23,14 @@ public struct HTTPRemoteError: RemoteError, Sendable {
     package let concernsOneItem: Bool
     /// A write request failed after it may have reached the server: what it did must be read, not assumed.
     package let mayHaveApplied: Bool
+    /// The server no longer lets this account read the entity's place (`RemoteError.deniesAccess`).
+    public let deniesAccess: Bool
 
     package init(_ syncCode: SyncError.Code, _ message: String, status: Int? = nil, code: Int? = nil, isTooLarge: Bool = false,
-                 isUnreadable: Bool = false, concernsOneItem: Bool = false, mayHaveApplied: Bool = false) {
+                 isUnreadable: Bool = false, concernsOneItem: Bool = false, mayHaveApplied: Bool = false, deniesAccess: Bool = false) {
         (self.syncCode, self.message, self.status, self.code) = (syncCode, message, status, code)
         (self.isTooLarge, self.isUnreadable, self.concernsOneItem, self.mayHaveApplied) = (isTooLarge, isUnreadable, concernsOneItem, mayHaveApplied)
+        self.deniesAccess = deniesAccess
     }
 
     /// A request the retrying client gave up on: one that would fail again is the server's failure (exit 69 either

@@ -77,3 +77,53 @@ struct SharedBucketTests {
         #expect(bad.status == 65 && bad.stderr.contains(#"x-evsync-kinto takes {"bucket": ID}"#), "\(bad)")
     }
 }
+
+extension SharedBucketTests {
+    @Test func readAccessWithdrawnLeavesTheEntityAsItIsAndTheOthersSync() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket(collections: ["holidays"])
+        let bob = try await RemoteHistoryTests.bob(fx, permission: "read")
+        let schemas = fx.directory.file("schemas")
+        try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+        try Self.holidaySchema(bucket: fx.web.bucket).write(toFile: schemas + "/holiday.schema.json", atomically: true, encoding: .utf8)
+        let store = Evsync(store: fx.directory.file("bob-store"), schemas: schemas)
+        let own = KintoWebApp(server: fx.web.server, credentials: try String(contentsOfFile: bob.authFile, encoding: .utf8).trimmingCharacters(in: .newlines),
+                              bucket: TestServer.freshBucket())
+        BucketRegistry.current?.register(own)
+        func sync(_ extra: [String] = []) async throws -> ProcessOutput {
+            try await store.run(["sync", "--remote", own.bucketURL, "--auth-file", bob.authFile, "--json"] + extra)
+        }
+        let ids = [newID(), newID()]
+        for (index, id) in ids.enumerated() { try await fx.web.put(id, holiday("Holiday \(index)")) }
+        #expect(try await sync().status == 0)
+        #expect(try await store.records().count == 2)
+
+        // The editor withdraws bob's access to the shared bucket.
+        let withdrawn = try await fx.web.request("PUT", "/buckets/\(fx.web.bucket)", body: ["data": [:], "permissions": ["read": []]])
+        #expect(withdrawn.status == 200, "\(withdrawn)")
+        let mum = newID()
+        try await store.add("Birthday", id: mum, ["name=Mum", "date=1960-04-02"])
+        let added = newID()
+        try await fx.web.put(added, holiday("Added while bob was out"))
+        for missing in [[], ["--missing", "delete"]] {
+            let after = try await sync(missing)
+            let report = try SyncJSON(after.stdoutLines.last ?? "{}")
+            #expect(after.status == 1 && report.deletedHere == 0 && report.goneFromServer.isEmpty, "\(after)")
+            #expect(after.stdout.contains(#""unreadable":[{"entity":"Holiday","reason":"this account may no longer read "#), "\(after.stdout)")
+            #expect(after.stderr.contains("evsync: Holiday is left as it is here, not synced: this account may no longer read"), "\(after.stderr)")
+            #expect(after.stderr.contains("1 entity this account may no longer read: Holiday, kept here as they are"), "\(after.stderr)")
+            #expect(try await store.records().keys.sorted() == ids.sorted(), "access lost is not a deletion")
+        }
+        // The other entity synced all the same.
+        #expect(try await own.records(in: "birthdays").keys.sorted() == [mum])
+        for id in ids { #expect(try await store.history(id).allSatisfy { $0["kind"]?.stringValue != "deleted" }) }
+
+        // Access given back: the holidays sync again, from where they were, with what changed meanwhile.
+        let given = try await fx.web.request("PATCH", "/buckets/\(fx.web.bucket)", body: ["permissions": ["read": [.string("account:\(bob.name)")]]])
+        #expect(given.status == 200, "\(given)")
+        let back = try await sync()
+        let backReport = try SyncJSON(back.stdoutLines.last ?? "{}")
+        #expect(back.status == 0 && backReport.pulled == 1 && backReport.reread.isEmpty, "\(back)")
+        #expect(try await store.records().keys.sorted() == (ids + [added]).sorted())
+    }
+}

@@ -145,8 +145,13 @@ public protocol RemoteError: Error, CustomStringConvertible {
     /// True for a refusal that promises nothing was written (a wrong passphrase): the engine does not record
     /// even the failure in `status`.
     var wroteNothing: Bool { get }
+    /// True when the server no longer lets this account read an entity's place (a permission withdrawn): the
+    /// engine leaves that entity as it is here, neither pulled nor pushed, names it (`SyncReport.unreadable`) and
+    /// goes on with the others. Access lost is not a deletion, and not a server that lost records.
+    var deniesAccess: Bool { get }
 }
 
 extension RemoteError {
     public var wroteNothing: Bool { false }
+    public var deniesAccess: Bool { false }
 }

@@ -185,8 +185,15 @@ public final class SyncEngine: Sendable {
         try remote.prepare(starts)
         entities: for schema in entities {
             let undecided = try store.serverWasRestored(remote: remote.address, entity: schema.name)
-            let pulled = try pull(schema, from: remote, policy: policy, missing: missing, undecided: undecided, switching: switching,
+            let pulled: (trigger: VerificationTrigger?, comparedIDs: Bool)
+            do {
+                pulled = try pull(schema, from: remote, policy: policy, missing: missing, undecided: undecided, switching: switching,
                                   report: &report, progress: notify, shouldStop: shouldStop)
+            } catch let denied as any RemoteError where denied.deniesAccess {
+                // Access lost: the entity stays as it is here, and the others sync (docs/sync.md).
+                report.unreadable.append(Skip(entity: schema.name, id: nil, reason: denied.description))
+                continue entities
+            }
             var trigger = pulled.trigger
             if report.reread.contains(schema.name) { try store.noteServerRestored(true, remote: remote.address, entity: schema.name) }
             // What the pull left of the mark: set by a reread, cleared or set by a remote without tombstones.
@@ -212,7 +219,7 @@ public final class SyncEngine: Sendable {
             if shouldStop() { report.interrupted = true; break entities }
         }
         if !report.interrupted {
-            for schema in entities {
+            for schema in entities where !report.unreadable.contains(where: { $0.entity == schema.name }) {
                 try push(schema, to: remote, policy: policy, resendRefused: resendRefused, report: &report, progress: notify,
                          shouldStop: shouldStop)
                 if shouldStop() { report.interrupted = true; break }

@@ -24,6 +24,9 @@ public struct SyncReport: Sendable, Equatable {
     /// refusal is an answer, not a failure to retry), until they are edited or reverted here, or a sync is
     /// asked to resend them (`resendRefused`). `Store.why` gives the server's reason.
     public var held: [RecordReference] = []
+    /// Entities the server no longer lets this account read (a permission withdrawn), with what it said: left as
+    /// they are here, neither pulled nor pushed, until access is given back. Nothing is deleted for it.
+    public var unreadable: [Skip] = []
     /// Server records that could not be stored, passed over (each logged as a `skipped` event); the sync went on.
     public var skipped: [Skip] = []
     /// Entities whose server data turned out older than the last pull (a
@@ -60,7 +63,7 @@ public struct SyncReport: Sendable, Equatable {
     /// an error (the server cannot be reached, refuses the credentials) throws a `SyncError` instead, whose
     /// `partialReport`, like the `.finished` report of `statusUpdates()`, is `.failed` with `error` set.
     public var result: Result {
-        if error != nil || !rejected.isEmpty || !held.isEmpty { return .failed }
+        if error != nil || !rejected.isEmpty || !held.isEmpty || !unreadable.isEmpty { return .failed }
         // Records the server lost are news, however little moved: a sync that finds them never says "nothing to do".
         return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count + goneFromServer.count > 0 ? .newData : .noData
     }

@@ -151,6 +151,10 @@ enum SyncCommand {
             return
         }
         try output.show(report, failure: nil, retryIn: nil)
+        if !report.unreadable.isEmpty {
+            throw CLIError(.failure, "\(Plural.count(report.unreadable.count, "entity", plural: "entities")) this account may no longer read: "
+                + report.unreadable.map(\.entity).joined(separator: ", ") + ", kept here as they are and not synced until access is given back")
+        }
         if !report.rejected.isEmpty || !report.held.isEmpty {
             var parts: [String] = []
             if !report.rejected.isEmpty { parts.append("\(Plural.count(report.rejected.count, "change")) refused by the server") }
@@ -252,6 +256,7 @@ enum SyncCommand {
             "conflicted": .array(report.conflicted.map { ["entity": .string($0.entity), "id": .string($0.id)] }),
             "rejected": .array(report.rejected.map { .string($0.description) }),
             "held": .array(report.held.map { ["entity": .string($0.entity), "id": .string($0.id)] }),
+            "unreadable": .array(report.unreadable.map { ["entity": .string($0.entity), "reason": .string($0.reason)] }),
             "skipped": .array(report.skipped.map { skip in
                 ["entity": .string(skip.entity), "id": skip.id.map(JSONValue.string) ?? .null, "reason": .string(skip.reason)]
             }),
@@ -310,6 +315,10 @@ enum SyncCommand {
             lines.append("evsync: the server lacks \(Plural.count(count, "\(Output.safe(entity)) record")) this store holds as synced, "
                 + "with no tombstone (wiped, re-created, restored, or another server?): kept here; "
                 + "evsync sync --missing push-back puts them back, evsync sync --missing delete deletes them here")
+        }
+        for lost in report.unreadable {
+            lines.append("evsync: \(Output.safe(lost.entity)) is left as it is here, not synced: \(Output.safe(lost.reason)); "
+                + "its records are kept (access lost is not a deletion), and it syncs again once access is given back")
         }
         for skip in report.skipped.prefix(shown) { lines.append("evsync: skipped a server record that cannot be stored: \(skip)") }
         if report.skipped.count > shown {

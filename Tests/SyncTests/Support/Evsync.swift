@@ -154,6 +154,8 @@ struct SyncJSON: Sendable, CustomStringConvertible {
     /// `skipped`: each server record passed over, as entity, id (nil when none usable) and reason.
     var skipped: [(entity: String, id: String?, reason: String)]
     var reread: [String]
+    /// `goneFromServer`: records kept here that the server lacks, as `Entity id`.
+    var goneFromServer: [String]
 
     init(_ text: String) throws {
         let object = try JSONParser.parse(text).objectValue ?? [:]
@@ -175,6 +177,9 @@ struct SyncJSON: Sendable, CustomStringConvertible {
             return (item["entity"]?.stringValue ?? "?", item["id"]?.stringValue, item["reason"]?.stringValue ?? "?")
         }
         reread = object["reread"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        goneFromServer = (object["goneFromServer"]?.arrayValue ?? []).compactMap { item in
+            item.objectValue.flatMap { item in item["entity"]?.stringValue.map { "\($0) \(item["id"]?.stringValue ?? "?")" } }
+        }
     }
 
     var description: String {
