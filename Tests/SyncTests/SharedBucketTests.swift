@@ -16,20 +16,36 @@ struct SharedBucketTests {
         """
     }
 
-    @Test func eachEntitySyncsFromItsOwnBucketInOneSync() async throws {
-        let fx = try SyncFixture()
-        try await fx.web.createBucket(collections: ["holidays"])
-        let bob = try await RemoteHistoryTests.bob(fx, permission: "read")
-        let schemas = fx.directory.file("schemas")
-        try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
-        try Self.holidaySchema(bucket: fx.web.bucket).write(toFile: schemas + "/holiday.schema.json", atomically: true, encoding: .utf8)
-        let store = Evsync(store: fx.directory.file("bob-store"), schemas: schemas)
-        let own = KintoWebApp(server: fx.web.server, credentials: try String(contentsOfFile: bob.authFile, encoding: .utf8).trimmingCharacters(in: .newlines),
+    /// The editor's bucket (the fixture's), Holidays in it for bob to read; bob's store, whose remote is his own bucket.
+    struct Family {
+        let fx: SyncFixture
+        let bob: (name: String, authFile: String)
+        let schemas: String
+        let store: Evsync
+        let own: KintoWebApp
+
+        init() async throws {
+            fx = try SyncFixture()
+            try await fx.web.createBucket(collections: ["holidays"])
+            bob = try await RemoteHistoryTests.bob(fx, permission: "read")
+            schemas = fx.directory.file("schemas")
+            try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+            try SharedBucketTests.holidaySchema(bucket: fx.web.bucket).write(toFile: schemas + "/holiday.schema.json", atomically: true, encoding: .utf8)
+            store = Evsync(store: fx.directory.file("bob-store"), schemas: schemas)
+            own = KintoWebApp(server: fx.web.server, credentials: try String(contentsOfFile: bob.authFile, encoding: .utf8).trimmingCharacters(in: .newlines),
                               bucket: TestServer.freshBucket())
-        BucketRegistry.current?.register(own)
-        func sync() async throws -> ProcessOutput {
-            try await store.run(["sync", "--remote", own.bucketURL, "--auth-file", bob.authFile, "--json"])
+            BucketRegistry.current?.register(own)
         }
+
+        func sync(_ extra: [String] = []) async throws -> ProcessOutput {
+            try await store.run(["sync", "--remote", own.bucketURL, "--auth-file", bob.authFile, "--json"] + extra)
+        }
+    }
+
+    @Test func eachEntitySyncsFromItsOwnBucketInOneSync() async throws {
+        let family = try await Family()
+        let (fx, store, own, schemas) = (family.fx, family.store, family.own, family.schemas)
+        func sync(_ extra: [String] = []) async throws -> ProcessOutput { try await family.sync(extra) }
 
         let newYear = newID()
         try await fx.web.put(newYear, holiday("New Year", date: "2027-01-01"))
@@ -80,19 +96,9 @@ struct SharedBucketTests {
 
 extension SharedBucketTests {
     @Test func readAccessWithdrawnLeavesTheEntityAsItIsAndTheOthersSync() async throws {
-        let fx = try SyncFixture()
-        try await fx.web.createBucket(collections: ["holidays"])
-        let bob = try await RemoteHistoryTests.bob(fx, permission: "read")
-        let schemas = fx.directory.file("schemas")
-        try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
-        try Self.holidaySchema(bucket: fx.web.bucket).write(toFile: schemas + "/holiday.schema.json", atomically: true, encoding: .utf8)
-        let store = Evsync(store: fx.directory.file("bob-store"), schemas: schemas)
-        let own = KintoWebApp(server: fx.web.server, credentials: try String(contentsOfFile: bob.authFile, encoding: .utf8).trimmingCharacters(in: .newlines),
-                              bucket: TestServer.freshBucket())
-        BucketRegistry.current?.register(own)
-        func sync(_ extra: [String] = []) async throws -> ProcessOutput {
-            try await store.run(["sync", "--remote", own.bucketURL, "--auth-file", bob.authFile, "--json"] + extra)
-        }
+        let family = try await Family()
+        let (fx, bob, store, own) = (family.fx, family.bob, family.store, family.own)
+        func sync(_ extra: [String] = []) async throws -> ProcessOutput { try await family.sync(extra) }
         let ids = [newID(), newID()]
         for (index, id) in ids.enumerated() { try await fx.web.put(id, holiday("Holiday \(index)")) }
         #expect(try await sync().status == 0)
