@@ -72,8 +72,9 @@ let package = Package(
         .testTarget(name: "AdapterTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter"]),
         // The DAV codec and mappings without a server: folding, escaping, round trips of other clients' items.
         .testTarget(name: "DAVAdapterTests", dependencies: ["EventStore", "EventSync", "DAVAdapter", "TestSupport"]),
-        // Sealing without a server: libsodium's primitives as evsync uses them, the keyring, the envelope, and
-        // the sealed remote over InMemoryRemote, lies included.
+        // Sealing without a server: libsodium's primitives as evsync uses them, the keyring, the envelope, what
+        // sealing commits. The sealed remote's scenarios, lies included, are in SyncTests (SealedRemoteTests), on
+        // each server.
         .testTarget(name: "SealingTests", dependencies: ["EventStore", "EventSync", "Sealing", "TestSupport"]),
         .testTarget(name: "evsyncTests", dependencies: ["EventStore", "EventSync", "evsync", "evsync-fuzz", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: ["EventStore", "EventSync", "KintoAdapter", "ParseAdapter", "DAVAdapter", "HTTPTransport", "Sealing",

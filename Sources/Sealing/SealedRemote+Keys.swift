@@ -153,13 +153,17 @@ extension SealedRemote {
         var found: [(id: String, version: RemoteVersion, contents: SealedEnvelope.Contents)] = []
         var finished = true
         try inner.changes(of: wire, since: cursor) { page in
+            var cut = false
             for entry in page.entries {
                 guard let record = try? page.record(entry), let fields = record.fields,
                       case .success(let contents) = envelope.open(fields, entity: entity, id: record.id),
                       contents.keyID != envelope.keys.current else { continue }
+                // A page holds more than the limit (a server's pages are long): the rest of it waits for a later sync,
+                // which walks this page again; what is re-sealed now is under the current key by then.
+                if found.count >= resealLimit { cut = true; break }
                 found.append((record.id, record.version, contents))
             }
-            cursor = page.cursor ?? cursor
+            if !cut { cursor = page.cursor ?? cursor }
             finished = found.count < resealLimit
             return finished
         }

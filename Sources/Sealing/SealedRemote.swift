@@ -60,10 +60,29 @@ public final class SealedRemote: SyncRemote {
     public func changes(of entity: EntitySchema, since: RemoteCursor?, onPage: (RemotePage) throws -> Bool) throws {
         let envelope = try envelope(for: entity)
         let wire = try SealedEnvelope.wireSchema(for: entity)
+        var goesOn = true
         try inner.changes(of: wire, since: since) { page in
-            try onPage(try opened(page, entity: entity.name, envelope: envelope))
+            goesOn = try onPage(try opened(page, entity: entity.name, envelope: envelope))
+            return goesOn
         }
+        if goesOn, let gone = try goneFromTheListing(of: entity.name, wire: wire) { _ = try onPage(gone) }
         try resealOlderRecords(of: entity.name, wire: wire, envelope: envelope)
+    }
+
+    static let unsealedDeletion = "deleted on the server, but no device with the key sealed a deletion: kept here, as a record the server lost"
+
+    /// On a remote without tombstones (Parse), a deletion is a record no longer listed. A sealed deletion stays a
+    /// record there, so a record the log holds as on the server that the server no longer lists was deleted by no
+    /// device with the key: a page skipping each, named as a tombstone nobody sealed would be. Read after the
+    /// pull, so a record made there meanwhile is merely not yet pulled; nil when nothing is gone or the remote
+    /// has tombstones.
+    private func goneFromTheListing(of entity: String, wire: EntitySchema) throws -> RemotePage? {
+        guard let live = try inner.liveIDs(of: wire) else { return nil }
+        var gone: [SkippedRecord] = []
+        try store.forEachRecordLiveOnServer(entity: entity) { id, version in
+            if !live.contains(id) { gone.append(SkippedRecord(id: id, version: version, reason: Self.unsealedDeletion)) }
+        }
+        return gone.isEmpty ? nil : RemotePage(records: [], skipped: gone, cursor: nil)
     }
 
     /// The page with every record opened; what does not open, replays an older version, or is a deletion no
@@ -79,7 +98,7 @@ public final class SealedRemote: SyncRemote {
             let record: RemoteRecord
             do { record = try page.record(entry) } catch { skip("its fields do not read: \(error)"); continue }
             guard let fields = record.fields else {
-                skip("deleted on the server, but no device with the key sealed a deletion: kept here, as a record the server lost")
+                skip(Self.unsealedDeletion)
                 continue
             }
             switch envelope.open(fields, entity: entity, id: id) {

@@ -15,6 +15,8 @@ final class ParseStandIn: Sendable {
     private let process: RunningProcess
     private let directory: TemporaryDirectory
 
+    /// Members of an object that are Parse's, or the id mapping's (`nid`), never a record's fields.
+    static let parseMembers: Set<String> = ["objectId", "createdAt", "updatedAt", "ACL", "nid"]
     /// The environment `evsync sync --protocol parse` reads its keys from.
     static let environment = ["EVSYNC_PARSE_APPLICATION_ID": applicationID, "EVSYNC_PARSE_REST_API_KEY": restAPIKey]
 
@@ -139,7 +141,7 @@ final class ParseStandIn: Sendable {
         for object in try await objects(className) {
             guard let id = object["nid"]?.stringValue ?? object["objectId"]?.stringValue else { continue }
             var fields: JSONObject = [:]
-            for (key, value) in object where !["objectId", "createdAt", "updatedAt", "ACL", "nid"].contains(key) {
+            for (key, value) in object where !Self.parseMembers.contains(key) {
                 if let typed = value.objectValue, let iso = typed["iso"]?.stringValue {
                     fields[key] = .string(iso.hasSuffix("T00:00:00.000Z") ? String(iso.prefix(10)) : iso)
                 } else if let typed = value.objectValue, let base64 = typed["base64"]?.stringValue {
@@ -155,7 +157,12 @@ final class ParseStandIn: Sendable {
 
     /// The objectId of the object holding a record id (its `nid`, or the objectId itself).
     func objectID(of id: String, in className: String) async throws -> String? {
-        try await objects(className).first { $0["nid"]?.stringValue == id || $0["objectId"]?.stringValue == id }?["objectId"]?.stringValue
+        try await object(of: id, in: className)?["objectId"]?.stringValue
+    }
+
+    /// The object holding a record id, with every member.
+    func object(of id: String, in className: String) async throws -> JSONObject? {
+        try await objects(className).first { $0["nid"]?.stringValue == id || $0["objectId"]?.stringValue == id }
     }
 }
 
@@ -165,4 +172,26 @@ extension Evsync {
         try SyncJSON(try await ok(["sync", "--remote", standIn.url, "--protocol", "parse", "--json"] + extra,
                                   environment: ParseStandIn.environment.merging(environment) { $1 }))
     }
+}
+
+/// The stand-in edited as a web app edits it, by class: a record written whole (the members it does not give
+/// are deleted, a Parse update being partial), or deleted.
+extension ParseStandIn: WebSide {
+    func put(_ id: String, _ fields: JSONObject?, in className: String) async throws {
+        let held = try await object(of: id, in: className)
+        switch (fields, held?["objectId"]?.stringValue) {
+        case (let fields?, let objectID?):
+            var update = fields
+            for name in (held ?? [:]).keys where fields[name] == nil && !Self.parseMembers.contains(name) { update[name] = ["__op": "Delete"] }
+            try await self.update(className, objectID, update)
+        case (let fields?, nil):
+            try await create(className, fields.merging(["nid": .string(id)]) { $1 })
+        case (nil, let objectID?):
+            try await delete(className, objectID)
+        case (nil, nil):
+            break
+        }
+    }
+
+    func live(in className: String) async throws -> [String: JSONObject] { try await records(className) }
 }
