@@ -136,7 +136,7 @@ struct SchemaDirectoryCLITests {
                     #expect(result.stderr.contains("'\(keyword)'"), "names the keyword: \(result)")
                 }
                 for keyword in ["x-evsync-colection", "x-evsync-caldav"] where text.contains(keyword) {
-                    #expect(result.stderr.contains("keyword '\(keyword)' is read by no remote (evsync's: x-evsync-dav, and x-evsync-collection)"), "\(result)")
+                    #expect(result.stderr.contains("keyword '\(keyword)' is read by no remote (evsync's: x-evsync-dav, x-evsync-kinto, and x-evsync-collection)"), "\(result)")
                 }
                 #expect(result.stderr.split(separator: "\n").count == 1, "\(result)")
             }

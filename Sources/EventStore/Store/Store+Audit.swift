@@ -246,6 +246,7 @@ extension Store {
     public func whyPending(_ entityName: String, id: String) throws(StoreError) -> PendingReason? {
         let schema = try entity(entityName)
         try Self.checkID(id, fromServer: true)
+        let remote = try rememberedRemote()
         return try snapshot { transaction in
             let events = try events(entity: schema.name, id: id, reader: try archiveReader(in: transaction), in: transaction)
             guard !events.isEmpty else { return nil }
@@ -253,7 +254,10 @@ extension Store {
             var setters: [String: Event] = [:]
             var pendingSince: Event?
             var lastPush: Event?
+            // The refusal that holds the record back: a `rejected` event with nothing but notes after it.
+            var refusal: Event?
             for event in events {
+                if event.kind == .rejected { refusal = event } else if !event.kind.isNote { refusal = nil }
                 let before = projection
                 projection.apply(event)
                 for field in Self.changedFields(from: before.row, to: projection.row) { setters[field] = Self.setter(of: field, in: event) }
@@ -273,7 +277,8 @@ extension Store {
                 }
                 : []
             return PendingReason(entity: schema.name, id: id, projection: projection, fields: fields,
-                                 pendingSince: pendingSince, lastExchange: lastPush, lastEvent: lastEvent)
+                                 pendingSince: pendingSince, lastExchange: lastPush, lastEvent: lastEvent,
+                                 isHeld: projection.isPending && refusal != nil && refusal?.author == remote)
         }
     }
 }
@@ -401,6 +406,9 @@ public struct PendingReason: Sendable, Equatable, Codable {
     /// `conflict` (a push refused because the server had changed, or a pull).
     public let lastExchange: Event?
     public let lastEvent: Event
+    /// The store's remote refused its last push, and nothing happened to it since: syncs do not send it again
+    /// until it is edited or reverted, or a sync is asked to (`SyncEngine.sync(resendRefused:)`).
+    public var isHeld = false
 
     public var isPending: Bool { projection.isPending }
 
@@ -443,6 +451,21 @@ extension Conflict.Field {
         field = try container.decode(String.self, forKey: .field)
         (local, server) = (try container.decodeJSONIfPresent(forKey: .local), try container.decodeJSONIfPresent(forKey: .server))
         won = try container.decode(Conflict.Side.self, forKey: .won)
+    }
+}
+
+extension PendingReason {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        entity = try container.decode(String.self, forKey: .entity)
+        id = try container.decode(String.self, forKey: .id)
+        projection = try container.decode(RecordProjection.self, forKey: .projection)
+        fields = try container.decode([PendingField].self, forKey: .fields)
+        pendingSince = try container.decodeIfPresent(Event.self, forKey: .pendingSince)
+        lastExchange = try container.decodeIfPresent(Event.self, forKey: .lastExchange)
+        lastEvent = try container.decode(Event.self, forKey: .lastEvent)
+        // Written by an evsync before holding refusals: not held.
+        isHeld = try container.decodeIfPresent(Bool.self, forKey: .isHeld) ?? false
     }
 }
 

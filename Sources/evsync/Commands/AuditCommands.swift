@@ -187,7 +187,7 @@ enum AuditCommands {
         set each here, since when it has been pending, and the last exchange with the server about it.
         """,
         positionals: 2...2,
-        options: [Option("--json", help: "{entity, id, pending, state, version, fields: [{field, local?, server?, since}], pendingSince, lastExchange, missingFromServer}")]
+        options: [Option("--json", help: "{entity, id, pending, state, version, fields: [{field, local?, server?, since}], pendingSince, lastExchange, missingFromServer, held}")]
     ) { arguments, global in
         let words = arguments.positionals
         let store = try global.openStore(create: false)
@@ -227,6 +227,9 @@ enum AuditCommands {
             default: "a conflict with the server's version \(last.version.map(\.token) ?? "?"), settled \(last.policy?.rawValue ?? "")"
             }
             print(Output.safe("last exchange: \(outcome) (#\(last.seq) \(LocalTime.iso8601(milliseconds: last.at)))"))
+            if reason.isHeld {
+                print("held: syncs do not send it again until it is edited or reverted (evsync sync --resend-refused sends it)")
+            }
         } else {
             print("last exchange: none (never pushed, and no conflict)")
         }

@@ -147,7 +147,7 @@ enum AuditJSON {
         let dryRun: Bool
     }
 
-    /// `why`: `{entity, id, pending, state, version, fields: [{field, local?, server?, since}], pendingSince, lastExchange}`.
+    /// `why`: `{entity, id, pending, state, version, fields: [{field, local?, server?, since}], pendingSince, lastExchange, missingFromServer, held}`.
     struct WhyResult: Encodable {
         struct Field: Encodable {
             let field: String
@@ -165,6 +165,8 @@ enum AuditJSON {
         @NullWhenAbsent var lastExchange: EventSummary?
         /// Kept here while the server lacks it (`Store.recordsMissingFromServer`): in step with nothing.
         var missingFromServer = false
+        /// Refused by the server, and not sent again until edited or reverted (`PendingReason.isHeld`).
+        let held: Bool
 
         init(_ reason: PendingReason) {
             (entity, id, pending, state) = (reason.entity, reason.id, reason.isPending, reason.state.rawValue)
@@ -173,6 +175,7 @@ enum AuditJSON {
                                                server: $0.server.map(EncodableJSON.init), since: $0.since.map(EventSummary.init)) }
             pendingSince = reason.pendingSince.map(EventSummary.init)
             lastExchange = reason.lastExchange.map(EventSummary.init)
+            held = reason.isHeld
         }
     }
 }
