@@ -39,6 +39,32 @@ struct SealedKintoTests {
         }
     }
 
+    /// What the server stores, read past its API: the PostgreSQL of a Kinto of the test's own, every table (the
+    /// history plugin keeps every version of every record), dumped whole. The records are there, sealed; no value is.
+    @Test func kintoOnPostgreSQLHoldsNoValueInClearInItsDatabase() async throws {
+        let kinto = try await OwnKinto(postgres: true)
+        let fx = try SyncFixture(on: kinto)
+        try await fx.web.createBucket()
+        let a = try Store(directory: fx.directory.file("a"), create: true)
+        let b = try Store(directory: fx.directory.file("b"), create: true)
+        let values = ["Grandma Ada", "1931-05-17", "Knitting needles", "Midsummer Eve", "2027-06-25", "A scarf, green", "Saint Swithin"]
+        let ada = try a.add("Birthday", fields: ["name": .string(values[0]), "date": .string(values[1]), "giftIdeas": .string(values[2])]).recordID
+        let eve = try a.add("Holiday", fields: ["name": .string(values[3]), "date": .string(values[4])]).recordID
+        let swithin = try a.add("Holiday", fields: ["name": .string(values[6]), "date": "2027-07-15"]).recordID
+        _ = try await onThread { try engine(a, fx).syncBlocking() }
+        // An edit and a deletion: the history plugin keeps the versions before them too.
+        try a.edit("Birthday", id: ada, set: ["giftIdeas": .string(values[5])])
+        try a.delete("Holiday", id: swithin)
+        _ = try await onThread { try engine(a, fx).syncBlocking() }
+        _ = try await onThread { try engine(b, fx).syncBlocking() }
+        #expect(try b.record("Birthday", id: ada)?.fields["giftIdeas"] == .string(values[5]))
+        #expect(try b.record("Holiday", id: eve) != nil && b.record("Holiday", id: swithin) == nil)
+
+        let dump = try await kinto.databaseDump()
+        #expect(dump.contains(ada) && dump.contains(eve) && dump.contains(SealedEnvelope.field), "the dump holds the sealed records")
+        for value in values + [Self.passphrase] { #expect(!dump.contains(value), "\(value) is in clear in the database") }
+    }
+
     @Test func kintoHoldsNothingInClearAndThePythonToolReadsAndWritesTheFormat() async throws {
         let fx = try SyncFixture()
         try await fx.web.createBucket()

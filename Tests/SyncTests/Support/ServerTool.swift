@@ -33,10 +33,26 @@ enum ServerTool {
 
     /// A port nobody listens on now: the kernel's pick for a socket bound to port 0.
     static func freePort() throws -> Int {
+        try freePort(0)
+    }
+
+    /// A port free now with the port `offset` above it free too, below 55,536: `Tools/kinto start --postgres`
+    /// puts its PostgreSQL there.
+    static func freePortPair(offset: Int = 10_000) throws -> Int {
+        for _ in 0..<200 {
+            let port = Int.random(in: 20_000..<(65_536 - offset))
+            if (try? freePort(port)) != nil, (try? freePort(port + offset)) != nil { return port }
+        }
+        throw ParseStandIn.Failure(description: "no free pair of ports \(offset) apart")
+    }
+
+    /// `port` if it can be bound now (0: any free port).
+    private static func freePort(_ port: Int) throws -> Int {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
