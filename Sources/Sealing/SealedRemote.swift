@@ -73,32 +73,32 @@ public final class SealedRemote: SyncRemote {
 
     /// On a remote without tombstones (Parse), a deletion is a record no longer listed. A sealed deletion stays a
     /// record there, so a record the log holds as on the server that the server no longer lists was deleted by no
-    /// device with the key: a page skipping each, named as a tombstone nobody sealed would be. Read after the
+    /// device with the key: a page naming each as lost, as a tombstone nobody sealed is. Read after the
     /// pull, so a record made there meanwhile is merely not yet pulled; nil when nothing is gone or the remote
     /// has tombstones.
     private func goneFromTheListing(of entity: String, wire: EntitySchema) throws -> RemotePage? {
         guard let live = try inner.liveIDs(of: wire) else { return nil }
-        var gone: [SkippedRecord] = []
+        var gone = RemotePage(records: [], skipped: [], cursor: nil)
         try store.forEachRecordLiveOnServer(entity: entity) { id, version in
-            if !live.contains(id) { gone.append(SkippedRecord(id: id, version: version, reason: Self.unsealedDeletion)) }
+            if !live.contains(id) { gone.lost.append(SkippedRecord(id: id, version: version, reason: Self.unsealedDeletion)) }
         }
-        return gone.isEmpty ? nil : RemotePage(records: [], skipped: gone, cursor: nil)
+        return gone.lost.isEmpty ? nil : gone
     }
 
-    /// The page with every record opened; what does not open, replays an older version, or is a deletion no
-    /// device with the key sealed, is skipped with its reason. The counters of what opened are raised first,
+    /// The page with every record opened; what does not open or replays an older version is skipped with its
+    /// reason, and a deletion no device with the key sealed is named as lost (`RemotePage.lost`). The counters of what opened are raised first,
     /// so that a crash between the two never lets a replay of what was seen through.
     private func opened(_ page: RemotePage, entity: String, envelope: SealedEnvelope) throws -> RemotePage {
         let ids = page.entries.map { page.id(of: $0) }
         let known = try store.sealedCounters(remote: address, entity: entity, ids: ids)
-        var records: [RemoteRecord] = [], skipped = page.skipped, seen: [String: UInt64] = [:]
+        var records: [RemoteRecord] = [], skipped = page.skipped, lost: [SkippedRecord] = [], seen: [String: UInt64] = [:]
         for entry in page.entries {
             let id = page.id(of: entry)
             func skip(_ reason: String) { skipped.append(SkippedRecord(id: id, version: entry.version, reason: reason)) }
             let record: RemoteRecord
             do { record = try page.record(entry) } catch { skip("its fields do not read: \(error)"); continue }
             guard let fields = record.fields else {
-                skip(Self.unsealedDeletion)
+                lost.append(SkippedRecord(id: id, version: entry.version, reason: Self.unsealedDeletion))
                 continue
             }
             switch envelope.open(fields, entity: entity, id: id) {
@@ -117,6 +117,7 @@ public final class SealedRemote: SyncRemote {
         }
         try store.recordSealing(remote: address, entity: entity, counters: seen)
         var opened = RemotePage(records: records, skipped: skipped, cursor: page.cursor, total: page.total)
+        opened.lost = page.lost + lost
         opened.isReread = page.isReread
         opened.isRecreated = page.isRecreated
         // Not `needsVerification`: a sealed remote offers no listing to check against (`canList`).

@@ -206,17 +206,27 @@ import TestSupport
         #expect(reasons[ids[0]]?.contains("does not open") == true)
         #expect(reasons[ids[1]]?.contains("does not open") == true)
         #expect(reasons[ids[3]]?.contains("refused as a replay") == true)
-        #expect(reasons[ids[4]]?.contains("no device with the key sealed a deletion") == true)
+        // A deletion nobody sealed is a record the server lost: kept, named, and `--missing` decides.
+        #expect(reasons[ids[4]] == nil && report.goneFromServer.map(\.id) == [ids[4]], "\(report)")
+        #expect(report.goneFromServer.first?.reason.contains("no device with the key sealed a deletion") == true, "\(report)")
+        #expect(try world.b.recordsMissingFromServer()["Holiday"] == [ids[4]])
         #expect(try world.b.record("Holiday", id: fresh)?.fields["name"] == "Still synced")
         // Nothing the server made up reached the tables.
         #expect(try world.b.record("Holiday", id: ids[0])?.fields["name"] == "Day 0")
         #expect(try world.b.record("Holiday", id: ids[1])?.fields["name"] == "Day 1")
         #expect(try world.b.record("Holiday", id: ids[3])?.fields["name"] == "Day 3, moved")
         #expect(try world.b.record("Holiday", id: ids[4])?.fields["name"] == "Day 4")
-        // Nor at the next sync, which names none of them again.
+        // Nor at the next sync, which names none of them again; the lost one stays kept until decided.
         let next = try await world.engine(world.b).sync()
         #expect(next.skipped.isEmpty, "\(next.skipped)")
+        #expect(try world.b.recordsMissingFromServer()["Holiday"] == [ids[4]])
         #expect(try world.b.records("Holiday").map { $0.fields["name"] } == world.a.records("Holiday").map { $0.fields["name"] })
+        // Pushed back, sealed, as for any record a server lost; the other device takes it and names it no more.
+        #expect(try await world.engine(world.b).sync(missing: .pushBack).pushed == 1)
+        #expect(try world.b.recordsMissingFromServer()["Holiday"] == nil)
+        _ = try await world.engine(world.a).sync()
+        #expect(try world.a.recordsMissingFromServer()["Holiday"] == nil)
+        #expect(try world.a.record("Holiday", id: ids[4])?.fields["name"] == "Day 4")
     }
 
     @Test(arguments: Server.available) func aRotationReachesADeviceThatWasAwayAndReSealsAFewRecordsAtEachSync(_ server: Server) async throws {

@@ -23,6 +23,10 @@ public struct RemotePage: Sendable {
     package private(set) var entries: [Entry] = []
     /// Records of the page the store cannot hold, in page order.
     public var skipped: [SkippedRecord] = []
+    /// Records the server no longer holds without a deletion the remote trusts (a sealed remote: one no device with
+    /// the key sealed), with the version the log last knew and why: taken as records a server lost, never as
+    /// deletions: kept, named in `goneFromServer`, and `sync --missing` decides.
+    public var lost: [SkippedRecord] = []
     /// Set on the first page of a pull the remote started again from the
     /// beginning, having found the server's data older than the cursor it was
     /// given (a server restored from a backup): the sync says so.

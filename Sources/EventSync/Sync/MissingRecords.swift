@@ -74,8 +74,9 @@ extension SyncEngine {
     }
 
     /// Keeps records missing from the server, and says so until the user decides.
-    func holdMissing(_ ids: [String], entity: String, remote: String, report: inout SyncReport) throws {
-        report.goneFromServer += ids.map { Skip(entity: entity, id: $0, reason: "gone from the server without a tombstone") }
+    func holdMissing(_ ids: [String], entity: String, remote: String, reason: String = "gone from the server without a tombstone",
+                     report: inout SyncReport) throws {
+        report.goneFromServer += ids.map { Skip(entity: entity, id: $0, reason: reason) }
         try store.noteServerRestored(true, remote: remote, entity: entity, missing: ids)
     }
 }

@@ -295,7 +295,13 @@ public final class SyncEngine: Sendable {
             report = pending
             batch = try store.makePullBatch()
         }
+        var lost: [Skip] = []
+        // Records named lost before by a remote that cannot list (see `settleLost`), and those of them pulled again.
+        let kept = Set(remote.canList ? [] : try store.recordsMissingFromServer()[schema.name] ?? [])
+        var returned = Set<String>()
         try remote.changes(of: schema, since: since) { page in
+            lost += page.lost
+            if !kept.isEmpty { returned.formUnion(page.entries.map { page.id(of: $0) }.filter(kept.contains)) }
             if page.isReread { report.reread.append(schema.name) }
             if page.needsVerification != nil, trigger == nil { trigger = .newestChangeMissing }
             if page.isRecreated { trigger = .recreated }
@@ -309,6 +315,8 @@ public final class SyncEngine: Sendable {
             return !shouldStop()
         }
         try write()
+        try settleLost(lost, kept: kept.subtracting(returned), entity: schema.name, remote: remote, missing: missing, policy: policy,
+                       report: &report)
         if shouldStop() { return (nil, false) }
         let lossSuspected = undecided || heldBefore > 0 || trigger == .recreated
         let comparedIDs = try reconcileDeletions(schema, with: remote, policy: policy,
@@ -322,6 +330,34 @@ public final class SyncEngine: Sendable {
             if held != serverCount { trigger = .countDiffers }
         }
         return (trigger, comparedIDs)
+    }
+
+    /// Records the remote says the server no longer holds, without a deletion it trusts (`RemotePage.lost`): as
+    /// records a server lost, kept and named until `--missing` decides, never deleted by themselves. A remote with
+    /// no listing to check against says so once (a tombstone is not sent again): those it named before (`kept`, less
+    /// any pulled again since) stay named, and are decided with the new ones.
+    private func settleLost(_ lost: [Skip], kept: Set<String>, entity: String, remote: any SyncRemote, missing: MissingRecords?,
+                            policy: ConflictPolicy, report: inout SyncReport) throws {
+        guard !remote.canList else { return }
+        var seen = Set<String>()
+        let ids = (lost.compactMap(\.id) + kept.sorted()).filter { seen.insert($0).inserted }
+        guard !ids.isEmpty else {
+            // Every record named before came back: nothing is missing any more.
+            if try !(store.recordsMissingFromServer()[entity] ?? []).isEmpty {
+                try store.noteServerRestored(false, remote: remote.address, entity: entity)
+            }
+            return
+        }
+        if let missing {
+            var versions: [String: RemoteVersion] = [:]
+            try store.forEachRecordLiveOnServer(entity: entity) { id, version in versions[id] = version }
+            try resolveMissing(ids.compactMap { id in versions[id].map { (id: id, version: $0) } }, entity: entity, action: missing,
+                               policy: policy, author: remote.address, report: &report)
+            try store.noteServerRestored(false, remote: remote.address, entity: entity)
+        } else {
+            try holdMissing(ids, entity: entity, remote: remote.address, reason: lost.first?.reason ?? "gone from the server without a tombstone",
+                            report: &report)
+        }
     }
 
     /// Before a store that synced with `previous` first syncs with `remote`: when the store holds records
