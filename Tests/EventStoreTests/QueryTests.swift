@@ -336,6 +336,55 @@ struct TypedQueryTests {
 
 @Suite("observing a query")
 struct QueryObservationTests {
+    @Test("an observed query's next result, made from its current one and the records a commit touched, is the query's own, or nil")
+    func nextResultFromTheTouchedRecords() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(directory: directory.appendingPathComponent("store").path,
+                                  schemas: ItemSchemas.registry(in: directory, "with", ItemSchemas.schema(indexed: true)), create: true)
+            let items = ItemSchemas.randomItems(120, seed: 5)
+            try store.write { transaction in for item in items { try transaction.add("Item", id: item.id, fields: item.fields) } }
+            let queries = [Query("Item").where("rank", .atLeast, "1").order("name", "-date").limit(7),
+                           Query("Item").where("date", .less, "2026-07-01").order("-rank").limit(40),
+                           Query("Item").where("name", .atMost, "b").order("date"),
+                           Query("Item").order("flag", "note").limit(5), Query("Item").order("rank").limit(3, offset: 2)]
+            var random = SplitMix64(seed: 11)
+            var (answered, rerun) = (0, 0)
+            for round in 0..<60 {
+                let query = queries[round % queries.count]
+                let current = try store.records(query)
+                // A commit touching a few records: edits moving them in and out, a deletion, a new one.
+                let replacements = ItemSchemas.randomItems(4, seed: UInt64(round) + 100)
+                var touched: Set<String> = []
+                try store.write { transaction in
+                    for replacement in replacements.prefix(3) {
+                        let id = items[Int.random(in: 0..<items.count, using: &random)].id
+                        touched.insert(id)
+                        if try transaction.record("Item", id: id) == nil {
+                            try transaction.add("Item", id: id, fields: replacement.fields)
+                        } else if Int.random(in: 0..<5, using: &random) == 0 {
+                            try transaction.delete("Item", id: id)
+                        } else {
+                            let old = try transaction.record("Item", id: id)?.fields ?? [:]
+                            _ = try transaction.edit("Item", id: id, set: replacement.fields,
+                                                     unset: old.keys.filter { replacement.fields[$0] == nil }.sorted())
+                        }
+                    }
+                    let fresh = "new\(round)"
+                    touched.insert(fresh)
+                    try transaction.add("Item", id: fresh, fields: replacements[3].fields)
+                }
+                let expected = try store.records(query)
+                let next = try store.snapshot { transaction in
+                    let plan = try QueryPlan(query, schema: try store.entity("Item"), store: store, in: transaction)
+                    let matching = try touched.compactMap { try store.record("Item", id: $0) }.filter(plan.matches)
+                    return Store.nextResult(current, touched: touched, matching: matching, plan: plan)
+                }
+                if let next { answered += 1; #expect(next == expected, "round \(round)") } else { rerun += 1 }
+            }
+            #expect(answered > 30 && rerun > 0, "answered \(answered), left to a run \(rerun)")
+        }
+    }
+
     @Test("an observed query yields its records, then only when a commit changed them, with what entered, changed and left")
     func observedQuery() async throws {
         let directory = try TemporaryDirectory("query-observation")

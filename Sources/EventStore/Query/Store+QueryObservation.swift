@@ -13,8 +13,9 @@ extension Store {
     /// ```
     ///
     /// A commit that touched none of the query's entity wakes nothing; one that touched its records reads
-    /// those records (not the table) and runs the query again only if one of them was in the result or now
-    /// matches its conditions; an element is yielded only if the result differs. Woken by commits as
+    /// those records (not the table), and when one of them was in the result or now matches its conditions,
+    /// makes the next result from the current one and them, running the query again only where that cannot
+    /// tell (an offset, or a full window a record left); an element is yielded only if the result differs. Woken by commits as
     /// `logChanges` is (`every`: where inotify cannot be had).
     public func observe<Value: EntityRecord>(_ query: Query<Value>,
                                              every interval: Duration = .milliseconds(200)) -> AsyncThrowingStream<ObservedRecords<Value>, any Error> {
@@ -53,12 +54,14 @@ extension Store {
                     guard !touched.isEmpty else { return (nil, last) }
                     var plan = try QueryPlan(query, schema: schema, store: self, in: transaction)
                     let inResult = Set(current.map(\.id))
-                    let relevant = try touched.contains { id in
-                        if inResult.contains(id) { return true }
-                        guard let row = try log.views.projection(entity: schema.name, id: id, in: transaction).row else { return false }
-                        return plan.matches(schema.record(id: id, fields: row))
+                    var matching: [Record] = []
+                    for id in Set(touched) {
+                        guard let row = try log.views.projection(entity: schema.name, id: id, in: transaction).row else { continue }
+                        let record = schema.record(id: id, fields: row)
+                        if plan.matches(record) { matching.append(record) }
                     }
-                    return (relevant ? try plan.records() : nil, last)
+                    guard !matching.isEmpty || touched.contains(where: inResult.contains) else { return (nil, last) }
+                    return (try Self.nextResult(current, touched: Set(touched), matching: matching, plan: plan) ?? plan.records(), last)
                 }
                 seen = through
                 guard let next, next != current else { continue }
@@ -66,6 +69,21 @@ extension Store {
                 current = next
             }
         }
+    }
+
+    /// The result after a commit, from `current` and the records the commit touched (`matching`: those of them
+    /// that now match): nil where only running the query can tell. Without a limit, or with a window not full,
+    /// every record that matches is in one or the other. With a full window, the records past it were never read,
+    /// and each comes after its old last record: the new result is known as far as that record.
+    static func nextResult(_ current: [Record], touched: Set<String>, matching: [Record], plan: QueryPlan) -> [Record]? {
+        guard plan.offset == 0 else { return nil }
+        let inOrder = { (a: Record, b: Record) in SortKey.areInOrder(a, b, by: plan.sortKeys) }
+        let next = (current.filter { !touched.contains($0.id) } + matching).sorted(by: inOrder)
+        guard let limit = plan.limit, current.count >= limit, let boundary = current.last else {
+            return plan.limit.map { Array(next.prefix($0)) } ?? next
+        }
+        let known = next.prefix { !inOrder(boundary, $0) }
+        return known.count >= limit ? Array(known.prefix(limit)) : nil
     }
 
     /// What changed from one result of a query to the next, by id.

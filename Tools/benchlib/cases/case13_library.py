@@ -127,12 +127,15 @@ class LibraryCase:
             "BETWEEN … ORDER BY date LIMIT 100, an index on date)", ev, sq, "s", "no slower than the peer", ev <= sq)
         (ev, sq), _ = pair("count", "per_query", "--n", q)
         add(f"a count over an indexed date range (a month, of {fmt_n(q)})", ev, sq, "s", "no slower than the peer", ev <= sq)
-        (upd,), res = pair("observequery", "update_median", sides=("evsync",))
+        (upd,), res = pair("observequery", "update_after_commit_median", sides=("evsync",))
         wakes = max(r["wakes_for_unrelated"] for r in res["evsync"])
         run_once = statistics.median(r["query_seconds"] for r in res["evsync"])
+        whole = statistics.median(r["update_median"] for r in res["evsync"])
         add(f"an observed query of 10 records while 1,000 unrelated records are added one by one: wakes {wakes} "
-            "time(s) (≤ 1); then an update of its result, from the add's call to the observer (the query run alone: "
-            f"{run_once * 1000:.2f} ms)", upd, None, "s", "wakes ≤ 1", wakes <= 1)
+            "time(s); then each add that changes its result: what its update costs once the add has returned (the wake "
+            f"and the observer's work; from the add's call: {whole * 1000:.2f} ms), against the query run alone "
+            f"({run_once * 1000:.2f} ms)", upd, None, "s", "wakes ≤ 1, and an update costs less than the query",
+            wakes <= 1 and upd < run_once)
         (add_index,), res = pair("addindex", "seconds", "--n", q, sides=("evsync",))
         rebuild = statistics.median(r["rebuild_seconds"] for r in res["evsync"])
         add(f"adding an index (on open) to a store of {fmt_n(q)} records, against rebuild-views of it ({rebuild:.2f} s)",
