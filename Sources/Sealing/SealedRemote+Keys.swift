@@ -9,14 +9,23 @@ extension SealedRemote {
     /// Opens the remote's keyring with the passphrase, creating it at the first sealed sync; nothing is written
     /// here or there until it opens. `entities`: those whose records are re-sealed when the current key changed.
     func unlock(entities: [String]) throws {
-        guard keys == nil else { return }
+        try beginUnlocking(entities: entities)
+        try finishUnlocking()
+    }
+
+    /// The first half of `unlock`: reads the keyring and starts deriving its key on a thread of its own (Argon2id
+    /// costs a fifth of a second by design), so that a pull's first requests go out meanwhile; a remote without
+    /// a keyring yet gets one made, and is unlocked at once.
+    func beginUnlocking(entities: [String]) throws {
+        guard keys == nil, derivation == nil else { return }
         let remembered = try store.sealingValue("place", remote: address)
         let opened: (Keyring, RemoteVersion, UnlockedKeys)
         if let found = try readKeyring() {
             if let remembered, remembered != Base64.encode(found.record.place) {
                 throw SealingError(.damagedKeyring, "the keyring on \(address) is not the one this store synced with (replaced on the server?): nothing was sent")
             }
-            opened = (found.record, found.version, try Self.unlocking(found.record, passphrase: try words(), remote: address))
+            derivation = KeyDerivation(found.record, version: found.version, passphrase: try words(), remote: address, entities: entities)
+            return
         } else {
             if remembered != nil {
                 throw SealingError(.keyringMissing, "\(address) no longer holds the keyring this store synced with (a wiped or replaced server?): nothing was sent")
@@ -38,6 +47,20 @@ extension SealedRemote {
                 throw SealingError(.unavailable, "\(address) did not store the keyring")
             }
         }
+        try opening(opened, entities: entities)
+    }
+
+    /// The second half of `unlock`: waits for the key `beginUnlocking` is deriving, and opens the keys with it (a
+    /// wrong passphrase is refused here, before anything is written).
+    func finishUnlocking() throws {
+        guard keys == nil else { return }
+        guard let derivation else { return try unlock(entities: []) }
+        self.derivation = nil
+        try opening((derivation.keyring, derivation.version, try derivation.keys()), entities: derivation.entities)
+    }
+
+    /// Keeps the opened keyring, and what this store must remember of it.
+    private func opening(_ opened: (Keyring, RemoteVersion, UnlockedKeys), entities: [String]) throws {
         var values: [String: String?] = ["place": Base64.encode(opened.0.place), "current": opened.0.current]
         // A key made current since this store last looked: its records under older keys are re-sealed, a few a sync.
         if let seen = try store.sealingValue("current", remote: address), seen != opened.0.current {

@@ -19,6 +19,8 @@ public final class SealedRemote: SyncRemote {
     let store: Store
     let passphrase: @Sendable () throws -> String
     var keys: UnlockedKeys?
+    /// The key being derived, between `prepare` and the first record opened (`beginUnlocking`).
+    var derivation: KeyDerivation?
     /// The keyring as the server holds it, with its version (a rotation replaces that version, or fails).
     var keyring: (record: Keyring, version: RemoteVersion)?
     /// How many records sealed under an older key a sync re-seals at most, per entity.
@@ -38,7 +40,8 @@ public final class SealedRemote: SyncRemote {
     // MARK: keys (SealedRemote+Keys.swift)
 
     public func prepare(_ entities: [(schema: EntitySchema, since: RemoteCursor?)]) throws {
-        try unlock(entities: entities.map(\.schema.name))
+        // The key is derived while the pull's first requests go out; the first page opened waits for it.
+        try beginUnlocking(entities: entities.map(\.schema.name))
         try inner.prepare(entities.map { (try SealedEnvelope.wireSchema(for: $0.schema), $0.since) })
     }
 
