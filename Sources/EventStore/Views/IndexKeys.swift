@@ -1,6 +1,6 @@
 import Foundation
 
-/// How the `indexes` view spells its keys: `entity\0field\0` then the value; the key's values (sorted
+/// How the `index-entries` view spells its keys: `entity\0field\0` then the value; the key's values (sorted
 /// duplicates) are the key parts of the records that hold it (their ids as `Keys.appendID` spells them).
 /// A count of one value's records is then LMDB's count of the key's values, read without walking them.
 ///

@@ -64,16 +64,16 @@ struct IndexDefinition: Sendable, Hashable {
     }
 }
 
-/// The `indexes` view: which indexes the store keeps (`meta`'s `indexes`, the same for every process that
+/// The indexes view (its database `index-entries`): which indexes the store keeps (`meta`'s `indexes`, the same for every process that
 /// writes to it, whatever schemas it was opened with) and their entries (`IndexKeys`). Kept by
 /// `ViewDatabases.apply` in the transaction that appends each event, like the other views.
 ///
-/// A store written by an evsync without indexes has no `indexes` database: it is created, and the
+/// A store written by an evsync without indexes has no `index-entries` database: it is created, and the
 /// indexes its schemas declare built, as the store is opened for writing (`Store.prepareIndexes`). Such an
 /// evsync may also write to a store that has indexes, and would not keep them: every commit that keeps them
-/// records where the log then ends (`indexed-through`), and an index is used only while that is the log's end.
+/// records where the log then ends (`index-entries-through`), and an index is used only while that is the log's end.
 struct RecordIndexes: Sendable {
-    /// nil: the store has no `indexes` database (opened read-only, written by an older evsync).
+    /// nil: the store has no `index-entries` database (opened read-only, written by an older evsync).
     let database: Database?
     /// Where the list of indexes is read, for views that keep it; nil for scratch views, which keep `fixed`.
     let meta: Database?

@@ -3,7 +3,7 @@ import Storage
 /// Which indexes a store keeps, and building them: as it opens, for those its schemas declare and it lacks
 /// (a store made before, or a schema that gained one), and in `rebuildViews`, which keeps exactly those declared.
 extension Store {
-    /// The log with its indexes: the `indexes` database, created if the store has none, and built for every
+    /// The log with its indexes: the `index-entries` database, created if the store has none, and built for every
     /// index `declared` asks for that the store does not keep yet (or keeps under another reading of its field,
     /// renamed or given another default), or that a write by an evsync without indexes left behind. One write
     /// transaction, taken only then; a store opened read-only is read as it is, its queries by scans where its
@@ -39,7 +39,7 @@ extension Store {
         }
     }
 
-    /// Empties the `indexes` database and fills it with the entries of `definitions` from the `records` view.
+    /// Empties the `index-entries` database and fills it with the entries of `definitions` from the `records` view.
     private static func buildIndexes(_ definitions: [IndexDefinition], of log: EventLog, in transaction: Transaction) throws {
         guard let database = log.views.indexes.database else { return }
         try setIndexes(definitions, of: log, in: transaction)
