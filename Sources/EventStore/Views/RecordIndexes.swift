@@ -64,9 +64,9 @@ struct IndexDefinition: Sendable, Hashable {
     }
 }
 
-/// The indexes view (its database `index-entries`): which indexes the store keeps (`meta`'s `indexes`, the same for every process that
-/// writes to it, whatever schemas it was opened with) and their entries (`IndexKeys`). Kept by
-/// `ViewDatabases.apply` in the transaction that appends each event, like the other views.
+/// The indexes view (its database `index-entries`): which indexes the store keeps (`meta`'s `indexes`, the same
+/// for every process that writes to it, whatever schemas it was opened with) and their entries (`IndexKeys`).
+/// Kept by `ViewDatabases.apply` in the transaction that appends each event, like the other views.
 ///
 /// A store written by an evsync without indexes has no `index-entries` database: it is created, and the
 /// indexes its schemas declare built, as the store is opened for writing (`Store.prepareIndexes`). Such an
