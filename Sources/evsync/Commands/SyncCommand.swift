@@ -30,7 +30,8 @@ enum SyncCommand {
         A change the server refuses (no permission, invalid for it, too large) is kept here and held: later syncs do
         not send it again by themselves, and say so, until it is edited or reverted (evsync why ENTITY ID tells the
         server's reason), or --resend-refused sends the held changes once more (say, once a permission is granted).
-        Exit 1 when changes were refused or are held; 69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
+        Exit 1 when changes were refused or are held, or an entity can no longer be read;
+        69 when the server cannot be reached or keeps failing, 77 when it refuses the credentials,
         78 when the passphrase does not open the remote's keys,
         75 when a sync is already running, 130 when Ctrl-C stopped it (the next sync finishes the job).
         """,
