@@ -39,7 +39,7 @@ public final class SyncEngine: Sendable {
         self.makeRemote = remote
     }
 
-    /// Syncs on a thread of its own. See `syncBlocking` for the parameters.
+    /// Syncs on a thread of its own.
     ///
     /// What comes back says how the sync went, as a background fetch answers: `.newData` or `.noData`, or
     /// `.failed` when it went through but the server refused some changes (`report.rejected`, which stay
@@ -59,8 +59,11 @@ public final class SyncEngine: Sendable {
     ///   be made, and the store's failures (`cause` is the `StoreError`); its `partialReport` counts what
     ///   was committed before (kept: the next sync goes on from there). `CancellationError` when the task
     ///   was cancelled: the sync stops at the next page or batch, with everything before it committed.
-    /// - Parameter resendRefused: send again the changes the server refused at an earlier sync and that were not
-    ///   changed since (`SyncReport.held`): once the server allows them (a permission granted), or to try again.
+    /// - Parameters:
+    ///   - policy: who wins a field changed on both sides, or an update against a delete.
+    ///   - missing: what to do with records the server lacks without a tombstone (see `MissingRecords`).
+    ///   - resendRefused: send again the changes the server refused at an earlier sync and that were not
+    ///     changed since (`SyncReport.held`): once the server allows them (a permission granted), or to try again.
     public func sync(policy: ConflictPolicy = .serverWins, missing: MissingRecords? = nil,
                      resendRefused: Bool = false) async throws -> SyncReport {
         let cancelled = Atomic<Bool>(false)
