@@ -79,4 +79,32 @@ extension SyncEngine {
         report.goneFromServer += ids.map { Skip(entity: entity, id: $0, reason: reason) }
         try store.noteServerRestored(true, remote: remote, entity: entity, missing: ids)
     }
+
+    /// Records the remote says the server no longer holds, without a deletion it trusts (`RemotePage.lost`): as
+    /// records a server lost, kept and named until `--missing` decides, never deleted by themselves. A remote with
+    /// no listing to check against says so once (a tombstone is not sent again): those it named before (`kept`, less
+    /// any pulled again since) stay named, and are decided with the new ones.
+    func settleLost(_ lost: [Skip], kept: Set<String>, entity: String, remote: any SyncRemote, missing: MissingRecords?,
+                            policy: ConflictPolicy, report: inout SyncReport) throws {
+        guard !remote.canList else { return }
+        var seen = Set<String>()
+        let ids = (lost.compactMap(\.id) + kept.sorted()).filter { seen.insert($0).inserted }
+        guard !ids.isEmpty else {
+            // Every record named before came back: nothing is missing any more.
+            if try !(store.recordsMissingFromServer()[entity] ?? []).isEmpty {
+                try store.noteServerRestored(false, remote: remote.address, entity: entity)
+            }
+            return
+        }
+        if let missing {
+            var versions: [String: RemoteVersion] = [:]
+            try store.forEachRecordLiveOnServer(entity: entity) { id, version in versions[id] = version }
+            try resolveMissing(ids.compactMap { id in versions[id].map { (id: id, version: $0) } }, entity: entity, action: missing,
+                               policy: policy, author: remote.address, report: &report)
+            try store.noteServerRestored(false, remote: remote.address, entity: entity)
+        } else {
+            try holdMissing(ids, entity: entity, remote: remote.address, reason: lost.first?.reason ?? "gone from the server without a tombstone",
+                            report: &report)
+        }
+    }
 }
