@@ -218,7 +218,8 @@ public final class KintoRemote: HTTPRemote {
         }
     }
 
-    /// Each page is stored with the bucket it came from, so that a schema naming another bucket is noticed.
+    /// A page from another bucket than the one stored for its entity (none stored: the remote's) is stored with that
+    /// bucket, so that a schema naming another bucket is noticed.
     public var metaNamespace: String? { "kinto" }
 
     public func restore(_ state: String, of entity: EntitySchema) {
@@ -291,7 +292,8 @@ public final class KintoRemote: HTTPRemote {
                 var step = pull.step(records, hasNext: next != nil,
                                      serverTime: current.response.headers["date"].flatMap(KintoPull.milliseconds(fromHTTPDate:)))
                 step.page.total = total
-                step.page.state = collection.bucket
+                // Where the pages came from, stored while it differs from what was stored: not at every page.
+                if moved(entity) { step.page.state = collection.bucket }
                 if let history = step.history {
                     // Unreadable history (nil): the rest of the pull goes on without it.
                     let covered = try emitHistory(of: collection, after: history.after, upTo: history.upTo, emit: emit)
