@@ -42,5 +42,10 @@ final class SlowProxy: Sendable {
         ((try? String(contentsOfFile: answeredFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
+    /// For a failure's message: whether the proxy still runs, what it answered and what it wrote.
+    var report: String {
+        "the proxy at \(url) \(process.hasExited ? "has exited" : "runs"), answered \(answered), wrote \(process.outputSoFar())"
+    }
+
     deinit { process.signal(SIGTERM) }
 }
