@@ -47,7 +47,10 @@ extension KintoRemote {
     /// not there as for one the account may not read: the create tells them apart); a pull never made it deletions.
     func createForPull(_ collection: KintoCollection, pulledBefore: Bool) throws(HTTPRemoteError) -> Bool {
         do {
-            return try createCollection(collection)
+            let created = try createCollection(collection)
+            // Whoever creates a bucket or collection is its writer: what was read of its permissions is stale.
+            if created { permissionsByBucket = [:] }
+            return created
         } catch {
             guard error.status == 403, pulledBefore else { throw error }
             throw HTTPRemoteError(.unauthorized, "this account may no longer read \(collection.bucket)/\(collection.name) on "

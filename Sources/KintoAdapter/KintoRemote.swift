@@ -59,6 +59,8 @@ public final class KintoRemote: HTTPRemote {
     private var prefetched: [URL: HTTPResponse] = [:]
     /// The bucket each entity was last pulled from (`restore`), by entity name; none stored: the remote's own.
     private var pulledFrom: [String: String] = [:]
+    /// This account's permissions, by bucket, as `access(to:)` read them (KintoAccess.swift); forgotten when a pull creates anything.
+    var permissionsByBucket: [String: KintoPermissions] = [:]
 
     /// - Parameters:
     ///   - bucketURL: the bucket's URL, e.g. `http://127.0.0.1:8888/v1/buckets/evsync`.

@@ -211,6 +211,10 @@ public final class SealedRemote: SyncRemote {
 
     public var knowsAuthors: Bool? { inner.knowsAuthors }
 
+    public func access(to entity: EntitySchema) throws -> EntityAccess? {
+        try inner.access(to: try SealedEnvelope.wireSchema(for: entity))
+    }
+
     public var metaNamespace: String? { inner.metaNamespace }
 
     public func restore(_ state: String, of entity: EntitySchema) {

@@ -10,16 +10,22 @@ import Testing
 struct RemoteHistoryTests {
     /// A second account, `bob…`, allowed to write the fixture's bucket (or given `permission` on it); its auth file.
     static func bob(_ fx: SyncFixture, permission: String = "write") async throws -> (name: String, authFile: String) {
-        let name = "bob" + String(UUID().uuidString.prefix(8)).lowercased()
+        let bob = try await account(fx, "bob")
+        let granted = try await fx.web.request("PATCH", "/buckets/\(fx.web.bucket)",
+                                               body: ["permissions": [permission: [.string("account:\(bob.name)")]]])
+        #expect(granted.status == 200, "\(granted)")
+        return bob
+    }
+
+    /// A new account on the fixture's server, `<prefix>…`, with no permission on anything yet; its auth file.
+    static func account(_ fx: SyncFixture, _ prefix: String) async throws -> (name: String, authFile: String) {
+        let name = prefix + String(UUID().uuidString.prefix(8)).lowercased()
         let password = "secret-" + UUID().uuidString
         // Created as anyone may (kinto.account_create_principals), not as alice: an account is made by its own name.
         let anonymous = KintoWebApp(server: fx.web.server, credentials: "\(name):\(password)", bucket: fx.web.bucket)
         let created = try await anonymous.request("PUT", "/accounts/\(name)", body: ["data": ["password": .string(password)]])
         #expect([200, 201].contains(created.status), "\(created)")
-        let granted = try await fx.web.request("PATCH", "/buckets/\(fx.web.bucket)",
-                                               body: ["permissions": [permission: [.string("account:\(name)")]]])
-        #expect(granted.status == 200, "\(granted)")
-        let file = fx.directory.file("bob-auth")
+        let file = fx.directory.file("\(prefix)-auth")
         try Data("\(name):\(password)".utf8).write(to: URL(fileURLWithPath: file))
         chmod(file, 0o600)
         return (name, file)

@@ -68,8 +68,13 @@ struct SharedBucketTests {
         #expect(second.status == 0 && secondReport.pulled == 1, "\(second)")
         #expect(try await store.records().keys.sorted() == [easter, newYear].sorted())
 
-        // Bob may only read the holidays: his edit is refused and held, his birthdays still sync.
-        try await store.edit(easter, ["details=Eggs"])
+        // Bob may only read the holidays, and his store knows it: his edit is refused up front; forced, it is
+        // refused by the server and held, and his birthdays still sync.
+        let status = try await store.run(["status", "--json"])
+        #expect(status.stdout.contains(#""access":{"Birthday":"read-write","Holiday":"read-only"}"#), "\(status)")
+        let upFront = try await store.run(["edit", "Holiday", easter, "details=Eggs"])
+        #expect(upFront.status == 73 && upFront.stderr.contains("evsync: Holiday is read-only for this account, as the server said at the last sync"), "\(upFront)")
+        try await store.ok(["edit", "Holiday", easter, "details=Eggs", "--force"])
         try await store.edit(mum, ["giftIdeas=Flowers"], entity: "Birthday")
         let refused = try await sync()
         let refusedReport = try SyncJSON(refused.stdoutLines.last ?? "{}")
@@ -84,7 +89,7 @@ struct SharedBucketTests {
         let movedReport = try SyncJSON(moved.stdoutLines.last ?? "{}")
         #expect(movedReport.reread == ["Holiday"] && movedReport.deletedHere == 0, "\(moved)")
         #expect(moved.stdout.contains(#""goneFromServer":[{"#), "\(moved.stdout)")
-        #expect(try await store.records().keys.sorted() == [easter, newYear].sorted(), "nothing deleted here")
+        #expect(try await store.records().keys.sorted() == [easter, newYear].sorted(), "nothing deleted here: \(moved.stdout) \(moved.stderr)")
 
         // A schema that names no usable bucket is refused before anything is sent, naming what it takes.
         try #"{"title": "Holiday", "x-evsync-kinto": {"bucket": "no/such"}, "type": "object", "properties": {"name": {"type": "string"}}}"#
@@ -131,5 +136,118 @@ extension SharedBucketTests {
         let backReport = try SyncJSON(back.stdoutLines.last ?? "{}")
         #expect(back.status == 0 && backReport.pulled == 1 && backReport.reread.isEmpty, "\(back)")
         #expect(try await store.records().keys.sorted() == (ids + [added]).sorted())
+    }
+}
+
+extension SharedBucketTests {
+    /// Three accounts on one bucket: the editor (the fixture's) who keeps it; carol, who may read the holidays and
+    /// only add birthdays (Kinto's `record:create`: a drop box). Her store learns each entity's access at every
+    /// sync, refuses a holiday change up front, sends her own birthdays up and, once the editor grants her write
+    /// access, sends the change it held for want of it.
+    @Test func eachEntitysAccessIsLearnedAReadOnlyChangeIsRefusedUpFrontAndAGrantSendsWhatWasHeld() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket()
+        let carol = try await RemoteHistoryTests.account(fx, "carol")
+        let holidays = "/buckets/\(fx.web.bucket)/collections/holidays", birthdays = "/buckets/\(fx.web.bucket)/collections/birthdays"
+        let account = JSONValue.string("account:\(carol.name)")
+        #expect(try await fx.web.request("PATCH", holidays, body: ["permissions": ["read": [account]]]).status == 200)
+        #expect(try await fx.web.request("PATCH", birthdays, body: ["permissions": ["record:create": [account]]]).status == 200)
+        let kingsDay = newID(), editorsBirthday = newID()
+        try await fx.web.put(kingsDay, holiday("Kings' Day", date: "2027-04-27"))
+        try await fx.web.put(editorsBirthday, ["name": "Editor", "date": "1970-01-01"], in: "birthdays")
+        let store = fx.secondStore()
+        func sync(_ extra: [String] = []) async throws -> (output: ProcessOutput, report: SyncJSON) {
+            let output = try await fx.sync(["--auth-file", carol.authFile] + extra, store: store)
+            return (output, try SyncJSON(output.stdoutLines.last ?? "{}"))
+        }
+
+        let first = try await sync()
+        #expect(first.output.status == 0 && first.report.pulled == 1, "\(first.output)")
+        #expect(try await store.records().keys.sorted() == [kingsDay], "the editor's birthday is not carol's to read")
+        let status = try await store.run(["status", "--json"])
+        #expect(status.stdout.contains(#""access":{"Birthday":"create-only","Holiday":"read-only"}"#), "\(status)")
+        let text = try await store.ok(["status"])
+        #expect(text.contains("access    Birthday create-only: records made here go up; the server shows only those"), "\(text)")
+        #expect(text.contains("access    Holiday read-only: a change made here is refused before it is written"), "\(text)")
+
+        // A holiday change is refused before it is written: one line, exit 73, the log as it was.
+        let events = try await store.status().events
+        for change in [["add", "Holiday", "name=Mine", "date=2027-01-02"], ["edit", "Holiday", kingsDay, "details=Orange"],
+                       ["delete", "Holiday", kingsDay]] {
+            let refused = try await store.run(change)
+            #expect(refused.status == 73 && refused.stderrLines == ["evsync: Holiday is read-only for this account, as the server said "
+                + "at the last sync: it would refuse the change, so it was not made; forced, the change is kept here and held until "
+                + "access is granted (--force)"], "\(refused)")
+        }
+        #expect(try await store.status().events == events, "nothing written")
+
+        // Her own birthday goes up, and she may change it: its creator writes it.
+        let mine = newID()
+        try await store.add("Birthday", id: mine, ["name=Carol", "date=1990-06-01"])
+        #expect(try await sync().report.pushed == 1)
+        try await store.edit(mine, ["giftIdeas=Tea"], entity: "Birthday")
+        let edited = try await sync()
+        #expect(edited.output.status == 0 && edited.report.pushed == 1 && edited.report.rejected.isEmpty, "\(edited.output)")
+        #expect(try await fx.web.records(in: "birthdays")[mine]?["giftIdeas"] == "Tea")
+
+        // Forced, a holiday change is kept, refused by the server and held: not sent again by itself.
+        try await store.ok(["edit", "Holiday", kingsDay, "details=Orange", "--force"])
+        let forced = try await sync()
+        #expect(forced.output.status == 1 && forced.report.rejected.count == 1, "\(forced.output)")
+        let again = try await sync()
+        #expect(again.report.pushed == 0 && again.report.held.count == 1, "\(again.output)")
+
+        // The editor grants carol write access: the next sync learns it and sends what it held.
+        #expect(try await fx.web.request("PATCH", holidays, body: ["permissions": ["write": [account]]]).status == 200)
+        let granted = try await sync()
+        #expect(granted.output.status == 0 && granted.report.pushed == 1, "\(granted.output)")
+        #expect(try await fx.web.get(kingsDay)?.fields["details"] == "Orange")
+        #expect(try await store.run(["status", "--json"]).stdout.contains(#""access":{"Birthday":"create-only","Holiday":"read-write"}"#))
+        try await store.add("Holiday", id: newID(), ["name=Mine", "date=2027-01-02"])
+        #expect(try await sync().report.pushed == 1)
+    }
+}
+
+extension SharedBucketTests {
+    /// Dave may read no collection of the editor's bucket: two holidays are shared with him one by one, one for
+    /// writing (Kinto record permissions). Both arrive; his edit of the writable one goes back; his edit of the
+    /// other is not refused up front (the store cannot tell which is which) but by the server, and held.
+    @Test func recordsSharedOneByOneArriveAndAnEditGoesBackWhereWriteIsGranted() async throws {
+        let fx = try SyncFixture()
+        try await fx.web.createBucket(collections: ["holidays"])
+        let dave = try await RemoteHistoryTests.account(fx, "dave")
+        let account = JSONValue.string("account:\(dave.name)")
+        let writable = newID(), readable = newID(), notShared = newID()
+        for (id, permissions) in [(writable, ["write": [account]]), (readable, ["read": [account]]), (notShared, [:])] as [(String, JSONObject)] {
+            let shared = try await fx.web.request("PUT", "/buckets/\(fx.web.bucket)/collections/holidays/records/\(id)",
+                                                  body: ["data": .object(holiday("Holiday \(id)")), "permissions": .object(permissions)])
+            #expect([200, 201].contains(shared.status), "\(shared)")
+        }
+        let schemas = fx.directory.file("schemas")
+        try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+        try Self.holidaySchema(bucket: fx.web.bucket).write(toFile: schemas + "/holiday.schema.json", atomically: true, encoding: .utf8)
+        let store = Evsync(store: fx.directory.file("dave-store"), schemas: schemas)
+        let own = KintoWebApp(server: fx.web.server, credentials: try String(contentsOfFile: dave.authFile, encoding: .utf8)
+            .trimmingCharacters(in: .newlines), bucket: TestServer.freshBucket())
+        BucketRegistry.current?.register(own)
+        func sync() async throws -> (output: ProcessOutput, report: SyncJSON) {
+            let output = try await store.run(["sync", "--remote", own.bucketURL, "--auth-file", dave.authFile, "--json"])
+            return (output, try SyncJSON(output.stdoutLines.last ?? "{}"))
+        }
+
+        let first = try await sync()
+        #expect(first.output.status == 0 && first.report.pulled == 2, "\(first.output)")
+        #expect(try await store.records().keys.sorted() == [readable, writable].sorted())
+        let status = try await store.run(["status", "--json"])
+        #expect(status.stdout.contains(#""access":{"Birthday":"read-write","Holiday":"shared-records"}"#), "\(status)")
+
+        try await store.edit(writable, ["details=Mine to change"])
+        try await store.edit(readable, ["details=Not mine"])
+        let pushed = try await sync()
+        #expect(pushed.output.status == 1 && pushed.report.pushed == 1 && pushed.report.rejected.count == 1
+                && pushed.report.rejected.allSatisfy { $0.hasPrefix("Holiday \(readable): ") }, "\(pushed.output)")
+        #expect(try await fx.web.get(writable)?.fields["details"] == "Mine to change")
+        #expect(try await fx.web.get(readable)?.fields["details"] == nil)
+        #expect(try await fx.web.get(notShared) != nil, "what was not shared is untouched")
     }
 }

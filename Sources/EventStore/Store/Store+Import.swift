@@ -40,8 +40,12 @@ extension Store {
     /// to its end into a temporary file (see `spool`), and imported from
     /// there: the write lock, which every writer of the store waits for, is
     /// never held while a slow producer is waited on.
-    public func importRecords(_ entityName: String, from descriptor: Int32) throws(StoreError) -> Int {
+    ///
+    /// Records of an entity the server lets this account only read are refused, as `write`'s changes are,
+    /// unless `overridingReadOnly`.
+    public func importRecords(_ entityName: String, from descriptor: Int32, overridingReadOnly: Bool = false) throws(StoreError) -> Int {
         let schema = try entity(entityName)
+        if !overridingReadOnly { try refuseIfReadOnly(schema) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
             throw StoreError(.failure, "cannot read input: \(String(cString: strerror(errno)))")

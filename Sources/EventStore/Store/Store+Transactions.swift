@@ -18,11 +18,17 @@ extension Store {
     /// (another writer, in this process or another) and for the flush: from async code, `await` the
     /// async overload instead. Calling `write` (or a one-change method such as `add`) inside `body`
     /// throws `.failure`: use the transaction at hand.
+    ///
+    /// A change to an entity the last sync learned this account may only read (`access(of:)`) is refused with
+    /// `.readOnly`, since the server would refuse it: `overridingReadOnly` makes it all the same, kept here and
+    /// held at the next sync until access is granted (`SyncEngine.sync(resendRefused:)`).
     /// - Throws: `body`'s error, or a `StoreError` (`.readOnly`, `.full`, …).
     @discardableResult
-    public func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+    public func write<T>(overridingReadOnly: Bool = false, _ body: (StoreTransaction) throws -> T) throws -> T {
         do {
-            return try environment.groupWrite(durable: durability == .full) { transaction in try runWrite(body, in: transaction) }
+            return try environment.groupWrite(durable: durability == .full) { transaction in
+                try runWrite(body, overridingReadOnly: overridingReadOnly, in: transaction)
+            }
         } catch let error as StoreError {
             throw error
         } catch let error as StorageError {
@@ -51,14 +57,15 @@ extension Store {
     /// in one that is committed and flushed once for all of them, so 16 tasks adding at once wait for
     /// one flush, not sixteen. Each is still all or nothing on its own: one that throws leaves no trace,
     /// and the others commit. A write is acknowledged only after the flush that makes it durable.
-    /// Cancelling the awaiting task does not cancel a write already submitted.
+    /// Cancelling the awaiting task does not cancel a write already submitted. `overridingReadOnly` as the blocking `write`'s.
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (StoreTransaction) throws -> T) async throws -> T {
+    public func write<T: Sendable>(overridingReadOnly: Bool = false,
+                                   _ body: @escaping @Sendable (StoreTransaction) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let outcome = Mutex<Result<T, any Error>?>(nil)
             environment.groupCommit.submit(GroupCommit.Job(
                 run: { transaction in
-                    let result = Result { try self.runWrite(body, in: transaction) }
+                    let result = Result { try self.runWrite(body, overridingReadOnly: overridingReadOnly, in: transaction) }
                     outcome.withLock { $0 = result }
                     if case .success = result { return true }
                     return false
@@ -85,9 +92,9 @@ extension Store {
     }
 
     /// `body` with a `StoreTransaction` on `transaction`, closed when it returns.
-    private func runWrite<T>(_ body: (StoreTransaction) throws -> T, in transaction: Transaction) throws -> T {
+    private func runWrite<T>(_ body: (StoreTransaction) throws -> T, overridingReadOnly: Bool, in transaction: Transaction) throws -> T {
         try appending(in: transaction) { appender in
-            let changes = StoreTransaction(store: self, transaction: transaction, appender: appender)
+            let changes = StoreTransaction(store: self, transaction: transaction, appender: appender, overridingReadOnly: overridingReadOnly)
             defer { changes.close() }
             let result = try body(changes)
             appender = changes.appender

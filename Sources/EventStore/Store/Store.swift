@@ -159,9 +159,13 @@ public final class Store: Sendable {
     }
 
     /// `add`, also returning the record it made: what `evsync add --json` prints, without reading it again.
-    package func added(_ entityName: String, id: String? = nil, fields: JSONObject) throws(StoreError) -> (event: Event, record: Record) {
+    /// `overridingReadOnly`: made even if the entity is read-only for this account (`refuseIfReadOnly`).
+    package func added(_ entityName: String, id: String? = nil, fields: JSONObject,
+                       overridingReadOnly: Bool = false) throws(StoreError) -> (event: Event, record: Record) {
         let schema = try entity(entityName)
-        return try writeLog(local: true) { appender in try add(schema, id: id, fields: fields, with: &appender) }
+        return try writeLog(local: true) { appender in
+            try add(schema, id: id, fields: fields, overridingReadOnly: overridingReadOnly, with: &appender)
+        }
     }
 
     /// Changes fields of a record. Returns nil, writing nothing, when the values are already those.
@@ -171,24 +175,32 @@ public final class Store: Sendable {
     }
 
     /// `edit`, also returning the record as it now is: what `evsync edit --json` prints, without reading it again.
-    package func edited(_ entityName: String, id: String, set: JSONObject = [:],
-                        unset: [String] = []) throws(StoreError) -> (event: Event?, record: Record) {
+    package func edited(_ entityName: String, id: String, set: JSONObject = [:], unset: [String] = [],
+                        overridingReadOnly: Bool = false) throws(StoreError) -> (event: Event?, record: Record) {
         let schema = try entity(entityName)
-        return try writeLog(local: true) { appender in try edit(schema, id: id, set: set, unset: unset, with: &appender) }
+        return try writeLog(local: true) { appender in
+            try edit(schema, id: id, set: set, unset: unset, overridingReadOnly: overridingReadOnly, with: &appender)
+        }
     }
 
     /// Deletes a record.
     @discardableResult
     public func delete(_ entityName: String, id: String) throws(StoreError) -> Event {
-        let schema = try entity(entityName)
-        return try writeLog(local: true) { appender in try delete(schema, id: id, with: &appender) }
+        try deleted(entityName, id: id)
     }
 
-    func add(_ schema: EntitySchema, id: String?, fields: JSONObject,
+    /// `delete`; `overridingReadOnly` as `added`'s.
+    package func deleted(_ entityName: String, id: String, overridingReadOnly: Bool = false) throws(StoreError) -> Event {
+        let schema = try entity(entityName)
+        return try writeLog(local: true) { appender in try delete(schema, id: id, overridingReadOnly: overridingReadOnly, with: &appender) }
+    }
+
+    func add(_ schema: EntitySchema, id: String?, fields: JSONObject, overridingReadOnly: Bool,
              with appender: inout EventLog.Appender) throws -> (event: Event, record: Record) {
         let id = id ?? RecordID.generate()
         try Self.checkID(id)
         do { try schema.validate(fields) } catch { throw StoreError.wrap(error) }
+        if !overridingReadOnly { try refuseIfReadOnly(schema, in: appender.transaction) }
         let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
         if current.row != nil {
             throw StoreError(.invalidData, "\(schema.name) '\(id)' already exists")
@@ -198,9 +210,10 @@ public final class Store: Sendable {
                 schema.record(id: id, fields: fields))
     }
 
-    func edit(_ schema: EntitySchema, id: String, set: JSONObject, unset: [String],
+    func edit(_ schema: EntitySchema, id: String, set: JSONObject, unset: [String], overridingReadOnly: Bool,
               with appender: inout EventLog.Appender) throws -> (event: Event?, record: Record) {
         try Self.checkID(id, fromServer: true)
+        if !overridingReadOnly { try refuseIfReadOnly(schema, in: appender.transaction) }
         do {
             for (field, value) in set { try schema.validate(field: field, value: value) }
             if let unknown = unset.first(where: { !schema.hasField($0) }) { throw schema.unknownField(unknown) }
@@ -233,8 +246,9 @@ public final class Store: Sendable {
         return (event, schema.record(id: id, fields: result))
     }
 
-    func delete(_ schema: EntitySchema, id: String, with appender: inout EventLog.Appender) throws -> Event {
+    func delete(_ schema: EntitySchema, id: String, overridingReadOnly: Bool, with appender: inout EventLog.Appender) throws -> Event {
         try Self.checkID(id, fromServer: true)
+        if !overridingReadOnly { try refuseIfReadOnly(schema, in: appender.transaction) }
         let current = try log.views.projection(entity: schema.name, id: id, in: appender.transaction)
         guard current.row != nil else {
             throw StoreError(.notFound, "no \(schema.name) with id '\(id)'")

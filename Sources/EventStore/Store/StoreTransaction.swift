@@ -98,9 +98,12 @@ public class StoreSnapshot {
 public final class StoreTransaction: StoreSnapshot {
     /// Numbers the changes' events; handed back to `Store.appending` when the closure returns.
     private(set) var appender: EventLog.Appender
+    /// Whether changes to an entity the server lets this account only read are made all the same.
+    private let overridesReadOnly: Bool
 
-    init(store: Store, transaction: Transaction, appender: EventLog.Appender) {
+    init(store: Store, transaction: Transaction, appender: EventLog.Appender, overridingReadOnly: Bool) {
         self.appender = appender
+        overridesReadOnly = overridingReadOnly
         super.init(store: store, transaction: transaction)
     }
 
@@ -114,21 +117,23 @@ public final class StoreTransaction: StoreSnapshot {
     @discardableResult
     public func add(_ entityName: String, id: String? = nil, fields: JSONObject) throws(StoreError) -> Event {
         let schema = try store.entity(entityName)
-        return try change { try store.add(schema, id: id, fields: fields, with: &$0).event }
+        return try change { try store.add(schema, id: id, fields: fields, overridingReadOnly: overridesReadOnly, with: &$0).event }
     }
 
     /// Changes fields of a record; nil, writing nothing, when the values are already those. As `Store.edit`.
     @discardableResult
     public func edit(_ entityName: String, id: String, set: JSONObject = [:], unset: [String] = []) throws(StoreError) -> Event? {
         let schema = try store.entity(entityName)
-        return try change { try store.edit(schema, id: id, set: set, unset: unset, with: &$0).event }
+        return try change {
+            try store.edit(schema, id: id, set: set, unset: unset, overridingReadOnly: overridesReadOnly, with: &$0).event
+        }
     }
 
     /// Deletes a record. As `Store.delete`.
     @discardableResult
     public func delete(_ entityName: String, id: String) throws(StoreError) -> Event {
         let schema = try store.entity(entityName)
-        return try change { try store.delete(schema, id: id, with: &$0) }
+        return try change { try store.delete(schema, id: id, overridingReadOnly: overridesReadOnly, with: &$0) }
     }
 
     /// Creates `record` under its `id`. As `Store.add(_:)`.

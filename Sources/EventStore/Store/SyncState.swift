@@ -37,6 +37,9 @@ public struct SyncState: Sendable, Equatable, Codable {
     public var skippedRecords = 0
     /// The last sync that ended: when, how, and why it failed.
     public var lastSync: LastSync?
+    /// What the server lets this account do with each entity, as the last sync learned it (`Store.access(of:)`);
+    /// an entity the server said nothing of is absent.
+    public var access: [String: EntityAccess] = [:]
 
     public init() {}
 
@@ -78,7 +81,7 @@ public struct SyncState: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case remote, pendingRecords, unacknowledgedEvents, rejectedRecords, missingFromServer, openConflicts, skippedRecords,
-             lastSync, inSync, summary
+             lastSync, access, inSync, summary
     }
 
     public init(from decoder: any Decoder) throws {
@@ -91,6 +94,7 @@ public struct SyncState: Sendable, Equatable, Codable {
         openConflicts = container.contains(.openConflicts) ? try container.decodeIfPresent(Int.self, forKey: .openConflicts) : 0
         skippedRecords = try container.decodeIfPresent(Int.self, forKey: .skippedRecords) ?? 0
         lastSync = try container.decodeIfPresent(LastSync.self, forKey: .lastSync)
+        access = try container.decodeIfPresent([String: EntityAccess].self, forKey: .access) ?? [:]
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -103,6 +107,7 @@ public struct SyncState: Sendable, Equatable, Codable {
         try container.encode(openConflicts, forKey: .openConflicts)  // null when unknown
         try container.encode(skippedRecords, forKey: .skippedRecords)
         try container.encodeIfPresent(lastSync, forKey: .lastSync)
+        try container.encode(access, forKey: .access)
         try container.encode(isInSync, forKey: .inSync)
         try container.encode(summary, forKey: .summary)
     }
@@ -177,6 +182,7 @@ extension Store {
         state.remote = try rememberedRemote()
         state.missingFromServer = try recordsMissingFromServer()
         state.lastSync = try lastSync()
+        state.access = try accessByEntity()
         return state
     }
 

@@ -87,6 +87,11 @@ public protocol SyncRemote: AnyObject {
     /// Whether records are sealed before they reach the server (Sealing's `SealedRemote`): a store that synced
     /// sealed with an address never syncs with it otherwise. False by default.
     var sealsRecords: Bool { get }
+
+    /// What the server lets this account do with the entity's records, asked after its pull (which creates what
+    /// is missing); nil (the default) when the server does not say. The store keeps it (`Store.access(of:)`),
+    /// and refuses a local change of a read-only entity up front. A throw leaves what an earlier sync learned.
+    func access(to entity: EntitySchema) throws -> EntityAccess?
 }
 
 extension SyncRemote {
@@ -109,6 +114,8 @@ extension SyncRemote {
     public var canList: Bool { false }
 
     public var sealsRecords: Bool { false }
+
+    public func access(to entity: EntitySchema) throws -> EntityAccess? { nil }
 
     public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { RemoteVersion(cursor.token) }
 

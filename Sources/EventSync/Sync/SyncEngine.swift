@@ -186,6 +186,8 @@ public final class SyncEngine: Sendable {
             }
         }
         try remote.prepare(starts)
+        // Entities this account may now write, where it could only read before: their held refusals are sent again.
+        var granted: Set<String> = []
         entities: for schema in entities {
             let undecided = try store.serverWasRestored(remote: remote.address, entity: schema.name)
             let pulled: (trigger: VerificationTrigger?, comparedIDs: Bool)
@@ -195,7 +197,13 @@ public final class SyncEngine: Sendable {
             } catch let denied as any RemoteError where denied.deniesAccess {
                 // Access lost: the entity stays as it is here, and the others sync (docs/sync.md).
                 report.unreadable.append(Skip(entity: schema.name, id: nil, reason: denied.description))
+                try store.recordAccess(.noAccess, of: schema.name)
                 continue entities
+            }
+            // Granted at the same place: an entity read from a new place (`reread`) was refused at another.
+            if try store.access(of: schema.name) != .readWrite, try learnAccess(to: schema, from: remote),
+               !report.reread.contains(schema.name) {
+                granted.insert(schema.name)
             }
             var trigger = pulled.trigger
             if report.reread.contains(schema.name) { try store.noteServerRestored(true, remote: remote.address, entity: schema.name) }
@@ -223,9 +231,13 @@ public final class SyncEngine: Sendable {
         }
         if !report.interrupted {
             for schema in entities where !report.unreadable.contains(where: { $0.entity == schema.name }) {
-                try push(schema, to: remote, policy: policy, resendRefused: resendRefused, report: &report, progress: notify,
-                         shouldStop: shouldStop)
+                try push(schema, to: remote, policy: policy, resendRefused: resendRefused || granted.contains(schema.name), report: &report,
+                         progress: notify, shouldStop: shouldStop)
                 if shouldStop() { report.interrupted = true; break }
+            }
+            // Write access the store took for granted, withdrawn: a refusal is the sign to ask again.
+            for schema in entities where report.rejected.contains(where: { $0.entity == schema.name && [401, 403].contains($0.status) }) {
+                if try store.access(of: schema.name) == .readWrite { _ = try learnAccess(to: schema, from: remote) }
             }
         }
         if let known = remote.knowsAuthors { try store.recordRemoteAuthorsKnown(known) }
@@ -235,6 +247,20 @@ public final class SyncEngine: Sendable {
         try store.noteSynced(with: remote.address)
         try store.recordLastSync(report.result, startedAfter: startedAfter, interrupted: report.interrupted)
         return report
+    }
+
+    /// Keeps what the server lets this account do with the entity, for `status` and for refusing a change of a
+    /// read-only entity before it is made. Asked after the pull, which creates what is missing (its creator may write it),
+    /// while the store does not know it may write the entity; once it does, only after a refusal (the question
+    /// can cost the server a walk over every permission of the account). Returns whether write access was granted
+    /// since the last sync: the changes held for want of it then go up.
+    private func learnAccess(to schema: EntitySchema, from remote: any SyncRemote) throws -> Bool {
+        let access: EntityAccess?
+        // Not known this time (the question failed): what an earlier sync learned stands, and the sync goes on.
+        do { access = try remote.access(to: schema) } catch { return false }
+        let before = try store.access(of: schema.name)
+        try store.recordAccess(access, of: schema.name)
+        return access == .readWrite && (before == .readOnly || before == .noAccess)
     }
 
     // MARK: Pull

@@ -171,7 +171,7 @@ enum LogCommands {
         the remote and the last sync (when it failed, why), and whether the store is in sync as of it.
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, rejectedRecords, openConflicts, inSync, summary, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, remoteAuthorsKnown, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, rejectedRecords, openConflicts, inSync, summary, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, access: {Entity: read-write|read-only|read-and-create|create-only|shared-records|none}, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status(countingPending: false)
@@ -199,6 +199,7 @@ enum LogCommands {
                 "archiveBytes": .number(JSONNumber(status.archiveBytes)),
                 "remote": remote.map(JSONValue.string) ?? .null,
                 "lastSync": lastSync.map(lastSyncJSON) ?? .null,
+                "access": .object(state.access.mapValues { .string($0.rawValue) }),
             ]
             object["remoteAuthorsKnown"] = authorsKnown.map(JSONValue.bool) ?? .null
             print(Output.json(.object(object)))
@@ -230,9 +231,25 @@ enum LogCommands {
             if authorsKnown == false {
                 rows.append(["authors", "unknown for remote changes: the server keeps no history (Kinto: kinto.plugins.history), so they are credited to the remote"])
             }
+            // Read-write is what a store expects: only what is less is said.
+            for (entity, access) in state.access.sorted(by: { $0.key < $1.key }) where access != .readWrite {
+                rows.append(["access", "\(entity) \(accessText(access))"])
+            }
             rows.append(["last sync", lastSync.map(lastSyncText) ?? "never"])
             rows.append(["sync", Output.safe(state.summary)])
             print(rows.map { $0[0].padding(toLength: 10, withPad: " ", startingAt: 0) + $0[1] }.joined(separator: "\n"))
+        }
+    }
+
+    /// An entity's access in words, for `status`'s `access` line.
+    private static func accessText(_ access: EntityAccess) -> String {
+        switch access {
+        case .readWrite: "read-write"
+        case .readOnly: "read-only: a change made here is refused before it is written (--force keeps it, held until access is granted)"
+        case .readAndCreate: "read and create: new records go up; a change to another's record is refused by the server, and held"
+        case .createOnly: "create-only: records made here go up; the server shows only those"
+        case .sharedRecords: "shared records: some records are shared with this account, some for writing; the server decides each change"
+        case .noAccess: "none: the server lets this account neither read nor write it; a change made here is refused"
         }
     }
 

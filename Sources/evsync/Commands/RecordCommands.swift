@@ -5,7 +5,7 @@ import Foundation
 enum RecordCommands {
     static let add = Command(
         name: "add", section: .records,
-        usage: "evsync add <Entity> [--id ID] field=value… [field:=json…] [--json]",
+        usage: "evsync add <Entity> [--id ID] field=value… [field:=json…] [--force] [--json]",
         summary: "create a record, print its id",
         description: """
         Creates a record and prints its id (a new UUID unless --id is given).
@@ -14,6 +14,7 @@ enum RecordCommands {
         positionals: 1...Int.max,
         options: [
             Option("--id", value: "ID", help: "the record's id (letters, digits, _ and -)"),
+            forceOption,
             Option("--json", help: "one object: {entity, id, seq, record} (see docs/cli.md)"),
         ]
     ) { arguments, global in
@@ -24,7 +25,9 @@ enum RecordCommands {
         try withJSONValueHint(schema: schema, words: words.dropFirst()) { try schema.validate(fields) }
         let store = try global.openStore(create: true)
         let (event, record) = try withJSONValueHint(schema: schema, words: words.dropFirst()) {
-            try store.added(words[0], id: arguments.value("--id"), fields: fields)
+            try hintingForce(store, words[0]) {
+                try store.added(words[0], id: arguments.value("--id"), fields: fields, overridingReadOnly: arguments.has("--force"))
+            }
         }
         if arguments.has("--json") {
             print(changeJSON(entity: event.entity, id: event.recordID, seq: event.seq, record: record))
@@ -35,7 +38,7 @@ enum RecordCommands {
 
     static let edit = Command(
         name: "edit", section: .records,
-        usage: "evsync edit <Entity> <id> field=value… [field:=json…] [--unset field…] [--json]",
+        usage: "evsync edit <Entity> <id> field=value… [field:=json…] [--unset field…] [--force] [--json]",
         summary: "change fields",
         description: """
         Changes fields of a record: field=value sets a string, field:=json any JSON value.
@@ -44,6 +47,7 @@ enum RecordCommands {
         positionals: 2...Int.max,
         options: [
             Option("--unset", value: "field", help: "remove a field (repeat for more)"),
+            forceOption,
             Option("--json", help: "one object: {entity, id, seq (null when nothing changed), record}"),
         ]
     ) { arguments, global in
@@ -54,7 +58,9 @@ enum RecordCommands {
         }
         let store = try global.openStore(create: false)
         let (event, record) = try withJSONValueHint(schema: try store.entity(words[0]), words: words.dropFirst(2)) {
-            try store.edited(words[0], id: words[1], set: fields, unset: arguments.values("--unset"))
+            try hintingForce(store, words[0]) {
+                try store.edited(words[0], id: words[1], set: fields, unset: arguments.values("--unset"), overridingReadOnly: arguments.has("--force"))
+            }
         }
         if arguments.has("--json") {
             print(changeJSON(entity: record.entity, id: record.id, seq: event?.seq, record: record))
@@ -66,17 +72,30 @@ enum RecordCommands {
 
     static let delete = Command(
         name: "delete", section: .records,
-        usage: "evsync delete <Entity> <id> [--json]",
+        usage: "evsync delete <Entity> <id> [--force] [--json]",
         summary: "delete a record",
         description: "Deletes a record. Its events stay in the log; `history` still shows them.",
         positionals: 2...2,
-        options: [Option("--json", help: "one object: {entity, id, seq, record: null}")]
+        options: [forceOption, Option("--json", help: "one object: {entity, id, seq, record: null}")]
     ) { arguments, global in
         let words = arguments.positionals
         let store = try global.openStore(create: false)
-        let event = try store.delete(words[0], id: words[1])
+        let event = try hintingForce(store, words[0]) { try store.deleted(words[0], id: words[1], overridingReadOnly: arguments.has("--force")) }
         if arguments.has("--json") {
             print(changeJSON(entity: event.entity, id: event.recordID, seq: event.seq, record: nil))
+        }
+    }
+
+    /// `--force` of the commands that change records.
+    static let forceOption = Option("--force", help: "make the change even if the last sync learned that the server lets you only "
+        + "read this entity (status shows it): kept here, and held at sync until access is granted")
+
+    /// Runs a change; refused because the entity is read-only for this account, the error says how to make it all the same.
+    static func hintingForce<T>(_ store: Store, _ entity: String, _ change: () throws -> T) throws -> T {
+        do {
+            return try change()
+        } catch let error as StoreError where error.code == .readOnly && (try? store.access(of: entity)).flatMap({ $0 }) != nil {
+            throw CLIError(.cannotWrite, error.message + " (--force)")
         }
     }
 
@@ -155,7 +174,7 @@ enum RecordCommands {
 
     static let importLines = Command(
         name: "import", section: .records,
-        usage: "evsync import <Entity> FILE|- [--json]",
+        usage: "evsync import <Entity> FILE|- [--force] [--json]",
         summary: "JSON Lines or an array, all or nothing",
         description: """
         Imports JSON Lines (one object per line: the fields and optionally `id`), or a JSON array of such
@@ -164,7 +183,7 @@ enum RecordCommands {
         FILE:LINE: (for an array, FILE: element N:). On a terminal, a large file shows its progress on stderr.
         """,
         positionals: 2...2,
-        options: [Option("--json", help: "one object: {entity, imported}")]
+        options: [forceOption, Option("--json", help: "one object: {entity, imported}")]
     ) { arguments, global in
         let words = arguments.positionals
         let name = words[1] == "-" ? "<stdin>" : words[1]
@@ -191,7 +210,9 @@ enum RecordCommands {
         do {
             let progress = ImportProgress.start(name: name, descriptor: input.descriptor)
             defer { progress?.stop() }
-            count = try store.importRecords(schema.name, from: input.descriptor)
+            count = try hintingForce(store, schema.name) {
+                try store.importRecords(schema.name, from: input.descriptor, overridingReadOnly: arguments.has("--force"))
+            }
         } catch {
             throw input.locate(CLIError(error), in: name)
         }

@@ -1,0 +1,19 @@
+/// What the server lets this account do with an entity's records, as the last sync learned it from the
+/// server (Kinto's permissions endpoint): `Store.access(of:)`, `SyncState.access`. A local change of a `readOnly`
+/// (or `noAccess`) entity is refused before it is written, unless forced (`Store.write(overridingReadOnly:_:)`).
+/// The raw values are the words `status --json` writes.
+public enum EntityAccess: String, Sendable, Codable, CaseIterable {
+    /// Read every record, create, change and delete.
+    case readWrite = "read-write"
+    /// Read every record; no change is accepted.
+    case readOnly = "read-only"
+    /// Read every record and create new ones; a change to another's record is refused.
+    case readAndCreate = "read-and-create"
+    /// Create records, and then read and change those alone (Kinto's `record:create`): a drop box.
+    case createOnly = "create-only"
+    /// Some records are shared with this account one by one, some of them for writing (Kinto's record
+    /// permissions): the server decides each change, and nothing is refused up front.
+    case sharedRecords = "shared-records"
+    /// Neither read nor write: the entity's place is closed to this account (a sync names it unreadable).
+    case noAccess = "none"
+}
