@@ -21,8 +21,8 @@ extension KintoRemote {
         // so that listing them all where the account writes the collection would cost a page per thousand records.
         guard access == .readOnly || access == .noAccess else { return access }
         let records = try recordPermissions(in: collection)
-        if records.contains("write") { return .sharedRecords }
-        return access == .noAccess && records.contains("read") ? .readOnly : access
+        if access == .noAccess { return records.isEmpty ? .noAccess : .sharedRecords }
+        return records.contains("write") ? .readWriteSome : .readOnly
     }
 
     /// The permissions this account holds on records of `collection` of their own, all together.

@@ -104,8 +104,12 @@ enum Output {
             if misstamped.contains(where: { $0.contains(event.seq) }) {
                 lines.append("    time wrong: stamped while the clock ran ahead of the events after it; --as-of, diff and revert take it at the time of the event before it")
             }
-            lines.append(contentsOf: fieldChanges(from: before.row, to: after.row).map { "    " + $0 })
-            if let reason = event.reason { lines.append("    \(event.kind == .rejected ? "refused" : "not stored"): \(safe(reason))") }
+            if event.kind == .left {
+                lines.append("    (left this store, not deleted: \(safe(event.reason ?? "no longer readable")))")
+            } else {
+                lines.append(contentsOf: fieldChanges(from: before.row, to: after.row).map { "    " + $0 })
+                if let reason = event.reason { lines.append("    \(event.kind == .rejected ? "refused" : "not stored"): \(safe(reason))") }
+            }
             if event.kind == .conflict {
                 lines.append("    local was:  \(event.local?.fields.map { display(.object($0)) } ?? "deleted")")
                 lines.append("    server had: \(event.server?.fields.map { display(.object($0)) } ?? "deleted")")

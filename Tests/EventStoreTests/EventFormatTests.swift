@@ -38,7 +38,7 @@ struct EventFormatTests {
         func state(_ random: inout SplitMix64) -> RecordState? {
             pick([nil, .absent, .present(object(&random))], &random)
         }
-        let kind = pick(Event.Kind.allCases, &random)
+        let kind = pick(Self.kindsOfTheDigests, &random)
         let origin = pick(Event.Origin.allCases, &random)
         // From 1601 to 9999, which the JSON shape's timestamps can spell.
         let at = pick([-11_644_473_600_000, 253_402_300_799_999, 0, -1,
@@ -53,6 +53,11 @@ struct EventFormatTests {
                      server: state(&random), local: state(&random), resolved: state(&random),
                      policy: pick([nil] + ConflictPolicy.allCases, &random))
     }
+
+    /// The kinds there were when `StoredFormatTests`' digests were made: a kind added since would change which
+    /// events the seeded generator makes. Each kind has its samples in `EventCodingTests.samples`.
+    static let kindsOfTheDigests: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped, .rejected,
+                                                  .baseline, .compacted]
 
     static var randomEvents: [Event] {
         var random = SplitMix64(seed: 11)

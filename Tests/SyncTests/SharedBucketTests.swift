@@ -100,42 +100,106 @@ struct SharedBucketTests {
 }
 
 extension SharedBucketTests {
-    @Test func readAccessWithdrawnLeavesTheEntityAsItIsAndTheOthersSync() async throws {
+    /// The editor withdraws bob's access to the shared bucket: the holidays he read leave his store with an event
+    /// saying why, never as deletions (history, diff, why), nothing is deleted on the server, `--missing` has nothing
+    /// to decide; the one he changed without the server's acknowledgement stays, and his birthdays sync meanwhile.
+    /// Access given back brings them back, their history going on.
+    @Test func accessWithdrawnMakesReadRecordsLeaveNotDeletedAndAGrantBringsThemBack() async throws {
         let family = try await Family()
         let (fx, bob, store, own) = (family.fx, family.bob, family.store, family.own)
-        func sync(_ extra: [String] = []) async throws -> ProcessOutput { try await family.sync(extra) }
+        func sync(_ extra: [String] = []) async throws -> (output: ProcessOutput, report: SyncJSON) {
+            let output = try await family.sync(extra)
+            return (output, try SyncJSON(output.stdoutLines.last ?? "{}"))
+        }
+        let bucket = "/buckets/\(fx.web.bucket)"
         let ids = [newID(), newID()]
         for (index, id) in ids.enumerated() { try await fx.web.put(id, holiday("Holiday \(index)")) }
-        #expect(try await sync().status == 0)
-        #expect(try await store.records().count == 2)
+        #expect(try await sync().report.pulled == 2)
+        // An edit of the second holiday, forced, is refused by the server and held: pending, bob's work.
+        try await store.ok(["edit", "Holiday", ids[1], "details=Bob's note", "--force"])
+        #expect(try await sync().output.status == 1)
 
-        // The editor withdraws bob's access to the shared bucket.
-        let withdrawn = try await fx.web.request("PUT", "/buckets/\(fx.web.bucket)", body: ["data": [:], "permissions": ["read": []]])
-        #expect(withdrawn.status == 200, "\(withdrawn)")
+        // The editor withdraws bob's access.
+        #expect(try await fx.web.request("PUT", bucket, body: ["data": [:], "permissions": ["read": []]]).status == 200)
         let mum = newID()
         try await store.add("Birthday", id: mum, ["name=Mum", "date=1960-04-02"])
         let added = newID()
         try await fx.web.put(added, holiday("Added while bob was out"))
-        for missing in [[], ["--missing", "delete"]] {
-            let after = try await sync(missing)
-            let report = try SyncJSON(after.stdoutLines.last ?? "{}")
-            #expect(after.status == 1 && report.deletedHere == 0 && report.goneFromServer.isEmpty, "\(after)")
-            #expect(after.stdout.contains(#""unreadable":[{"entity":"Holiday","reason":"this account may no longer read "#), "\(after.stdout)")
-            #expect(after.stderr.contains("evsync: Holiday is left as it is here, not synced: this account may no longer read"), "\(after.stderr)")
-            #expect(after.stderr.contains("1 entity this account may no longer read: Holiday, kept here as they are"), "\(after.stderr)")
-            #expect(try await store.records().keys.sorted() == ids.sorted(), "access lost is not a deletion")
-        }
-        // The other entity synced all the same.
-        #expect(try await own.records(in: "birthdays").keys.sorted() == [mum])
-        for id in ids { #expect(try await store.history(id).allSatisfy { $0["kind"]?.stringValue != "deleted" }) }
+        let beforeWithdrawal = try await store.status().events
+        let withdrawn = try await sync()
+        #expect(withdrawn.output.status == 1 && withdrawn.report.deletedHere == 0 && withdrawn.report.goneFromServer.isEmpty
+                && withdrawn.report.left == ["Holiday \(ids[0])"], "\(withdrawn.output)")
+        #expect(withdrawn.output.stdout.contains(#""unreadable":[{"entity":"Holiday","reason":"this account may no longer read "#), "\(withdrawn.output.stdout)")
+        #expect(withdrawn.output.stderr.contains("evsync: 1 Holiday record left this store, no longer shared with you: not deleted, here or "
+            + "on the server; they come back if shared again"), "\(withdrawn.output.stderr)")
+        #expect(withdrawn.output.stderr.contains("evsync: Holiday is not synced: this account may no longer read"), "\(withdrawn.output.stderr)")
+        #expect(try await store.records().keys.sorted() == [ids[1]], "what bob changed stays")
+        #expect(try await own.records(in: "birthdays").keys.sorted() == [mum], "the other entity synced")
+        #expect(try await fx.web.get(ids[0]) != nil, "nothing is deleted on the server")
 
-        // Access given back: the holidays sync again, from where they were, with what changed meanwhile.
-        let given = try await fx.web.request("PATCH", "/buckets/\(fx.web.bucket)", body: ["permissions": ["read": [.string("account:\(bob.name)")]]])
-        #expect(given.status == 200, "\(given)")
+        // It left; it was not deleted: not in history, not in diff, not in why; and --missing has nothing to decide.
+        let history = try await store.history(ids[0])
+        #expect(history.last?["kind"] == "left" && history.last?["reason"] == "no longer shared with you", "\(history)")
+        #expect(history.allSatisfy { $0["kind"]?.stringValue != "deleted" }, "\(history)")
+        let historyText = try await store.ok(["history", ids[0]])
+        #expect(historyText.contains("(left this store, not deleted: no longer shared with you)") && !historyText.contains("deleted)"), "\(historyText)")
+        let diff = try await store.ok(["diff", "--from", String(beforeWithdrawal)])
+        #expect(diff.contains("< Holiday/\(ids[0])  left") && diff.contains(", 1 left (not deleted) between"), "\(diff)")
+        let why = try await store.ok(["why", "Holiday", ids[0]])
+        #expect(why.contains("left this store, not deleted: no longer shared with you"), "\(why)")
+        let decided = try await sync(["--missing", "delete"])
+        #expect(decided.report.deletedHere == 0 && decided.report.left.isEmpty, "\(decided.output)")
+        #expect(try await store.records().keys.sorted() == [ids[1]])
+        // A change to the entity is refused up front while it is closed.
+        #expect(try await store.run(["add", "Holiday", "name=Mine", "date=2027-01-02"]).status == 73)
+
+        // Access given back: the holidays come back, with what changed meanwhile, their history going on.
+        #expect(try await fx.web.request("PATCH", bucket, body: ["permissions": ["read": [.string("account:\(bob.name)")]]]).status == 200)
         let back = try await sync()
-        let backReport = try SyncJSON(back.stdoutLines.last ?? "{}")
-        #expect(back.status == 0 && backReport.pulled == 1 && backReport.reread.isEmpty, "\(back)")
-        #expect(try await store.records().keys.sorted() == (ids + [added]).sorted())
+        #expect(back.report.pulled == 2 && back.report.left.isEmpty, "\(back.output)")
+        #expect(try await store.records().keys.sorted() == [added, ids[0], ids[1]].sorted())
+        #expect(try await store.history(ids[0]).compactMap { $0["kind"]?.stringValue } == ["created", "left", "created"])
+        let settled = try await sync()
+        #expect(settled.report.pulled == 0 && settled.report.left.isEmpty, "\(settled.output)")
+    }
+
+    /// Bob wrote to the shared bucket once, so he keeps write access to the holiday he made (Kinto gives a record's
+    /// creator its own permission). Access to the bucket withdrawn, the collection still lists that one record to him:
+    /// the rest, unlisted, leave (no tombstone says so, and it is no server's loss), his own stays and syncs; read
+    /// access given back brings the rest back.
+    @Test func aFormerWritersOwnRecordStaysWhenTheRestLeavesAndTheRestReturnsWithAccess() async throws {
+        let family = try await Family()
+        let (fx, bob, store, own) = (family.fx, family.bob, family.store, family.own)
+        // Access is asked at every sync (a debug build's EVSYNC_ACCESS_RECHECK_MS), not once in 15 minutes: a record
+        // unshared but unchanged shows in no pull.
+        func sync() async throws -> (output: ProcessOutput, report: SyncJSON) {
+            let output = try await store.run(["sync", "--remote", own.bucketURL, "--auth-file", bob.authFile, "--json"],
+                                             environment: ["EVSYNC_ACCESS_RECHECK_MS": "1"])
+            return (output, try SyncJSON(output.stdoutLines.last ?? "{}"))
+        }
+        let bucket = "/buckets/\(fx.web.bucket)"
+        let theirs = newID()
+        try await fx.web.put(theirs, holiday("The editor's"))
+        #expect(try await fx.web.request("PATCH", bucket, body: ["permissions": ["write": [.string("account:\(bob.name)")]]]).status == 200)
+        let his = newID()
+        try await store.add(id: his, ["name=Bob's holiday", "date=2027-07-07"])
+        #expect(try await sync().report.pushed == 1)
+
+        #expect(try await fx.web.request("PUT", bucket, body: ["data": [:], "permissions": ["read": []]]).status == 200)
+        let withdrawn = try await sync()
+        #expect(withdrawn.output.status == 0 && withdrawn.report.left == ["Holiday \(theirs)"] && withdrawn.report.deletedHere == 0
+                && withdrawn.output.stdout.contains(#""verified":[]"#) && withdrawn.report.goneFromServer.isEmpty, "\(withdrawn.output.stdout) \(withdrawn.output.stderr)")
+        #expect(try await store.run(["status", "--json"]).stdout.contains(#""Holiday":"shared-records""#))
+        #expect(try await store.records().keys.sorted() == [his])
+        try await store.edit(his, ["details=Still mine"])
+        #expect(try await sync().report.pushed == 1)
+        #expect(try await fx.web.get(his)?.fields["details"] == "Still mine")
+
+        #expect(try await fx.web.request("PATCH", bucket, body: ["permissions": ["read": [.string("account:\(bob.name)")]]]).status == 200)
+        let back = try await sync()
+        #expect(back.report.pulled == 1 && back.report.left.isEmpty, "\(back.output)")
+        #expect(try await store.records().keys.sorted() == [his, theirs].sorted())
+        #expect(try await store.run(["status", "--json"]).stdout.contains(#""Holiday":"read-write-some""#))
     }
 }
 

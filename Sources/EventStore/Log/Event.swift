@@ -30,6 +30,11 @@ public struct Event: Sendable, Equatable {
         case baseline
         /// A compaction sealed an archive segment (`archive`). Of no record; changes no view.
         case compacted
+        /// The record left this store's tables without being deleted, here or on the server: the server no
+        /// longer lets this account read it (`reason`: "no longer shared with you"). What the log knows of the
+        /// server's state goes with it; a pull that reads the record again brings it back, its history going on.
+        /// `history`, `diff` and `why` say it left, never that it was deleted.
+        case left
 
         /// A note in the record's history (`skipped`, `rejected`): says nothing of the record's state,
         /// here or on the server, so it changes no view but `history`.

@@ -39,7 +39,7 @@ package enum EventCoding {
     public static let formatVersion = 2
 
     /// The codes of kinds, origins and policies are their positions in these tables: append only.
-    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped, .rejected, .baseline, .compacted]
+    static let kinds: [Event.Kind] = [.created, .updated, .deleted, .acknowledged, .conflict, .skipped, .rejected, .baseline, .compacted, .left]
     static let origins: [Event.Origin] = [.local, .remote]
     static let policies: [ConflictPolicy] = [.serverWins, .clientWins]
 

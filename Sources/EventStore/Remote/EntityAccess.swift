@@ -11,9 +11,12 @@ public enum EntityAccess: String, Sendable, Codable, CaseIterable {
     case readAndCreate = "read-and-create"
     /// Create records, and then read and change those alone (Kinto's `record:create`): a drop box.
     case createOnly = "create-only"
-    /// Some records are shared with this account one by one, some of them for writing (Kinto's record
-    /// permissions): the server decides each change, and nothing is refused up front.
+    /// Only the records shared with this account one by one can be read (Kinto's record permissions, the
+    /// collection's own closed to it): the server decides each change, and nothing is refused up front.
     case sharedRecords = "shared-records"
+    /// Read every record; change only those shared with this account for writing, or made by it (Kinto gives a
+    /// record's creator write access to it): the server decides each change, and nothing is refused up front.
+    case readWriteSome = "read-write-some"
     /// Neither read nor write: the entity's place is closed to this account (a sync names it unreadable).
     case noAccess = "none"
 }

@@ -19,19 +19,21 @@ public struct FieldOrigin: Sendable, Equatable, Codable {
 
 /// How one record differs between two points (`Store.diff`): `{entity, id, change, changes}`.
 public struct RecordDiff: Sendable, Equatable, Codable {
-    public enum Kind: String, Sendable, Codable { case added, changed, deleted }
+    /// `left`: gone from this store's tables without being deleted (a `left` event: no longer shared with this account).
+    public enum Kind: String, Sendable, Codable { case added, changed, deleted, left }
     public let entity: String
     public let id: String
     public let kind: Kind
     /// The fields whose values differ, sorted by name: nil on one side for a field absent there.
     public let changes: [FieldChange]
 
-    /// Nil when the record is the same at both points (or absent at both).
-    init?(entity: String, id: String, old: JSONObject?, new: JSONObject?) {
+    /// Nil when the record is the same at both points (or absent at both). `left`: its last event by the later
+    /// point is a `left` one.
+    init?(entity: String, id: String, old: JSONObject?, new: JSONObject?, left: Bool = false) {
         switch (old, new) {
         case (nil, nil): return nil
         case (nil, _?): kind = .added
-        case (_?, nil): kind = .deleted
+        case (_?, nil): kind = left ? .left : .deleted
         case (let old?, let new?):
             guard old != new else { return nil }
             kind = .changed
@@ -134,6 +136,8 @@ public struct PendingReason: Sendable, Equatable, Codable {
         case inStep
         /// Not pending: deleted here and on the server.
         case deleted
+        /// Not pending: it left this store without being deleted, here or on the server (its last event, `left`, says why).
+        case left
         /// Pending: created here, not on the server yet.
         case createdHere
         /// Pending: deleted here, still on the server.
@@ -144,7 +148,7 @@ public struct PendingReason: Sendable, Equatable, Codable {
 
     public var state: State {
         switch (projection.row, projection.shadow, isPending) {
-        case (_, _, false): projection.row == nil ? .deleted : .inStep
+        case (_, _, false): projection.row != nil ? .inStep : lastEvent.kind == .left ? .left : .deleted
         case (_?, nil, _): .createdHere
         case (nil, _?, _): .deletedHere
         default: .changedHere

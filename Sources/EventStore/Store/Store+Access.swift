@@ -25,18 +25,25 @@ extension Store {
         }
     }
 
-    /// Records what the server lets this account do with `entity` (nil: it does not say), writing only a change.
+    /// `access-checked` then the entity: when a sync last asked the server, in milliseconds since 1970, as decimal text.
+    private static func checkedKey(entity: String) -> String { "access-checked\u{0}\(entity.lowercased())" }
+
+    /// Records what the server lets this account do with `entity` (nil: it does not say), and when it said so.
     package func recordAccess(_ access: EntityAccess?, of entity: String) throws(StoreError) {
         let key = Self.accessKey(entity: entity)
-        let value = access?.rawValue
         do {
-            guard try environment.read({ try meta(key, in: $0) }) != value else { return }
             try environment.write { transaction in
-                if let value { try setMeta(key, value, in: transaction) } else { _ = try transaction.delete(Array(key.utf8), in: meta) }
+                if let access { try setMeta(key, access.rawValue, in: transaction) } else { _ = try transaction.delete(Array(key.utf8), in: meta) }
+                try setMeta(Self.checkedKey(entity: entity), String(clock()), in: transaction)
             }
         } catch {
             throw wrap(error)
         }
+    }
+
+    /// When a sync last asked the server what this account may do with `entity` (`Timestamp` milliseconds); nil before any.
+    package func accessCheckedAt(entity: String) throws(StoreError) -> Int64? {
+        try snapshot { try meta(Self.checkedKey(entity: entity), in: $0) }.flatMap { Int64($0) }
     }
 
     /// An access word a newer evsync wrote and this one does not know is no access known: it refuses nothing.

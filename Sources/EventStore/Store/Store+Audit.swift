@@ -140,14 +140,16 @@ extension Store {
             func compare(entity: String, id: String) throws {
                 var projection = RecordProjection()
                 var before: JSONObject?
+                var last: Event.Kind?
                 for earlier in try events(entity: entity, id: id, before: start, reader: reader, in: transaction) {
                     let position = reader.position(of: earlier)
                     guard position <= end else { break }
                     projection.apply(earlier)
+                    if !earlier.kind.isNote { last = earlier.kind }
                     if position <= start { before = projection.row }
                 }
                 try Self.requireArchives(reader, for: "diffing from event \(start)")
-                if let change = RecordDiff(entity: entity, id: id, old: before, new: projection.row) { try body(change) }
+                if let change = RecordDiff(entity: entity, id: id, old: before, new: projection.row, left: last == .left) { try body(change) }
             }
             func isChange(_ event: Event) -> Bool {
                 !event.kind.isNote && event.kind != .baseline && (only == nil || event.entity == only)

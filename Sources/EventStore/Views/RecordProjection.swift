@@ -58,6 +58,11 @@ public struct RecordProjection: Sendable, Equatable, Codable {
             row = event.local == .absent ? nil : event.set
             shadow = event.server.map(\.fields) ?? row
             version = event.version
+        case (.left, _):
+            // Out of reach, not deleted: nothing is known of the server's state until a pull reads the record again.
+            row = nil
+            shadow = nil
+            version = nil
         case (.skipped, _), (.rejected, _), (.compacted, _):
             break  // the record was not stored: nothing changes
         }

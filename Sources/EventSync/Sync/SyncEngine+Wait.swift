@@ -125,7 +125,7 @@ public struct StillPending: Error, Sendable, CustomStringConvertible {
             case .createdHere: "created here, not on the server yet"
             case .deletedHere: "deleted here, still on the server"
             case .changedHere: "changed here"
-            case .inStep, .deleted: "in step"
+            case .inStep, .deleted, .left: "in step"
             }
             let refusal = record.lastExchange?.kind == .rejected ? ", refused: \(record.lastExchange?.reason ?? "")" : ""
             return "\(record.entity)/\(record.id): \(why)\(refusal)"

@@ -31,11 +31,18 @@ public final class SyncEngine: Sendable {
     /// Syncs running (this engine's: one at a time goes through, others find the store busy).
     private let running = Atomic<Int>(0)
 
+    /// How long what the server said of an entity's access stands before a sync asks again, when nothing (a
+    /// refusal, a sign of a loss) asks sooner: access withdrawn from records that have not changed shows in no
+    /// pull, and asking can cost the server a walk over every permission of the account.
+    public let accessRecheck: Duration
+
     /// - Parameters:
     ///   - store: the store to sync; one sync at a time runs on it, across processes.
+    ///   - accessRecheck: how long what the server said of an entity's access stands (`accessRecheck`).
     ///   - remote: makes the remote for one sync (remotes are not shared between syncs).
-    public init(store: Store, remote: @escaping @Sendable () throws -> any SyncRemote) {
+    public init(store: Store, accessRecheck: Duration = .seconds(15 * 60), remote: @escaping @Sendable () throws -> any SyncRemote) {
         self.store = store
+        self.accessRecheck = accessRecheck
         self.makeRemote = remote
     }
 
@@ -177,7 +184,7 @@ public final class SyncEngine: Sendable {
         let previous = try store.syncedRemote()
         let switching = previous != nil && previous != remote.address
         if switching, let previous, missing == nil { try refuseIfHoldingNone(entities, remote: remote, previous: previous) }
-        let starts = try entities.map { ($0, switching ? nil : try store.pullCursor(remote: remote.address, entity: $0.name)) }
+        let starts = try entities.map { ($0, try pullStart(of: $0, from: remote, switching: switching)) }
         if let namespace = remote.metaNamespace {
             for (schema, since) in starts where since != nil {
                 if let state = try store.remoteState(namespace: namespace, remote: remote.address, entity: schema.name) {
@@ -190,22 +197,29 @@ public final class SyncEngine: Sendable {
         var granted: Set<String> = []
         entities: for schema in entities {
             let undecided = try store.serverWasRestored(remote: remote.address, entity: schema.name)
+            // Asked before the pull, which then reads back what left if access widened; before a first pull, after it,
+            // since the pull creates what is missing (and its creator may write it).
+            let asksAccess = try accessIsDue(schema)
+            let pulledBefore = try !switching && store.pullCursor(remote: remote.address, entity: schema.name) != nil
+            var accessGranted = try asksAccess && pulledBefore && learnAccess(to: schema, from: remote)
             let pulled: (trigger: VerificationTrigger?, comparedIDs: Bool)
             do {
                 pulled = try pull(schema, from: remote, policy: policy, missing: missing, undecided: undecided, switching: switching,
                                   report: &report, progress: notify, shouldStop: shouldStop)
             } catch let denied as any RemoteError where denied.deniesAccess {
-                // Access lost: the entity stays as it is here, and the others sync (docs/sync.md).
+                // Access lost: what this device neither created nor changed leaves the tables, not deleted; the others sync.
                 report.unreadable.append(Skip(entity: schema.name, id: nil, reason: denied.description))
-                try store.recordAccess(.noAccess, of: schema.name)
+                try leaveForLostAccess(schema, remote: remote, report: &report)
                 continue entities
             }
+            // A sign of a loss may be access lost: a collection that shows this account only some records lists fewer.
+            if !asksAccess && pulled.trigger != nil || asksAccess && !pulledBefore { accessGranted = try learnAccess(to: schema, from: remote) }
             // Granted at the same place: an entity read from a new place (`reread`) was refused at another.
-            if try store.access(of: schema.name) != .readWrite, try learnAccess(to: schema, from: remote),
-               !report.reread.contains(schema.name) {
-                granted.insert(schema.name)
-            }
-            var trigger = pulled.trigger
+            if accessGranted, !report.reread.contains(schema.name) { granted.insert(schema.name) }
+            // A listing of a collection this account reads only in part shows what it may read, not what the server
+            // holds: what it no longer shows left this store; no sign of a loss is read in it.
+            let partial = try reconcilePartialAccess(schema, with: remote, policy: policy, report: &report, shouldStop: shouldStop)
+            var trigger = partial ? nil : pulled.trigger
             if report.reread.contains(schema.name) { try store.noteServerRestored(true, remote: remote.address, entity: schema.name) }
             // What the pull left of the mark: set by a reread, cleared or set by a remote without tombstones.
             let restored = report.reread.contains(schema.name) || pulled.comparedIDs
@@ -213,7 +227,7 @@ public final class SyncEngine: Sendable {
             // Records kept after a loss are checked at every sync until the user decides (or they are back):
             // a sync never says "already in sync" while the server lacks them. A remote without tombstones
             // has just compared every id in the pull: nothing more to ask it.
-            if trigger == nil, !shouldStop(), remote.canList, restored, !pulled.comparedIDs { trigger = .lossUndecided }
+            if trigger == nil, !partial, !shouldStop(), remote.canList, restored, !pulled.comparedIDs { trigger = .lossUndecided }
             if let trigger {
                 // The server showed it lost what a pull cannot bring back: check it against a listing, and mend.
                 // Records it lacks are deleted here only when that looks like deletions, not a loss (`MissingRecords`):
@@ -235,10 +249,7 @@ public final class SyncEngine: Sendable {
                          progress: notify, shouldStop: shouldStop)
                 if shouldStop() { report.interrupted = true; break }
             }
-            // Write access the store took for granted, withdrawn: a refusal is the sign to ask again.
-            for schema in entities where report.rejected.contains(where: { $0.entity == schema.name && [401, 403].contains($0.status) }) {
-                if try store.access(of: schema.name) == .readWrite { _ = try learnAccess(to: schema, from: remote) }
-            }
+            try relearnAccessAfterRefusals(of: entities, from: remote, report: report)
         }
         if let known = remote.knowsAuthors { try store.recordRemoteAuthorsKnown(known) }
         // Remembered only once a sync has gone through with it: a mistyped
@@ -247,20 +258,6 @@ public final class SyncEngine: Sendable {
         try store.noteSynced(with: remote.address)
         try store.recordLastSync(report.result, startedAfter: startedAfter, interrupted: report.interrupted)
         return report
-    }
-
-    /// Keeps what the server lets this account do with the entity, for `status` and for refusing a change of a
-    /// read-only entity before it is made. Asked after the pull, which creates what is missing (its creator may write it),
-    /// while the store does not know it may write the entity; once it does, only after a refusal (the question
-    /// can cost the server a walk over every permission of the account). Returns whether write access was granted
-    /// since the last sync: the changes held for want of it then go up.
-    private func learnAccess(to schema: EntitySchema, from remote: any SyncRemote) throws -> Bool {
-        let access: EntityAccess?
-        // Not known this time (the question failed): what an earlier sync learned stands, and the sync goes on.
-        do { access = try remote.access(to: schema) } catch { return false }
-        let before = try store.access(of: schema.name)
-        try store.recordAccess(access, of: schema.name)
-        return access == .readWrite && (before == .readOnly || before == .noAccess)
     }
 
     // MARK: Pull
@@ -294,7 +291,8 @@ public final class SyncEngine: Sendable {
                       shouldStop: () -> Bool) throws -> (trigger: VerificationTrigger?, comparedIDs: Bool) {
         var trigger: VerificationTrigger?
         var serverCount: Int?
-        let since = switching ? nil : try store.pullCursor(remote: remote.address, entity: schema.name)
+        let since = try pullStart(of: schema, from: remote, switching: switching)
+        let readingBackWhatLeft = try store.rereadsWhatLeft(entity: schema.name)
         // Records held as on a server before a first pull from one whose versions the log does not hold: another server's.
         var heldBefore = 0
         if since == nil, try switching || !store.hasSynced(with: remote.address) {
@@ -347,6 +345,7 @@ public final class SyncEngine: Sendable {
         try settleLost(lost, kept: kept.subtracting(returned), entity: schema.name, remote: remote, missing: missing, policy: policy,
                        report: &report)
         if shouldStop() { return (nil, false) }
+        if readingBackWhatLeft { try store.noteReadFromStart(entity: schema.name) }
         let lossSuspected = undecided || heldBefore > 0 || trigger == .recreated
         let comparedIDs = try reconcileDeletions(schema, with: remote, policy: policy,
                                                  missing: missing.map(MissingRecordsHandling.decided) ?? .judged(lossSuspected: lossSuspected),

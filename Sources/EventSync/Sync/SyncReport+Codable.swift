@@ -1,6 +1,6 @@
 /// `SyncReport` as `Codable`, with the members `sync --json` prints and the same names: `result`,
 /// `pulled`, `pushed`, `deletedHere`, `deletedThere`, `conflicts`, `conflicted` (`{entity, id}`),
-/// `rejected`, `held` (`{entity, id}`), `unreadable` (`{entity, reason}`), `skipped`, `reread`, `verified`, `goneFromServer`, `interrupted`, and `error` when set.
+/// `rejected`, `held` (`{entity, id}`), `unreadable` (`{entity, reason}`), `left` (`{entity, id}`), `skipped`, `reread`, `verified`, `goneFromServer`, `interrupted`, and `error` when set.
 /// Where the CLI prints words, the report keeps what an app branches on: a rejection is
 /// `{entity, id, status?, message}` (the CLI prints `Holiday abc: …`), and a skipped record holds its
 /// `version` when it had one.
@@ -10,7 +10,7 @@
 /// after members are added.
 extension SyncReport: Codable {
     enum CodingKeys: String, CodingKey {
-        case result, pulled, pushed, deletedHere, deletedThere, conflicts, conflicted, rejected, held, unreadable, skipped, reread,
+        case result, pulled, pushed, deletedHere, deletedThere, conflicts, conflicted, rejected, held, unreadable, left, skipped, reread,
              verified, goneFromServer, interrupted, error
     }
 
@@ -25,7 +25,7 @@ extension SyncReport: Codable {
              try decode(.conflicts, 0))
         (conflicted, rejected, held, skipped) = (try decode(.conflicted, []), try decode(.rejected, []), try decode(.held, []),
                                                  try decode(.skipped, []))
-        unreadable = try decode(.unreadable, [])
+        (unreadable, left) = (try decode(.unreadable, []), try decode(.left, []))
         (reread, verified, goneFromServer) = (try decode(.reread, []), try decode(.verified, []), try decode(.goneFromServer, []))
         (interrupted, error) = (try decode(.interrupted, false), try container.decodeIfPresent(String.self, forKey: .error))
     }
@@ -42,6 +42,7 @@ extension SyncReport: Codable {
         try container.encode(rejected, forKey: .rejected)
         try container.encode(held, forKey: .held)
         try container.encode(unreadable, forKey: .unreadable)
+        try container.encode(left, forKey: .left)
         try container.encode(skipped, forKey: .skipped)
         try container.encode(reread, forKey: .reread)
         try container.encode(verified, forKey: .verified)

@@ -61,7 +61,7 @@ enum AuditCommands {
             if json {
                 print((counts.isEmpty ? "[" : ",") + (try AuditJSON.text(AuditJSON.DiffEntry(change))), terminator: "")
             } else {
-                let mark = switch change.kind { case .added: "+" case .changed: "~" case .deleted: "-" }
+                let mark = switch change.kind { case .added: "+" case .changed: "~" case .deleted: "-" case .left: "<" }
                 print("\(mark) \(Output.safe("\(change.entity)/\(change.id)"))  \(change.kind.rawValue)")
                 for field in change.changes { print("    " + fieldChange(field)) }
             }
@@ -71,7 +71,8 @@ enum AuditCommands {
             print(counts.isEmpty ? "[]" : "]")
         } else {
             let total = counts.values.reduce(0, +)
-            print("\(total == 0 ? "no change" : "\(counts[.added] ?? 0) added, \(counts[.changed] ?? 0) changed, \(counts[.deleted] ?? 0) deleted") between event \(start) and event \(end)")
+            let left = counts[.left].map { ", \($0) left (not deleted)" } ?? ""
+            print("\(total == 0 ? "no change" : "\(counts[.added] ?? 0) added, \(counts[.changed] ?? 0) changed, \(counts[.deleted] ?? 0) deleted\(left)") between event \(start) and event \(end)")
         }
     }
 
@@ -209,6 +210,7 @@ enum AuditCommands {
                 + "evsync sync --missing push-back puts it back, evsync sync --missing delete deletes it here")
         case .inStep: print("\(name) is in step with the server\(version)")
         case .deleted: print("\(name) is deleted, here and on the server")
+        case .left: print("\(name) left this store, not deleted: \(Output.safe(reason.lastEvent.reason ?? "no longer readable")); it comes back if access is given back")
         case .createdHere: print("\(name) is pending: created here, not on the server yet")
         case .deletedHere: print("\(name) is pending: deleted here, still on the server\(version)")
         case .changedHere: print("\(name) is pending: \(reason.fields.count) field\(reason.fields.count == 1 ? "" : "s") differ\(reason.fields.count == 1 ? "s" : "") from the server's state\(version)")

@@ -171,7 +171,7 @@ enum LogCommands {
         the remote and the last sync (when it failed, why), and whether the store is in sync as of it.
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, rejectedRecords, openConflicts, inSync, summary, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, access: {Entity: read-write|read-only|read-and-create|create-only|shared-records|none}, remoteAuthorsKnown, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, rejectedRecords, openConflicts, inSync, summary, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, access: {Entity: read-write|read-only|read-and-create|create-only|shared-records|read-write-some|none}, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status(countingPending: false)
@@ -248,7 +248,8 @@ enum LogCommands {
         case .readOnly: "read-only: a change made here is refused before it is written (--force keeps it, held until access is granted)"
         case .readAndCreate: "read and create: new records go up; a change to another's record is refused by the server, and held"
         case .createOnly: "create-only: records made here go up; the server shows only those"
-        case .sharedRecords: "shared records: some records are shared with this account, some for writing; the server decides each change"
+        case .sharedRecords: "shared records: only those shared with this account arrive; the server decides each change"
+        case .readWriteSome: "read, and write some: only records shared for writing or made here may change; the server decides each change"
         case .noAccess: "none: the server lets this account neither read nor write it; a change made here is refused"
         }
     }

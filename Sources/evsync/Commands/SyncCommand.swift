@@ -130,7 +130,8 @@ enum SyncCommand {
             if passphraseFile != nil { throw Self.plainWithPassphrase }
             passphrase = nil
         }
-        let engine = SyncEngine(store: store) {
+        let recheck = TestLimits.value("EVSYNC_ACCESS_RECHECK_MS").map { Duration.milliseconds($0) } ?? .seconds(15 * 60)
+        let engine = SyncEngine(store: store, accessRecheck: recheck) {
             let remote = try choice.makeRemote(credentials: credentials, allowInsecureAuth: allowInsecureAuth, wantsTotals: terminal, retries: retries,
                                                activity: feedback.wantsActivity ? { feedback.show($0) } : nil,
                                                shouldStop: { Interruption.requested })
@@ -154,7 +155,7 @@ enum SyncCommand {
         try output.show(report, failure: nil, retryIn: nil)
         if !report.unreadable.isEmpty {
             throw CLIError(.failure, "\(Plural.count(report.unreadable.count, "entity", plural: "entities")) this account may no longer read: "
-                + report.unreadable.map(\.entity).joined(separator: ", ") + ", kept here as they are and not synced until access is given back")
+                + report.unreadable.map(\.entity).joined(separator: ", ") + ", not synced until access is given back")
         }
         if !report.rejected.isEmpty || !report.held.isEmpty {
             var parts: [String] = []
@@ -258,6 +259,7 @@ enum SyncCommand {
             "rejected": .array(report.rejected.map { .string($0.description) }),
             "held": .array(report.held.map { ["entity": .string($0.entity), "id": .string($0.id)] }),
             "unreadable": .array(report.unreadable.map { ["entity": .string($0.entity), "reason": .string($0.reason)] }),
+            "left": .array(report.left.map { ["entity": .string($0.entity), "id": .string($0.id)] }),
             "skipped": .array(report.skipped.map { skip in
                 ["entity": .string(skip.entity), "id": skip.id.map(JSONValue.string) ?? .null, "reason": .string(skip.reason)]
             }),
@@ -317,9 +319,14 @@ enum SyncCommand {
                 + "with no tombstone (wiped, re-created, restored, or another server?): kept here; "
                 + "evsync sync --missing push-back puts them back, evsync sync --missing delete deletes them here")
         }
+        for entity in Set(report.left.map(\.entity)).sorted() {
+            let count = report.left.count { $0.entity == entity }
+            lines.append("evsync: \(Plural.count(count, "\(Output.safe(entity)) record")) left this store, no longer shared with you: "
+                + "not deleted, here or on the server; they come back if shared again")
+        }
         for lost in report.unreadable {
-            lines.append("evsync: \(Output.safe(lost.entity)) is left as it is here, not synced: \(Output.safe(lost.reason)); "
-                + "its records are kept (access lost is not a deletion), and it syncs again once access is given back")
+            lines.append("evsync: \(Output.safe(lost.entity)) is not synced: \(Output.safe(lost.reason)); the records made or changed here "
+                + "stay, and access given back brings back what left")
         }
         for skip in report.skipped.prefix(shown) { lines.append("evsync: skipped a server record that cannot be stored: \(skip)") }
         if report.skipped.count > shown {

@@ -156,6 +156,8 @@ struct SyncJSON: Sendable, CustomStringConvertible {
     var reread: [String]
     /// `goneFromServer`: records kept here that the server lacks, as `Entity id`.
     var goneFromServer: [String]
+    /// `left`: records that left this store for want of access, as `Entity id`.
+    var left: [String]
 
     init(_ text: String) throws {
         let object = try JSONParser.parse(text).objectValue ?? [:]
@@ -178,6 +180,9 @@ struct SyncJSON: Sendable, CustomStringConvertible {
         }
         reread = object["reread"]?.arrayValue?.compactMap(\.stringValue) ?? []
         goneFromServer = (object["goneFromServer"]?.arrayValue ?? []).compactMap { item in
+            item.objectValue.flatMap { item in item["entity"]?.stringValue.map { "\($0) \(item["id"]?.stringValue ?? "?")" } }
+        }
+        left = (object["left"]?.arrayValue ?? []).compactMap { item in
             item.objectValue.flatMap { item in item["entity"]?.stringValue.map { "\($0) \(item["id"]?.stringValue ?? "?")" } }
         }
     }
