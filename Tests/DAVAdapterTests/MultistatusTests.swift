@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import DAVAdapter
+import EventStore
 
 /// The WebDAV XML reader and multistatus answers (RFC 4918 §13, RFC 6578), as Radicale and Xandikos write them,
 /// and hostile bodies refused with a reason.
@@ -113,5 +114,28 @@ struct MultistatusTests {
             if (try? Multistatus(parsing: bytes)) != nil { read += 1 }
         }
         #expect(read > 0)
+    }
+}
+
+extension MultistatusTests {
+    /// RFC 3744's `current-user-privilege-set` as Radicale writes it for its rights (`rR`: read; `RrWw`: all),
+    /// and aggregates a server may name instead (RFC 3744 §3.12).
+    @Test("privileges say what an account may do with a collection: read-only, read-write, create-only, none")
+    func privileges() throws {
+        func access(_ privileges: [String]) throws -> EntityAccess {
+            let body = #"<multistatus xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><response><href>/evsync/holidays/</href><propstat><prop>"#
+                + "<current-user-privilege-set>" + privileges.map { "<privilege><\($0)/></privilege>" }.joined()
+                + "</current-user-privilege-set></prop><status>HTTP/1.1 200 OK</status></propstat></response></multistatus>"
+            let set = try #require(try Multistatus(parsing: Array(body.utf8)).responses.first?.property(DAVNamespace.dav, "current-user-privilege-set"))
+            return DAVRemote.access(privileges: set)
+        }
+        #expect(try access(["read", "C:read-free-busy"]) == .readOnly)
+        #expect(try access(["read", "C:read-free-busy", "all", "write", "write-properties", "write-content"]) == .readWrite)
+        #expect(try access(["all"]) == .readWrite)
+        #expect(try access(["read", "write-content"]) == .readWrite)
+        #expect(try access(["read", "bind"]) == .readAndCreate)
+        #expect(try access(["bind"]) == .createOnly)
+        #expect(try access(["C:read-free-busy"]) == .noAccess, "a privilege of another namespace is not DAV:read")
+        #expect(try access([]) == .noAccess)
     }
 }

@@ -65,6 +65,9 @@ struct DAVSyncTests {
         // Found by discovery on both servers (their homes differ): list the calendar where a second store put it.
         try await b.ok(["sync", "--protocol", "dav", "--remote", dav.base], environment: environment)
         #expect(try await Self.names(b, "Holiday") == [kept: "New Year", gone: "May Day"])
+        // What the account may do, from the server's current-user-privilege-set (RFC 3744): its own collections, all.
+        let status = try await b.json(["status", "--json"]).objectValue?["access"]?.objectValue
+        #expect(status == ["Holiday": "read-write", "Birthday": "read-write"], "\(String(describing: status))")
         #expect(try await Self.names(b, "Birthday").values.sorted() == ["Ada Lovelace"])
         let home = server == "radicale" ? "evsync/" : "evsync/calendars/"
         let peer = Peer(collection: dav.base + home + "holidays/", authFile: dav.authFile)
