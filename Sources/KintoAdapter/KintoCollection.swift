@@ -2,6 +2,8 @@
 struct KintoCollection: Hashable, CustomStringConvertible {
     let bucket: String
     let name: String
+    /// The entity whose records it holds.
+    let entity: String
 
     /// The path segments of its records, or of one record.
     func recordSegments(_ id: String? = nil) -> [String] {

@@ -124,7 +124,7 @@ extension KintoRemote {
     public func listing(of entity: EntitySchema, onPage: ([(id: String, version: RemoteVersion)]) throws -> Bool) throws {
         let collection = place(of: entity)
         let query = [URLQueryItem(name: "_fields", value: "id,last_modified"), URLQueryItem(name: "_sort", value: "last_modified"),
-                     URLQueryItem(name: "_limit", value: String(pageSize))]
+                     URLQueryItem(name: "_limit", value: String(pageSize))] + scopeFilters(of: entity.name)
         var next: URL? = url(collection.recordSegments(), query: query)
         while let url = next {
             let response = try send(HTTPRequest(method: "GET", url: url))

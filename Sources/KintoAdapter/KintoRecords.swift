@@ -17,7 +17,7 @@ extension KintoRemote {
     /// Where an entity's records live: its collection, in the bucket its schema names (`"x-evsync-kinto":
     /// {"bucket": "family"}`: a bucket shared by many users, say) or else the remote's.
     func place(of entity: EntitySchema) -> KintoCollection {
-        KintoCollection(bucket: Self.bucket(named: entity) ?? bucket, name: Self.collection(for: entity))
+        KintoCollection(bucket: Self.bucket(named: entity) ?? bucket, name: Self.collection(for: entity), entity: entity.name)
     }
 
     /// The bucket an entity's schema names (`x-evsync-kinto.bucket`), if it names one.

@@ -38,7 +38,7 @@ struct InstallTests {
         let script = directory.appendingPathComponent("evsync.bash")
         try Completion.script(for: .bash).write(to: script, atomically: true, encoding: .utf8)
         #expect(try await Self.bashCompletions(script, ["evsync", ""]) == ["add", "edit", "delete", "show", "list", "import",
-            "schema", "history", "log", "rebuild-views", "status", "backup", "blame", "diff", "conflicts", "resolve", "revert", "why", "sync", "remote", "keys", "verify", "completions"])
+            "schema", "history", "log", "rebuild-views", "status", "backup", "blame", "diff", "conflicts", "resolve", "revert", "why", "sync", "remote", "scope", "keys", "verify", "completions"])
         #expect(try await Self.bashCompletions(script, ["evsync", "--store", "/tmp", "sy"]) == ["sync"])
         #expect(try await Self.bashCompletions(script, ["evsync", "resolve", "4", "--take", ""]) == ["local", "server"])
         #expect(Set(try await Self.bashCompletions(script, ["evsync", "log", ""])) == ["compact", "tail", "verify"])

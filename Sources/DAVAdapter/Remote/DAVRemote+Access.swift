@@ -9,6 +9,9 @@ extension DAVRemote {
     public func access(to entity: EntitySchema) throws -> EntityAccess? {
         guard try mapping(of: entity) != nil else { return nil }
         let collection = try collection(for: entity)
+        // Made by this sync: its maker may write it. Looked at: the PROPFIND asked for the privileges too.
+        if collection.created { return .readWrite }
+        if collection.wasLookedAt { return collection.privileges.map(Self.access(privileges:)) }
         let answer = try send(HTTPRequest(method: "PROPFIND", url: collection.url, headers: [("Depth", "0")], body: Self.privilegesPropfind,
                                           contentType: Self.xml), doing: "asking what this account may do with \(collection.url.path)")
         guard answer.status == 207,

@@ -65,6 +65,10 @@ public final class DAVRemote: HTTPRemote {
         var created: Bool
         /// Taken from the cursor, unchecked: a 404 sends the pull to discovery.
         var isFromCursor = false
+        /// Its `current-user-privilege-set`, when this sync looked at it and the server said (`access(to:)`).
+        var privileges: DAVElement?
+        /// Whether this sync looked at it (a PROPFIND), so that `privileges` holds what the server said.
+        var wasLookedAt = false
         var isCalendar: Bool { component != "VCARD" }
         var key: String { DAVIDs.key(url.path.hasSuffix("/") ? url.path : url.path + "/") }
         var fileExtension: String { isCalendar ? "ics" : "vcf" }
@@ -236,6 +240,7 @@ public final class DAVRemote: HTTPRemote {
     /// Whether the collection exists, and what it supports (`supportsSync`); one that is not of the wanted kind is an error.
     private func look(at collection: inout Collection) throws -> Bool {
         let url = collection.url
+        collection.wasLookedAt = true
         let answer = try send(HTTPRequest(method: "PROPFIND", url: url, headers: [("Depth", "0")], body: Self.collectionPropfind, contentType: Self.xml),
                               doing: "looking for the collection \(url.path)")
         let properties = answer.status == 207 ? try multistatus(answer, doing: "looking for the collection \(url.path)").responses.first : nil
@@ -247,6 +252,7 @@ public final class DAVRemote: HTTPRemote {
             if let reports, !reports.children.isEmpty {
                 collection.supportsSync = Self.contains(reports, DAVNamespace.dav, "sync-collection")
             }
+            collection.privileges = properties?.property(DAVNamespace.dav, "current-user-privilege-set")
             let types = properties?.property(DAVNamespace.dav, "resourcetype")
             let wanted = collection.isCalendar ? (DAVNamespace.caldav, "calendar") : (DAVNamespace.carddav, "addressbook")
             guard let types, types.child(wanted.0, wanted.1) != nil else {
@@ -331,7 +337,8 @@ public final class DAVRemote: HTTPRemote {
     static let xml = "application/xml; charset=utf-8"
 
     static let principalPropfind = Array(#"<propfind xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav" xmlns:A="urn:ietf:params:xml:ns:carddav"><prop><current-user-principal/><C:calendar-home-set/><A:addressbook-home-set/></prop></propfind>"#.utf8)
-    static let collectionPropfind = Array(#"<propfind xmlns="DAV:"><prop><resourcetype/><supported-report-set/></prop></propfind>"#.utf8)
+    static let collectionPropfind = Array(
+        #"<propfind xmlns="DAV:"><prop><resourcetype/><supported-report-set/><current-user-privilege-set/></prop></propfind>"#.utf8)
 
     /// Text for an XML element's content.
     static func escape(_ text: String) -> String {

@@ -27,6 +27,9 @@ public struct RemotePage: Sendable {
     /// the key sealed), with the version the log last knew and why: taken as records a server lost, never as
     /// deletions: kept, named in `goneFromServer`, and `sync --missing` decides.
     public var lost: [SkippedRecord] = []
+    /// Records changed on the server since the pull's start that no longer match the store's scope of the entity
+    /// (`Store.setScope`): each this store holds leaves it with a `left` event, never a deletion, written with the page.
+    public var outOfScope: [String] = []
     /// Set on the first page of a pull the remote started again from the
     /// beginning, having found the server's data older than the cursor it was
     /// given (a server restored from a backup): the sync says so.
@@ -115,6 +118,7 @@ public struct RemotePage: Sendable {
         cursor = other.cursor ?? cursor
         state = other.state ?? state
         skipped += other.skipped
+        outOfScope += other.outOfScope
         isReread = isReread || other.isReread
         needsVerification = other.needsVerification ?? needsVerification
         liveRecords = other.liveRecords ?? liveRecords

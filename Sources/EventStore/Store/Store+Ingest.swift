@@ -35,7 +35,9 @@ extension Store {
         }
 
         /// Nothing to write: no record, no skipped one, no cursor to move, no state of the remote's.
-        package var isEmpty: Bool { page.entries.isEmpty && page.skipped.isEmpty && page.cursor == nil && page.state == nil }
+        package var isEmpty: Bool {
+            page.entries.isEmpty && page.skipped.isEmpty && page.outOfScope.isEmpty && page.cursor == nil && page.state == nil
+        }
 
         /// True once writing the batch would dirty about the budget's pages, or hold the most records a batch may.
         package var isFull: Bool {
@@ -71,11 +73,12 @@ extension Store {
     /// `skipped` event, unless the record's last event is that same skip
     /// (the page read again after a crash or a server restore).
     /// - Returns: how many records were appended as new without a fold (and not followed by a later
-    ///   version in the batch, which counts instead), and the skips logged.
+    ///   version in the batch, which counts instead), the skips logged, and the records that left (`page.outOfScope`).
     package func ingest(_ batch: PullBatch, entity: String, from remote: String, namespace: String? = nil,
-                        fold: (RemoteRecord, inout IngestWriter) throws -> Void) throws(StoreError) -> (created: Int, skipped: [SkippedRecord]) {
+                        fold: (RemoteRecord, inout IngestWriter) throws -> Void)
+        throws(StoreError) -> (created: Int, skipped: [SkippedRecord], left: [String]) {
         let page = batch.page
-        guard !batch.isEmpty else { return (0, []) }
+        guard !batch.isEmpty else { return (0, [], []) }
         return try writeLog { appender in
             var writer = IngestWriter(appender: appender)
             defer { appender = writer.appender }
@@ -110,13 +113,16 @@ extension Store {
                 skipped.append(record)
             }
             if !skipped.isEmpty { try addSkipped(skipped, entity: entity, in: writer.appender.transaction) }
+            let left = try page.outOfScope.filter { id in
+                try leave(entity: entity, id: id, reason: Self.movedOutOfScope, author: remote, keepingCreatedHere: false, with: &writer.appender)
+            }
             if let cursor = page.cursor {
                 try setMeta(MetaKey.cursor(remote: remote, entity: entity), cursor.token, in: writer.appender.transaction)
             }
             if let state = page.state, let namespace {
                 try setRemoteState(state, namespace: namespace, remote: remote, entity: entity, in: writer.appender.transaction)
             }
-            return (created, skipped)
+            return (created, skipped, left)
         }
     }
 

@@ -20,27 +20,54 @@ extension Store {
                        rereadWhenReadable: Bool) throws(StoreError) -> [String] {
         let schema = try self.entity(entity)
         return try writeLog { appender in
-            let transaction = appender.transaction
-            var leaving: [String] = []
-            // Gathered first: appending changes the view the cursor walks.
-            try forEachRow(of: schema.name, in: transaction) { id, _ in
-                guard ids?.contains(id) ?? true else { return }
-                let projection = try log.views.projection(entity: schema.name, id: id, in: transaction)
-                guard !projection.isPending, try !keepsWhenAccessEnds(entity: schema.name, id: id, in: transaction) else { return }
-                leaving.append(id)
-            }
-            for id in leaving {
-                let current = try log.views.projection(entity: schema.name, id: id, in: transaction)
-                try appender.append(Event(eventID: RecordID.generate(), at: clock(), entity: schema.name, recordID: id, kind: .left,
-                                          origin: .remote, author: author, reason: reason), current: current)
-            }
-            if !leaving.isEmpty {
-                let known = try recordsThatLeft(entity: schema.name, in: transaction)
-                try setMeta(Self.leftKey(entity: schema.name), known.union(leaving).sorted().joined(separator: "\n"), in: transaction)
-            }
-            if rereadWhenReadable { try setMeta(Self.rereadKey(entity: schema.name), "yes", in: transaction) }
+            let leaving = try leave(schema, where: { id, _ in ids?.contains(id) ?? true }, reason: reason, origin: .remote, author: author,
+                                    keepingCreatedHere: true, with: &appender)
+            if rereadWhenReadable { try setMeta(Self.rereadKey(entity: schema.name), "yes", in: appender.transaction) }
             return leaving
         }
+    }
+
+    /// Makes the records of `schema` that `picks` leave, as `leave(entity:…)` says, in the appender's transaction.
+    /// `origin`: `.remote` when the server's answer says so (access lost, an edit elsewhere), `.local` for a scope set here.
+    func leave(_ schema: EntitySchema, where picks: (String, JSONObject) -> Bool, reason: String, origin: Event.Origin, author: String,
+               keepingCreatedHere: Bool, with appender: inout EventLog.Appender) throws -> [String] {
+        let transaction = appender.transaction
+        var leaving: [String] = []
+        // Gathered first: appending changes the view the cursor walks.
+        try forEachRow(of: schema.name, in: transaction) { id, row in
+            guard picks(id, row) else { return }
+            let projection = try log.views.projection(entity: schema.name, id: id, in: transaction)
+            guard !projection.isPending else { return }
+            if keepingCreatedHere, try keepsWhenAccessEnds(entity: schema.name, id: id, in: transaction) { return }
+            leaving.append(id)
+        }
+        for id in leaving {
+            let current = try log.views.projection(entity: schema.name, id: id, in: transaction)
+            try appender.append(Event(eventID: RecordID.generate(), at: clock(), entity: schema.name, recordID: id, kind: .left,
+                                      origin: origin, author: author, reason: reason), current: current)
+        }
+        if !leaving.isEmpty {
+            let known = try recordsThatLeft(entity: schema.name, in: transaction)
+            try setMeta(Self.leftKey(entity: schema.name), known.union(leaving).sorted().joined(separator: "\n"), in: transaction)
+        }
+        return leaving
+    }
+
+    /// One record leaves, if this store holds it and must not keep it (see `leave(entity:…)`), in the appender's
+    /// transaction. Returns whether it left.
+    func leave(entity: String, id: String, reason: String, author: String, keepingCreatedHere: Bool,
+               with appender: inout EventLog.Appender) throws -> Bool {
+        let current = try log.views.projection(entity: entity, id: id, in: appender.transaction)
+        guard current.row != nil, !current.isPending else { return false }
+        if keepingCreatedHere, try keepsWhenAccessEnds(entity: entity, id: id, in: appender.transaction) { return false }
+        try appender.append(Event(eventID: RecordID.generate(), at: clock(), entity: entity, recordID: id, kind: .left,
+                                  origin: .remote, author: author, reason: reason), current: current)
+        return true
+    }
+
+    /// Sets the mark that the next pull of `entity` reads it from the start (`rereadsWhatLeft`).
+    func markReread(entity: String, in transaction: Transaction) throws {
+        try setMeta(Self.rereadKey(entity: entity), "yes", in: transaction)
     }
 
     /// The records of `entity` that left for want of access and have not come back.

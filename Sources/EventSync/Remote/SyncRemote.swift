@@ -92,6 +92,12 @@ public protocol SyncRemote: AnyObject {
     /// is missing); nil (the default) when the server does not say. The store keeps it (`Store.access(of:)`),
     /// and refuses a local change of a read-only entity up front. A throw leaves what an earlier sync learned.
     func access(to entity: EntitySchema) throws -> EntityAccess?
+
+    /// Called before `prepare` for each entity the store holds only part of (`Store.scope(of:)`): every pull,
+    /// count and listing of the entity then asks the server for the records that meet every condition, and a pull
+    /// from a cursor also names those an edit elsewhere moved out (`RemotePage.outOfScope`). Throws, naming what
+    /// it can express, for a condition its protocol cannot; by default, for any (this server syncs whole entities).
+    func setScope(_ conditions: [FieldCondition], of entity: EntitySchema) throws
 }
 
 extension SyncRemote {
@@ -116,6 +122,11 @@ extension SyncRemote {
     public var sealsRecords: Bool { false }
 
     public func access(to entity: EntitySchema) throws -> EntityAccess? { nil }
+
+    public func setScope(_ conditions: [FieldCondition], of entity: EntitySchema) throws {
+        throw SyncError(.invalidRemote, "\(entity.name) has a scope (evsync scope), and this server syncs whole entities only: "
+            + "scopes are Kinto's (evsync scope \(entity.name) --all holds all of it)")
+    }
 
     public func pullFloor(of cursor: RemoteCursor) -> RemoteVersion? { RemoteVersion(cursor.token) }
 

@@ -22,10 +22,12 @@ extension SyncEngine {
         return access == .readWrite && before != nil && before != .readWrite
     }
 
-    /// Whether this sync asks what the account may do with the entity: while the store does not know it may write it
-    /// (a grant is looked for at every sync), and otherwise once `accessRecheck` has passed since the last answer.
+    /// Whether this sync asks what the account may do with the entity: at the first sync; at every sync while the
+    /// account may do less than write it (a grant is looked for); and otherwise, when it may write it or the server did
+    /// not say, once `accessRecheck` has passed since the last answer.
     func accessIsDue(_ schema: EntitySchema) throws -> Bool {
-        guard try store.access(of: schema.name) == .readWrite, let checked = try store.accessCheckedAt(entity: schema.name) else { return true }
+        guard let checked = try store.accessCheckedAt(entity: schema.name) else { return true }
+        if let known = try store.access(of: schema.name), known != .readWrite { return true }
         let elapsed = store.clock() - checked
         return elapsed < 0 || Duration.milliseconds(elapsed) >= accessRecheck
     }
@@ -49,7 +51,7 @@ extension SyncEngine {
     func leaveForLostAccess(_ schema: EntitySchema, remote: any SyncRemote, report: inout SyncReport) throws {
         try store.recordAccess(.noAccess, of: schema.name)
         let left = try store.leave(entity: schema.name, reason: Self.noLongerShared, author: remote.address, rereadWhenReadable: true)
-        report.left += left.map { RecordReference(entity: schema.name, id: $0) }
+        report.left += left.map { Skip(entity: schema.name, id: $0, reason: Self.noLongerShared) }
     }
 
     /// For an entity this account reads only in part (records shared one by one, or its own in a drop box), after its
@@ -72,7 +74,7 @@ extension SyncEngine {
         try store.forEachRecordLiveOnServer(entity: schema.name) { id, _ in if !listed.contains(id) { unlisted.insert(id) } }
         let left = try store.leave(entity: schema.name, ids: unlisted, reason: Self.noLongerShared, author: remote.address,
                                    rereadWhenReadable: false)
-        report.left += left.map { RecordReference(entity: schema.name, id: $0) }
+        report.left += left.map { Skip(entity: schema.name, id: $0, reason: Self.noLongerShared) }
         // Read one by one, with no transaction open; folded as a pull folds them.
         let back = try store.recordsThatLeft(entity: schema.name).intersection(listed).sorted().compactMap { try remote.record($0, of: schema) }
         guard !back.isEmpty else { return true }

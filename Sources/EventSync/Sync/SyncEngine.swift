@@ -192,6 +192,9 @@ public final class SyncEngine: Sendable {
                 }
             }
         }
+        for (entity, scope) in try store.scopes() {
+            if let schema = entities.first(where: { $0.name == entity }) { try remote.setScope(scope, of: schema) }
+        }
         try remote.prepare(starts)
         // Entities this account may now write, where it could only read before: their held refusals are sent again.
         var granted: Set<String> = []
@@ -219,7 +222,9 @@ public final class SyncEngine: Sendable {
             // A listing of a collection this account reads only in part shows what it may read, not what the server
             // holds: what it no longer shows left this store; no sign of a loss is read in it.
             let partial = try reconcilePartialAccess(schema, with: remote, policy: policy, report: &report, shouldStop: shouldStop)
-            var trigger = partial ? nil : pulled.trigger
+                // A scope's listing and count are the scope's too: a record moved out is no sign of a loss (`outOfScope`).
+                || store.scope(of: schema.name) != nil
+            var trigger = partial && pulled.trigger != .recreated ? nil : pulled.trigger
             if report.reread.contains(schema.name) { try store.noteServerRestored(true, remote: remote.address, entity: schema.name) }
             // What the pull left of the mark: set by a reread, cleared or set by a remote without tombstones.
             let restored = report.reread.contains(schema.name) || pulled.comparedIDs
@@ -303,7 +308,7 @@ public final class SyncEngine: Sendable {
         func write() throws {
             guard !batch.isEmpty else { return }
             var pending = report
-            let (created, skipped) = try store.ingest(batch, entity: schema.name, from: remote.address,
+            let (created, skipped, left) = try store.ingest(batch, entity: schema.name, from: remote.address,
                                                      namespace: remote.metaNamespace) { record, writer in
                 // Intermediate versions are history: with local changes pending, the merge is against the latest only.
                 // A record counts once in the report, at its latest version.
@@ -314,6 +319,7 @@ public final class SyncEngine: Sendable {
                 if !writer.isFollowedInBatch { pending = counts }
             }
             pending.pulled += created
+            pending.left += left.map { Skip(entity: schema.name, id: $0, reason: Store.movedOutOfScope) }
             pending.skipped += skipped.map { skip in
                 var skip = skip
                 skip.entity = schema.name

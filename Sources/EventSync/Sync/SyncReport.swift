@@ -27,10 +27,11 @@ public struct SyncReport: Sendable, Equatable {
     /// Entities the server no longer lets this account read (a permission withdrawn), with what it said: left as
     /// they are here, neither pulled nor pushed, until access is given back. Nothing is deleted for it.
     public var unreadable: [Skip] = []
-    /// Records that left this store's tables because the server no longer lets this account read them (a `left`
-    /// event each): not deleted, here or there; access given back brings them back. Records this device created or
-    /// changed without the server's acknowledgement stay.
-    public var left: [RecordReference] = []
+    /// Records that left this store's tables without being deleted, here or there (a `left` event each), with why:
+    /// the server no longer lets this account read them (access given back brings them back; records this device
+    /// created or changed without the server's acknowledgement stay), or an edit elsewhere moved them out of the
+    /// store's scope (`Store.setScope`).
+    public var left: [Skip] = []
     /// Server records that could not be stored, passed over (each logged as a `skipped` event); the sync went on.
     public var skipped: [Skip] = []
     /// Entities whose server data turned out older than the last pull (a

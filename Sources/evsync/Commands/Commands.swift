@@ -25,6 +25,7 @@ enum Commands {
         AuditCommands.why,
         SyncCommand.sync,
         RemoteCommand.remote,
+        ScopeCommand.scope,
         KeysCommand.keys,
         VerifyCommand.verify,
         CompletionsCommand.completions,

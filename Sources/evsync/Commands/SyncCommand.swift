@@ -259,7 +259,7 @@ enum SyncCommand {
             "rejected": .array(report.rejected.map { .string($0.description) }),
             "held": .array(report.held.map { ["entity": .string($0.entity), "id": .string($0.id)] }),
             "unreadable": .array(report.unreadable.map { ["entity": .string($0.entity), "reason": .string($0.reason)] }),
-            "left": .array(report.left.map { ["entity": .string($0.entity), "id": .string($0.id)] }),
+            "left": .array(report.left.map { ["entity": .string($0.entity), "id": $0.id.map(JSONValue.string) ?? .null, "reason": .string($0.reason)] }),
             "skipped": .array(report.skipped.map { skip in
                 ["entity": .string(skip.entity), "id": skip.id.map(JSONValue.string) ?? .null, "reason": .string(skip.reason)]
             }),
@@ -319,10 +319,12 @@ enum SyncCommand {
                 + "with no tombstone (wiped, re-created, restored, or another server?): kept here; "
                 + "evsync sync --missing push-back puts them back, evsync sync --missing delete deletes them here")
         }
-        for entity in Set(report.left.map(\.entity)).sorted() {
-            let count = report.left.count { $0.entity == entity }
-            lines.append("evsync: \(Plural.count(count, "\(Output.safe(entity)) record")) left this store, no longer shared with you: "
-                + "not deleted, here or on the server; they come back if shared again")
+        // One line per entity and reason.
+        for (_, group) in Dictionary(grouping: report.left, by: { "\($0.entity)\u{0}\($0.reason)" }).sorted(by: { $0.key < $1.key }) {
+            guard let first = group.first else { continue }
+            let back = first.reason == Store.movedOutOfScope ? "one that moves back comes back" : "they come back if shared again"
+            lines.append("evsync: \(Plural.count(group.count, "\(Output.safe(first.entity)) record")) left this store, "
+                + "\(Output.safe(first.reason)): not deleted, here or on the server; \(back)")
         }
         for lost in report.unreadable {
             lines.append("evsync: \(Output.safe(lost.entity)) is not synced: \(Output.safe(lost.reason)); the records made or changed here "
