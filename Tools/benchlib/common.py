@@ -72,6 +72,7 @@ CASE_TITLES = {
     13: "the library an app embeds, against SQLite's C API (issue 24's numbers)",
     14: "log compact of records changed 10 times each: sizes, time, adds beside it, history (issue 27's numbers)",
     15: "end-to-end encrypted sync: a first pull and a push sealed, against the same in clear (issue 53's numbers)",
+    16: "a store scoped to a tenth of a collection: its first pull's bytes and time, and its next sync, against a whole store's (issue 52's)",
 }
 
 

@@ -52,7 +52,7 @@ def parse_args(argv):
         epilog="Cases: 1 import, 2 rebuild-views, 3 first pull, 4 push, 5 nothing-to-do sync, 6 history, "
                "7 peak memory of a pull, 8 bytes on disk, 9 reads against the SQLite-with-audit peer, 10 many stores "
                "syncing at once, 11 propagation between two watching stores, 12 peak memory of a pull of large records, "
-               "13 the library against SQLite's C API, 14 log compact, 15 end-to-end encrypted sync against the same in clear. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
+               "13 the library against SQLite's C API, 14 log compact, 15 end-to-end encrypted sync against the same in clear, 16 a scoped store against a whole one. Defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in
                                                               DEFAULTS.items() if v is not None)
                + "; --quick: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in QUICK.items() if v is not None)
                + ". --rebuild-events and --history-large default to --import-records (the case-1 log is reused).")
@@ -129,7 +129,7 @@ def main(argv=None):
     order = [(1, b.case_import), (2, b.case_rebuild), (6, b.case_history),
              (3, b.case_pull), (5, b.case_noop), (4, b.case_push), (7, b.case_memory),
              (8, b.case_footprint), (9, b.case_reads), (10, b.case_many), (11, b.case_propagation),
-             (12, b.case_wide), (13, b.case_library), (14, b.case_compaction), (15, b.case_sealed)]
+             (12, b.case_wide), (13, b.case_library), (14, b.case_compaction), (15, b.case_sealed), (16, b.case_scoped)]
     try:
         for case, fn in order:
             if case in a.cases:

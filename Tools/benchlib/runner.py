@@ -20,6 +20,7 @@ from .cases.case12_wide import WideRecordsCase
 from .cases.case13_library import LibraryCase
 from .cases.case14_compaction import CompactionCase
 from .cases.case15_sealed import SealedCase
+from .cases.case16_scoped import ScopedCase
 from .common import EVSYNC, METHOD_NOTES, fmt_n, log
 from .fixtures import dataset
 from .kinto_server import Kinto
@@ -29,7 +30,7 @@ from .table import fmt_fine, fmt_mib, fmt_range, fmt_rss, fmt_t
 
 # --------------------------------------------------------------------------- the benchmark
 
-class Bench(ImportCase, RebuildCase, PullCase, PushCase, NothingToDoCase, HistoryCase, MemoryCase, FootprintCase, ReadsCase, ManyDevicesCase, PropagationCase, WideRecordsCase, LibraryCase, CompactionCase, SealedCase):
+class Bench(ImportCase, RebuildCase, PullCase, PushCase, NothingToDoCase, HistoryCase, MemoryCase, FootprintCase, ReadsCase, ManyDevicesCase, PropagationCase, WideRecordsCase, LibraryCase, CompactionCase, SealedCase, ScopedCase):
     def __init__(self, args):
         self.a = args
         self.work = Path(args.workdir).resolve()
