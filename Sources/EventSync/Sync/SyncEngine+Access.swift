@@ -8,9 +8,8 @@ extension SyncEngine {
     static let noLongerShared = "no longer shared with you"
 
     /// Keeps what the server lets this account do with the entity, for `status` and for refusing a change of a
-    /// read-only entity before it is made. Asked at each sync while the store does not know it may write the entity;
-    /// once it does, only after a refusal (the question can cost the server a walk over every permission of the
-    /// account). Returns whether write access was granted since the last sync: the changes held for want of it then go up.
+    /// read-only entity before it is made (when it is asked: `accessIsDue`, a refusal, a sign of a loss). Returns
+    /// whether write access was granted since the last answer: the changes held for want of it then go up.
     func learnAccess(to schema: EntitySchema, from remote: any SyncRemote) throws -> Bool {
         let access: EntityAccess?
         // Not known this time (the question failed): what an earlier sync learned stands, and the sync goes on.
