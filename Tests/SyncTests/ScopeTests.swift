@@ -54,6 +54,9 @@ struct ScopeTests {
         #expect(tail.allSatisfy { $0["kind"] == "left" && $0["origin"] == "local" && $0["reason"] == "outside this store's scope" }, "\(tail)")
         #expect(try await store.records().values.allSatisfy { ($0["date"]?.stringValue ?? "") < "2027-05-01" })
         #expect(try await sync().pulled == 0)
+        // verify --remote does not call a scoped entity checked.
+        let verified = try await store.ok(["verify", "--remote", "--auth-file", fx.authFile])
+        #expect(verified.hasSuffix("; not checked: Holiday (a scope's listing is not the server's)\n"), "\(verified)")
 
         // Widened to the whole entity: the next sync brings the rest; a record that left comes back, its history going on.
         try await store.ok(["scope", "Holiday", "--all"])

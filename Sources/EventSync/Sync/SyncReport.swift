@@ -69,8 +69,10 @@ public struct SyncReport: Sendable, Equatable {
     /// `partialReport`, like the `.finished` report of `statusUpdates()`, is `.failed` with `error` set.
     public var result: Result {
         if error != nil || !rejected.isEmpty || !held.isEmpty || !unreadable.isEmpty { return .failed }
-        // Records the server lost are news, however little moved: a sync that finds them never says "nothing to do".
-        return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count + goneFromServer.count > 0 ? .newData : .noData
+        // Records the server lost, and records that left this store, are news however little moved: a sync that finds
+        // them never says "nothing to do".
+        return pulled + deletedHere + pushed + deletedThere + conflicts + skipped.count + reread.count + goneFromServer.count
+            + left.count > 0 ? .newData : .noData
     }
 }
 

@@ -277,6 +277,7 @@ enum SyncCommand {
         let outcome = report.interrupted ? "interrupted" : report.error != nil ? "failed" : report.result == .failed ? "finished with refusals" : "completed"
         var text = "sync \(outcome): pulled \(report.pulled), deleted here \(report.deletedHere), pushed \(report.pushed), deleted on the server \(report.deletedThere), conflicts \(report.conflicts)"
         if !report.skipped.isEmpty { text += ", skipped \(report.skipped.count)" }
+        if !report.left.isEmpty { text += ", left this store \(report.left.count) (not deleted)" }
         if report.interrupted { text += " (run sync again to finish)" }
         if !report.conflicted.isEmpty { text += "\n" + conflictsLine(report.conflicted) }
         if !report.held.isEmpty { text += "\n" + heldLine(report.held) }

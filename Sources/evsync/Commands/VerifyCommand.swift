@@ -22,7 +22,7 @@ enum VerifyCommand {
         options: [
             Option("--remote", help: "compare with the server (required: the only thing verify compares with so far)"),
             Option("--repair", help: "append the events that make the next sync converge"),
-            Option("--json", help: #"one object: {"findings": [{"entity", "id", "kind", "logVersion", "serverVersion"}], "listed": {Entity: n}, "repaired"}"#),
+            Option("--json", help: #"one object: {"findings": [{"entity", "id", "kind", "logVersion", "serverVersion"}], "listed": {Entity: n}, "repaired", "unchecked": [Entity…]}"#),
             Option("--auth-file", value: "FILE", help: "a file holding user:password (else EVSYNC_AUTH)"),
         ]
     ) { arguments, global in
@@ -55,6 +55,7 @@ enum VerifyCommand {
                 }),
                 "listed": .object(result.listed.mapValues { .number(JSONNumber($0)) }),
                 "repaired": .number(JSONNumber(result.repaired)),
+                "unchecked": .array(result.unchecked.map(JSONValue.string)),
             ])))
         } else {
             for finding in result.findings {
@@ -62,10 +63,14 @@ enum VerifyCommand {
                 print("\(finding.kind.rawValue)  \(finding.entity)/\(Output.safe(finding.id))  (\(versions)): \(describe(finding))")
             }
             let listed = result.listed.values.reduce(0, +)
-            print(result.findings.isEmpty
+            // A scoped entity was not checked: what the line says is of the others only.
+            let unchecked = result.unchecked.isEmpty ? ""
+                : "; not checked: \(result.unchecked.joined(separator: ", ")) (a scope's listing is not the server's)"
+            print((result.findings.isEmpty
                   ? "the server holds what the log believes (\(Plural.count(listed, "record")) listed)"
                   : "\(Plural.count(result.findings.count, "difference")) (\(Plural.count(listed, "record")) listed)"
                     + (repair ? "; \(result.repaired) repaired: the next sync converges" : "; evsync verify --remote --repair mends them"))
+                + unchecked)
         }
         if !result.findings.isEmpty, result.repaired < result.findings.count {
             throw CLIError(.failure, "\(Plural.count(result.findings.count - result.repaired, "difference")) with the server remain\(result.findings.count - result.repaired == 1 ? "s" : "")")
