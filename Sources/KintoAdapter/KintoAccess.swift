@@ -95,13 +95,6 @@ struct KintoPermissions {
     static func access(bucket: Set<String>, collection: Set<String>) -> EntityAccess {
         let write = bucket.contains("write") || collection.contains("write")
         let read = write || bucket.contains("read") || collection.contains("read")
-        let create = write || collection.contains("record:create")
-        switch (read, create, write) {
-        case (_, _, true): return .readWrite
-        case (true, true, false): return .readAndCreate
-        case (true, false, false): return .readOnly
-        case (false, true, false): return .createOnly
-        case (false, false, false): return .noAccess
-        }
+        return EntityAccess(reads: read, changes: write, creates: write || collection.contains("record:create"))
     }
 }

@@ -28,15 +28,7 @@ extension DAVRemote {
     static func access(privileges set: DAVElement) -> EntityAccess {
         let names = Set(set.children(DAVNamespace.dav, "privilege").flatMap { $0.children.filter { $0.namespace == DAVNamespace.dav }.map(\.name) })
         let all = names.contains("all"), write = all || names.contains("write")
-        let read = all || names.contains("read")
-        let change = write || names.contains("write-content")
-        let create = write || names.contains("bind")
-        switch (read, change, create) {
-        case (true, true, _): return .readWrite
-        case (true, false, true): return .readAndCreate
-        case (true, false, false): return .readOnly
-        case (false, _, true): return .createOnly
-        case (false, _, false): return .noAccess
-        }
+        return EntityAccess(reads: all || names.contains("read"), changes: write || names.contains("write-content"),
+                            creates: write || names.contains("bind"))
     }
 }

@@ -19,4 +19,16 @@ public enum EntityAccess: String, Sendable, Codable, CaseIterable {
     case readWriteSome = "read-write-some"
     /// Neither read nor write: the entity's place is closed to this account (a sync names it unreadable).
     case noAccess = "none"
+
+    /// The access that reading, changing any record and creating records grant, however a server names them: each
+    /// adapter says which of its permissions give the three, and this says what they make.
+    public init(reads: Bool, changes: Bool, creates: Bool) {
+        switch (reads, changes, creates) {
+        case (true, true, _): self = .readWrite
+        case (true, false, true): self = .readAndCreate
+        case (true, false, false): self = .readOnly
+        case (false, _, true): self = .createOnly
+        case (false, _, false): self = .noAccess
+        }
+    }
 }

@@ -33,7 +33,7 @@ extension Store {
         let key = Self.accessKey(entity: entity)
         do {
             try environment.write { transaction in
-                if let access { try setMeta(key, access.rawValue, in: transaction) } else { _ = try transaction.delete(Array(key.utf8), in: meta) }
+                try setMeta(key, access?.rawValue, in: transaction)
                 try setMeta(Self.checkedKey(entity: entity), String(clock()), in: transaction)
             }
         } catch {

@@ -86,17 +86,19 @@ extension Store {
 
     /// `ids` came back: they are no longer waited for.
     package func noteCameBack(entity: String, ids: Set<String>) throws(StoreError) {
-        try updateMeta { transaction in
-            let remaining = try recordsThatLeft(entity: entity, in: transaction).subtracting(ids)
-            try setOrDelete(Self.leftKey(entity: entity), remaining.isEmpty ? nil : remaining.sorted().joined(separator: "\n"), in: transaction)
-        }
+        let remaining = try recordsThatLeft(entity: entity).subtracting(ids)
+        try writeMeta(Self.leftKey(entity: entity), remaining.isEmpty ? nil : remaining.sorted().joined(separator: "\n"))
     }
 
     /// A pull from the start read everything of `entity` this account may read: what did not come back is not coming.
     package func noteReadFromStart(entity: String) throws(StoreError) {
-        try updateMeta { transaction in
-            try setOrDelete(Self.leftKey(entity: entity), nil, in: transaction)
-            try setOrDelete(Self.rereadKey(entity: entity), nil, in: transaction)
+        do {
+            try environment.write { transaction in
+                try setMeta(Self.leftKey(entity: entity), nil, in: transaction)
+                try setMeta(Self.rereadKey(entity: entity), nil, in: transaction)
+            }
+        } catch {
+            throw wrap(error)
         }
     }
 
@@ -104,15 +106,7 @@ extension Store {
     /// cursor would not bring them back.
     package func rereadWhatLeft(entity: String) throws(StoreError) {
         guard try !recordsThatLeft(entity: entity).isEmpty else { return }
-        try updateMeta { try setOrDelete(Self.rereadKey(entity: entity), "yes", in: $0) }
-    }
-
-    private func updateMeta(_ body: (Transaction) throws -> Void) throws(StoreError) {
-        do { try environment.write(body) } catch { throw wrap(error) }
-    }
-
-    private func setOrDelete(_ key: String, _ value: String?, in transaction: Transaction) throws {
-        if let value { try setMeta(key, value, in: transaction) } else { _ = try transaction.delete(Array(key.utf8), in: meta) }
+        try writeMeta(Self.rereadKey(entity: entity), "yes")
     }
 
     /// Whether the record's oldest event is its creation here, or a compaction's baseline (which hides who created it).

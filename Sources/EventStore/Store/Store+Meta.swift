@@ -44,12 +44,18 @@ extension Store {
         try transaction.put(Array(key.utf8), Array(value.utf8), in: meta)
     }
 
-    private func writeMeta(_ key: String, _ value: String) throws(StoreError) {
+    /// Sets `key` to `value`, or removes it when `value` is nil, in a write transaction of its own.
+    func writeMeta(_ key: String, _ value: String?) throws(StoreError) {
         do {
             try environment.write { try setMeta(key, value, in: $0) }
         } catch {
             throw wrap(error)
         }
+    }
+
+    /// Sets `key` to `value`, or removes it when `value` is nil.
+    func setMeta(_ key: String, _ value: String?, in transaction: Transaction) throws {
+        if let value { try setMeta(key, value, in: transaction) } else { _ = try transaction.delete(Array(key.utf8), in: meta) }
     }
 
     /// The remote used last (its address, without credentials).

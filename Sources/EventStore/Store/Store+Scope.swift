@@ -51,11 +51,7 @@ extension Store {
         return try writeLog { appender in
             let transaction = appender.transaction
             let before = try scope(of: schema.name, in: transaction)
-            if let conditions {
-                try setMeta(Self.scopeKey(entity: schema.name), conditions.map(\.description).joined(separator: "\n"), in: transaction)
-            } else {
-                _ = try transaction.delete(Array(Self.scopeKey(entity: schema.name).utf8), in: meta)
-            }
+            try setMeta(Self.scopeKey(entity: schema.name), conditions?.map(\.description).joined(separator: "\n"), in: transaction)
             let narrows = before == nil || (before ?? []).allSatisfy { (conditions ?? []).contains($0) }
             if !narrows { try markReread(entity: schema.name, in: transaction) }
             guard let conditions else { return [] }

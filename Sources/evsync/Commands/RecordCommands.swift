@@ -94,7 +94,7 @@ enum RecordCommands {
     static func hintingForce<T>(_ store: Store, _ entity: String, _ change: () throws -> T) throws -> T {
         do {
             return try change()
-        } catch let error as StoreError where error.code == .readOnly && (try? store.access(of: entity)).flatMap({ $0 }) != nil {
+        } catch let error as StoreError where error.code == .readOnly && (try? store.access(of: entity)) != nil {
             throw CLIError(.cannotWrite, error.message + " (--force)")
         }
     }
