@@ -313,5 +313,21 @@ extension SharedBucketTests {
         #expect(try await fx.web.get(writable)?.fields["details"] == "Mine to change")
         #expect(try await fx.web.get(readable)?.fields["details"] == nil)
         #expect(try await fx.web.get(notShared) != nil, "what was not shared is untouched")
+
+        // Unshared, it leaves (no tombstone says so: the listing no longer shows it); shared again, it comes back.
+        func share(_ permissions: JSONObject) async throws {
+            let path = "/buckets/\(fx.web.bucket)/collections/holidays/records/\(writable)"
+            let data = try #require(try await fx.web.get(writable)?.fields)
+            #expect(try await fx.web.request("PUT", path, body: ["data": .object(data), "permissions": .object(permissions)]).status == 200)
+        }
+        // A permission type given replaces the record's list of it (Kinto keeps the types not given).
+        try await share(["write": []])
+        let unshared = try await sync()
+        #expect(unshared.report.left == ["Holiday \(writable)"] && unshared.report.deletedHere == 0, "\(unshared.output.stdout) \(unshared.output.stderr)")
+        #expect(try await store.history(writable).last?["reason"] == "no longer shared with you")
+        try await share(["write": [account]])
+        let reshared = try await sync()
+        #expect(reshared.report.pulled == 1 && reshared.report.left.isEmpty, "\(reshared.output)")
+        #expect(try await store.show("Holiday", writable)?["details"] == "Mine to change")
     }
 }

@@ -84,6 +84,10 @@ public protocol SyncRemote: AnyObject {
     /// The record as the server holds it now; nil when it holds no live one.
     func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord?
 
+    /// The live records of `ids` the server holds, in any order: a remote that can ask for many at once does
+    /// (Kinto: `in_id`); by default, `record` for each.
+    func records(_ ids: [String], of entity: EntitySchema) throws -> [RemoteRecord]
+
     /// Whether records are sealed before they reach the server (Sealing's `SealedRemote`): a store that synced
     /// sealed with an address never syncs with it otherwise. False by default.
     var sealsRecords: Bool { get }
@@ -136,6 +140,10 @@ extension SyncRemote {
 
     public func record(_ id: String, of entity: EntitySchema) throws -> RemoteRecord? {
         throw SyncError(.server, "this remote cannot read one record")
+    }
+
+    public func records(_ ids: [String], of entity: EntitySchema) throws -> [RemoteRecord] {
+        try ids.compactMap { try record($0, of: entity) }
     }
 }
 

@@ -55,8 +55,8 @@ extension SyncEngine {
 
     /// For an entity this account reads only in part (records shared one by one, or its own in a drop box), after its
     /// pull: the server's listing is what the account may read, so a record the log holds there that it no longer
-    /// lists was unshared (no tombstone tells it), and leaves; one that left and is listed again was shared again
-    /// (unchanged, so no pull from a cursor brings it), and is read back. Returns whether the entity is read in part.
+    /// lists was unshared (no tombstone tells it), and leaves; those that left and are listed again were shared again
+    /// (unchanged, so no pull from a cursor brings them), and are read back. Returns whether the entity is read in part.
     func reconcilePartialAccess(_ schema: EntitySchema, with remote: any SyncRemote, policy: ConflictPolicy,
                                 report: inout SyncReport, shouldStop: () -> Bool) throws -> Bool {
         guard try store.access(of: schema.name)?.readsInPart == true else { return false }
@@ -74,8 +74,8 @@ extension SyncEngine {
         let left = try store.leave(entity: schema.name, ids: unlisted, reason: Self.noLongerShared, author: remote.address,
                                    rereadWhenReadable: false)
         report.left += left.map { Skip(entity: schema.name, id: $0, reason: Self.noLongerShared) }
-        // Read one by one, with no transaction open; folded as a pull folds them.
-        let back = try store.recordsThatLeft(entity: schema.name).intersection(listed).sorted().compactMap { try remote.record($0, of: schema) }
+        // Read many a request, with no transaction open; folded as a pull folds them.
+        let back = try remote.records(store.recordsThatLeft(entity: schema.name).intersection(listed).sorted(), of: schema)
         guard !back.isEmpty else { return true }
         var counts = report
         try store.ingest { writer in
