@@ -25,6 +25,8 @@ struct ScopeTests {
         let first = try await sync()
         #expect(first.pulled == 10, "only the scope is pulled: \(first)")
         #expect(try await store.records().keys.sorted() == new.sorted())
+        let status = try await store.ok(["status"])
+        #expect(status.contains("\nscope     Holiday where date>=2027-01-01 (evsync scope)\n"), "\(status)")
 
         // Elsewhere: one moves out, one moves in, one inside is deleted.
         try await fx.web.patch(new[0], ["date": "2026-12-31"])

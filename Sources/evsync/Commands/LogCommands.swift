@@ -171,7 +171,7 @@ enum LogCommands {
         the remote and the last sync (when it failed, why), and whether the store is in sync as of it.
         """,
         positionals: 0...0,
-        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, rejectedRecords, openConflicts, inSync, summary, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, access: {Entity: read-write|read-only|read-and-create|create-only|shared-records|read-write-some|none}, remoteAuthorsKnown, store)")]
+        options: [Option("--json", help: "one object (events, records, pendingRecords, unacknowledgedEvents, skippedRecords, missingFromServer, rejectedRecords, openConflicts, inSync, summary, liveEvents, liveBytes, archivedEvents, archiveSegments, archiveBytes, remote, lastSync: {at, result, error?, interrupted?}, access: {Entity: read-write|read-only|read-and-create|create-only|shared-records|read-write-some|none}, scopes: {Entity: [COND…]}, remoteAuthorsKnown, store)")]
     ) { arguments, global in
         let store = try global.openStore(create: false)
         let status = try store.status(countingPending: false)
@@ -200,6 +200,7 @@ enum LogCommands {
                 "remote": remote.map(JSONValue.string) ?? .null,
                 "lastSync": lastSync.map(lastSyncJSON) ?? .null,
                 "access": .object(state.access.mapValues { .string($0.rawValue) }),
+                "scopes": .object(try store.scopes().mapValues { .array($0.map { .string($0.description) }) }),
             ]
             object["remoteAuthorsKnown"] = authorsKnown.map(JSONValue.bool) ?? .null
             print(Output.json(.object(object)))
@@ -234,6 +235,10 @@ enum LogCommands {
             // Read-write is what a store expects: only what is less is said.
             for (entity, access) in state.access.sorted(by: { $0.key < $1.key }) where access != .readWrite {
                 rows.append(["access", "\(entity) \(accessText(access))"])
+            }
+            // "In sync" below is of what the store holds: a scope says what that is.
+            for (entity, conditions) in try store.scopes().sorted(by: { $0.key < $1.key }) {
+                rows.append(["scope", Output.safe("\(entity) where " + conditions.map(\.description).joined(separator: " and ")) + " (evsync scope)"])
             }
             rows.append(["last sync", lastSync.map(lastSyncText) ?? "never"])
             rows.append(["sync", Output.safe(state.summary)])
